@@ -1,0 +1,101 @@
+-- V003 tz_offsets
+-- Purpose: derive each nanobot instance's UTC offset per local calendar day
+--          from true-UTC evidence, on the 15-minute grid from −12:00 to +14:00
+--          (integer minutes; bundled DuckDB has no ICU time zones). A pair is:
+--            llm    a session `user` message (primary or surviving secondary
+--                   copy) and an llm_calls row of its source (`user`, or
+--                   `cron` for automation turns) starting 0–10 s after the
+--                   message's local time minus the candidate offset;
+--            webui  a WebUI `user` record and the session's copy of the same
+--                   text, within 10 s once corrected;
+--            run    a cron/trigger run record's prompt and its session turn,
+--                   within 10 s once corrected.
+--          A day's winner has the most pairs (ties: the smallest absolute
+--          offset, then the smaller one); consecutive evidence days with the
+--          same winner form one range.
+-- Grain:   tz_evidence: one row per (pair, candidate offset);
+--          tz_days: one row per instance and local day with evidence;
+--          tz_offsets: one row per instance and range of days.
+-- Inputs:  events_kept (V002), stage_llm_calls.
+CREATE TABLE tz_session_users AS
+SELECT instance, session_id, ts_local, x_match, x_call_source
+FROM events_kept
+WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_local IS NOT NULL
+  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
+
+-- UTC-stamped records that have a session copy: WebUI user records, run prompts.
+CREATE TABLE tz_utc_records AS
+SELECT instance, session_id, ts_utc, x_match,
+    CASE WHEN source_kind = 'nanobot.webui_transcript' THEN 'webui' ELSE 'run' END AS kind
+FROM events_kept
+WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_utc IS NOT NULL AND session_id IS NOT NULL
+  AND source_kind IN ('nanobot.webui_transcript', 'nanobot.cron_run', 'nanobot.trigger_run');
+
+-- d = local − utc in milliseconds; a candidate o (minutes) fits when the
+-- corrected local time lands in the window.
+CREATE TABLE tz_evidence AS
+WITH llm AS (
+    SELECT u.instance, u.ts_local,
+        epoch_ms(u.ts_local) - c.started_at_ms AS d
+    FROM tz_session_users u
+    JOIN stage_llm_calls c
+      ON c.instance = u.instance AND c.source = u.x_call_source
+     AND c.started_at_ms BETWEEN epoch_ms(u.ts_local) - 14 * 3600000
+                             AND epoch_ms(u.ts_local) + 12 * 3600000 + 10000
+),
+llm_grid AS (
+    -- S − (L − o) ∈ [0, 10 s]  ⇔  o·60000 ∈ [d, d + 10000]
+    SELECT instance, ts_local, CAST(ceil(d / 900000.0) * 15 AS INTEGER) AS offset_minutes, 'llm' AS kind
+    FROM llm
+    WHERE ceil(d / 900000.0) * 900000 <= d + 10000
+),
+copies AS (
+    SELECT u.instance, u.ts_local, r.kind,
+        epoch_ms(u.ts_local) - epoch_ms(r.ts_utc) AS d
+    FROM tz_session_users u
+    JOIN tz_utc_records r
+      ON r.instance = u.instance AND r.session_id = u.session_id AND r.x_match = u.x_match
+     AND r.ts_utc BETWEEN u.ts_local - INTERVAL 14 HOUR - INTERVAL 10 SECOND
+                      AND u.ts_local + INTERVAL 12 HOUR + INTERVAL 10 SECOND
+),
+copies_grid AS (
+    -- |(L − o) − U| ≤ 10 s
+    SELECT instance, ts_local, CAST(round(d / 900000.0) * 15 AS INTEGER) AS offset_minutes, kind
+    FROM copies
+    WHERE abs(d - round(d / 900000.0) * 900000) <= 10000
+)
+SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day, ts_local, offset_minutes, kind
+FROM (SELECT * FROM llm_grid UNION ALL SELECT * FROM copies_grid)
+WHERE offset_minutes BETWEEN -720 AND 840;
+
+CREATE TABLE tz_days AS
+WITH votes AS (
+    SELECT instance, day, offset_minutes, count(*) AS pairs
+    FROM tz_evidence GROUP BY ALL
+),
+ranked AS (
+    SELECT *,
+        sum(pairs) OVER (PARTITION BY instance, day) AS day_pairs,
+        row_number() OVER (PARTITION BY instance, day
+                           ORDER BY pairs DESC, abs(offset_minutes), offset_minutes) AS rank
+    FROM votes
+)
+SELECT instance, day, offset_minutes, pairs, day_pairs
+FROM ranked WHERE rank = 1;
+
+CREATE TABLE tz_offsets AS
+WITH runs AS (
+    SELECT *,
+        row_number() OVER (PARTITION BY instance ORDER BY day)
+          - row_number() OVER (PARTITION BY instance, offset_minutes ORDER BY day) AS run
+    FROM tz_days
+)
+SELECT instance,
+    min(day) AS first_day,
+    max(day) AS last_day,
+    offset_minutes,
+    CAST(sum(pairs) AS BIGINT) AS pairs,
+    round(sum(pairs) / sum(day_pairs), 4) AS agreement
+FROM runs
+GROUP BY instance, offset_minutes, run
+ORDER BY instance, first_day;

@@ -1,0 +1,113 @@
+-- V009 sessions
+-- Purpose: one row per (agent, instance, session_id): channel and chat, the
+--          session's own created/updated times (as written), first/last event
+--          time (UTC), row counts by turn type, tool calls, parent, model
+--          preset, project, whether the primary store still has the session
+--          (deleted sessions survive only in secondary copies), the llm_calls
+--          attributed to it with their token sums (NULL when nothing is
+--          reported: not reported is not zero), and for nanoclaw the agent
+--          group, messaging group, thread, status, message counts, the
+--          backing continuation and the declared losses.
+-- Grain:   one row per session.
+-- Inputs:  events (V007), llm_calls (V008), diagnostics.
+CREATE TABLE session_starts AS
+SELECT agent, instance, session_id, source_role, native::JSON AS j, timestamp_local,
+    row_number() OVER (PARTITION BY agent, instance, session_id
+                       ORDER BY source_role, source_kind, source_path) AS pick
+FROM events
+WHERE text LIKE 'session start:%' AND session_id IS NOT NULL;
+
+CREATE TABLE session_losses AS
+SELECT agent, instance, session_id,
+    bool_or(code = 'outbound_missing') AS outbound_missing,
+    bool_or(code = 'inbound_missing') AS inbound_missing,
+    bool_or(code = 'catalog_row_missing') AS catalog_row_missing,
+    bool_or(code = 'transcript_missing') AS transcript_missing,
+    bool_or(code = 'session_folder_missing') AS session_folder_missing
+FROM diagnostics
+WHERE kind = 'loss' AND session_id IS NOT NULL
+GROUP BY ALL;
+
+CREATE TABLE session_continuations AS
+SELECT instance, session_id,
+    string_agg(DISTINCT (native::JSON->'continuation'->>'provider') || ':' || (native::JSON->'continuation'->>'id'), ',') AS continuation
+FROM events
+WHERE source_kind = 'nanoclaw.outbound' AND (native::JSON->'continuation') IS NOT NULL
+GROUP BY ALL;
+
+CREATE TABLE sessions AS
+WITH ev AS (
+    SELECT agent, instance, session_id,
+        min(timestamp_utc) AS first_event_utc,
+        max(timestamp_utc) AS last_event_utc,
+        count(*) AS rows,
+        count(*) FILTER (turn_type = 'user') AS user_rows,
+        count(*) FILTER (turn_type = 'assistant') AS assistant_rows,
+        count(*) FILTER (turn_type = 'tool_use') AS tool_use_rows,
+        count(*) FILTER (turn_type = 'tool_result') AS tool_result_rows,
+        count(*) FILTER (turn_type = 'thinking') AS thinking_rows,
+        count(*) FILTER (turn_type = 'system') AS system_rows,
+        count(DISTINCT tool_use_id) FILTER (turn_type = 'tool_use') AS tool_calls,
+        min(parent_session_id) AS parent_session_id,
+        min(project_path) AS project_path,
+        bool_or(source_role = 'primary' AND source_kind IN
+                ('nanobot.session_db', 'nanobot.session_jsonl', 'nanoclaw.inbound', 'nanoclaw.outbound')) AS in_primary_store,
+        string_agg(DISTINCT source_kind, ',' ORDER BY source_kind) AS source_kinds,
+        count(*) FILTER (source_kind = 'nanoclaw.inbound' AND turn_type = 'user') AS messages_in,
+        count(*) FILTER (source_kind = 'nanoclaw.outbound' AND turn_type = 'assistant') AS messages_out
+    FROM events
+    WHERE session_id IS NOT NULL
+    GROUP BY ALL
+),
+calls AS (
+    SELECT instance, session_id,
+        count(*) AS llm_calls,
+        sum(input_tokens) AS input_tokens,
+        sum(output_tokens) AS output_tokens,
+        sum(total_tokens) AS total_tokens,
+        sum(cache_read_tokens) AS cache_read_tokens,
+        sum(cache_write_tokens) AS cache_write_tokens
+    FROM llm_calls WHERE session_id IS NOT NULL
+    GROUP BY ALL
+)
+SELECT ev.agent, ev.instance, ev.session_id,
+    CASE WHEN ev.agent = 'nanobot' THEN split_part(ev.session_id, ':', 1)
+         ELSE s.j->>'channel_type' END AS channel,
+    CASE WHEN ev.agent = 'nanobot' AND contains(ev.session_id, ':')
+         THEN substr(ev.session_id, strpos(ev.session_id, ':') + 1)
+         WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS chat_id,
+    coalesce(s.j->>'created_at', s.j->'record'->>'created_at') AS created_at,
+    coalesce(s.j->>'updated_at', s.j->'record'->>'last_active') AS updated_at,
+    ev.first_event_utc, ev.last_event_utc,
+    ev.rows, ev.user_rows, ev.assistant_rows, ev.tool_use_rows, ev.tool_result_rows,
+    ev.thinking_rows, ev.system_rows, ev.tool_calls,
+    ev.parent_session_id,
+    s.j->'metadata'->>'_nanobot_model_preset' AS model_preset,
+    ev.project_path,
+    coalesce(ev.in_primary_store, false) AS in_primary_store,
+    NOT coalesce(ev.in_primary_store, false) AS secondary_only,
+    ev.source_kinds,
+    CASE WHEN ev.agent = 'nanobot' THEN CAST(coalesce(c.llm_calls, 0) AS BIGINT) END AS llm_calls,
+    CAST(c.input_tokens AS BIGINT) AS input_tokens,
+    CAST(c.output_tokens AS BIGINT) AS output_tokens,
+    CAST(c.total_tokens AS BIGINT) AS total_tokens,
+    CAST(c.cache_read_tokens AS BIGINT) AS cache_read_tokens,
+    CAST(c.cache_write_tokens AS BIGINT) AS cache_write_tokens,
+    -- nanoclaw
+    s.j->'record'->>'agent_group_id' AS agent_group_id,
+    s.j->'record'->>'messaging_group_id' AS messaging_group_id,
+    s.j->'record'->>'thread_id' AS thread_id,
+    s.j->'record'->>'status' AS session_status,
+    CASE WHEN ev.agent = 'nanoclaw' THEN ev.messages_in END AS messages_in,
+    CASE WHEN ev.agent = 'nanoclaw' THEN ev.messages_out END AS messages_out,
+    k.continuation,
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.outbound_missing, false) END AS outbound_missing,
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.inbound_missing, false) END AS inbound_missing,
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.catalog_row_missing, false) END AS catalog_row_missing,
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.transcript_missing, false) END AS transcript_missing,
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.session_folder_missing, false) END AS session_folder_missing
+FROM ev
+LEFT JOIN session_starts s ON s.agent = ev.agent AND s.instance = ev.instance AND s.session_id = ev.session_id AND s.pick = 1
+LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.instance = ev.instance AND c.session_id = ev.session_id
+LEFT JOIN session_losses l ON l.agent = ev.agent AND l.instance = ev.instance AND l.session_id = ev.session_id
+LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.instance = ev.instance AND k.session_id = ev.session_id;

@@ -1,0 +1,124 @@
+//! Command-line arguments (`nanoload --help`).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::run::Options;
+
+/// Load everything the nanobot and nanoclaw agents left under HOME into one
+/// Parquet table of events.
+///
+/// nanobot instances are the `.nanobot*` directories directly under HOME;
+/// a nanoclaw install root is any directory under HOME holding `data/v2.db`.
+/// Nothing is ever written inside HOME: SQLite stores are read from private
+/// copies.
+///
+/// Exit codes: 0 every store read (declared losses and skipped links
+/// allowed); 1 output written, but some lines, records or stores could not be
+/// read (listed on stderr and in the `diagnostics` table); 2 nothing written.
+#[derive(Debug, Parser)]
+#[command(name = "nanoload", version, about, long_about)]
+pub struct Args {
+    /// The home directory to read (e.g. a copy of /home/alice).
+    #[arg(value_name = "HOME")]
+    pub home: PathBuf,
+
+    /// The events table to write (Parquet, zstd). Written to a temporary name
+    /// beside it and renamed when complete; must be outside HOME.
+    #[arg(value_name = "OUT.parquet")]
+    pub out: PathBuf,
+
+    /// Also write the other tables as DIR/<table>.parquet (sessions,
+    /// llm_calls, tz_offsets, diagnostics, sources). DIR is created if needed.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+
+    /// Also write every table into a DuckDB database file (storage version
+    /// v1.0.0, readable by older DuckDB shells).
+    #[arg(long, value_name = "FILE.duckdb")]
+    pub db: Option<PathBuf>,
+
+    /// The host's UTC offset as ±HH:MM (local = UTC + offset). Overrides the
+    /// offset derived from evidence; rows get time_basis `local_given`.
+    #[arg(long, value_name = "±HH:MM", value_parser = parse_offset, allow_hyphen_values = true)]
+    pub utc_offset: Option<i32>,
+
+    /// Extraction threads (default: the number of CPUs). The output is
+    /// byte-identical whatever the number.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Follow symbolic links, also out of HOME. Without it no link is
+    /// followed; a link that names a store is reported as skipped_link.
+    #[arg(long)]
+    pub follow_links: bool,
+
+    /// Emit WebUI reasoning records as `thinking` rows.
+    #[arg(long)]
+    pub include_thinking: bool,
+
+    /// Also redact nanoclaw answers and option values matching REGEX
+    /// (searched anywhere in the value); repeatable.
+    #[arg(long, value_name = "REGEX")]
+    pub secret_pattern: Vec<String>,
+
+    /// DuckDB memory limit; larger data spills to the private temp dir.
+    #[arg(long, value_name = "SIZE", default_value = "256MB")]
+    pub memory_limit: String,
+
+    /// Print only diagnostics that make the exit code non-zero; no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Parse `±HH:MM` (or `Z`) to minutes.
+pub fn parse_offset(s: &str) -> Result<i32, String> {
+    let bad = || format!("{s:?} is not an offset of the form +HH:MM or -HH:MM");
+    if s == "Z" {
+        return Ok(0);
+    }
+    let (sign, rest) = match s.as_bytes().first() {
+        Some(b'+') => (1, &s[1..]),
+        Some(b'-') => (-1, &s[1..]),
+        _ => return Err(bad()),
+    };
+    let (h, m) = rest.split_once(':').ok_or_else(bad)?;
+    let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+    if h.to_string().len() > 2 || !(0..60).contains(&m) || h > 14 || (h == 14 && m > 0) {
+        return Err(bad());
+    }
+    Ok(sign * (h * 60 + m))
+}
+
+impl Args {
+    pub fn options(&self) -> Options {
+        Options {
+            home: self.home.clone(),
+            out: self.out.clone(),
+            tables: self.tables.clone(),
+            db: self.db.clone(),
+            utc_offset_minutes: self.utc_offset,
+            threads: self.threads,
+            follow_links: self.follow_links,
+            include_thinking: self.include_thinking,
+            secret_patterns: self.secret_pattern.clone(),
+            memory_limit: self.memory_limit.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets() {
+        assert_eq!(parse_offset("+02:00"), Ok(120));
+        assert_eq!(parse_offset("-05:30"), Ok(-330));
+        assert_eq!(parse_offset("+14:00"), Ok(840));
+        assert!(parse_offset("+14:30").is_err());
+        assert!(parse_offset("02:00").is_err());
+        assert!(parse_offset("+2").is_err());
+    }
+}

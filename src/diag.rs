@@ -1,0 +1,213 @@
+//! Diagnostics: everything a run could not read, or declares lost.
+//!
+//! One [`Diagnostic`] = one row of the `diagnostics` table and one line on
+//! stderr (`nanoload: <kind>: <path>[:<line>]: <message>`). Read failures
+//! (`bad_line`, `bad_record`, `unreadable`) make the exit code 1; declared
+//! losses, skipped links and warnings do not.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Builder, StringBuilder};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatch;
+
+use crate::schema::Agent;
+
+/// `diagnostics.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DiagKind {
+    /// Data known to be missing (a store deleted, evidence the agent never keeps).
+    Loss,
+    /// A line of a text store that does not decode.
+    BadLine,
+    /// A record or row of a database or JSON store that does not decode.
+    BadRecord,
+    /// A whole store (or file) that could not be read.
+    Unreadable,
+    /// A symlink matching a store glob, not followed.
+    SkippedLink,
+    /// Read, but something is odd (a key that disagrees with its file name…).
+    Warning,
+}
+
+impl DiagKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagKind::Loss => "loss",
+            DiagKind::BadLine => "bad_line",
+            DiagKind::BadRecord => "bad_record",
+            DiagKind::Unreadable => "unreadable",
+            DiagKind::SkippedLink => "skipped_link",
+            DiagKind::Warning => "warning",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DiagKind> {
+        [
+            DiagKind::Loss,
+            DiagKind::BadLine,
+            DiagKind::BadRecord,
+            DiagKind::Unreadable,
+            DiagKind::SkippedLink,
+            DiagKind::Warning,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+
+    /// Whether this kind makes the run's exit code 1.
+    pub fn is_read_failure(self) -> bool {
+        matches!(
+            self,
+            DiagKind::BadLine | DiagKind::BadRecord | DiagKind::Unreadable
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Diagnostic {
+    pub source_path: String,
+    pub source_line: Option<i64>,
+    pub kind: DiagKind,
+    pub agent: Option<Agent>,
+    pub instance: Option<String>,
+    pub message: String,
+    /// The session the diagnostic concerns, when one does.
+    pub session_id: Option<String>,
+    /// A stable machine-readable code (`outbound_missing`, `transcript_missing`…).
+    pub code: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(kind: DiagKind, source_path: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            kind,
+            source_path: source_path.into(),
+            source_line: None,
+            agent: None,
+            instance: None,
+            message: one_line(&message.into()),
+            session_id: None,
+            code: None,
+        }
+    }
+
+    pub fn line(mut self, line: i64) -> Self {
+        self.source_line = Some(line);
+        self
+    }
+
+    pub fn session(mut self, session_id: &str) -> Self {
+        self.session_id = Some(session_id.to_string());
+        self
+    }
+
+    pub fn code(mut self, code: &str) -> Self {
+        self.code = Some(code.to_string());
+        self
+    }
+
+    pub fn of(mut self, agent: Agent, instance: &str) -> Self {
+        self.agent = Some(agent);
+        self.instance = Some(instance.to_string());
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// The stderr line: `<kind>: <path>[:<line>]: <message>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.source_path)?;
+        if let Some(l) = self.source_line {
+            write!(f, ":{l}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Collapse a message to one line (decoder errors may span several).
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, part) in s.split(['\n', '\r']).filter(|p| !p.is_empty()).enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(part.trim());
+    }
+    out
+}
+
+pub fn diagnostics_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("kind", DataType::Utf8, false),
+        Field::new("agent", DataType::Utf8, true),
+        Field::new("instance", DataType::Utf8, true),
+        Field::new("source_path", DataType::Utf8, false),
+        Field::new("source_line", DataType::Int64, true),
+        Field::new("message", DataType::Utf8, false),
+        Field::new("session_id", DataType::Utf8, true),
+        Field::new("code", DataType::Utf8, true),
+    ]))
+}
+
+pub fn diagnostics_batch(rows: &[Diagnostic]) -> Result<RecordBatch, ArrowError> {
+    let mut kind = StringBuilder::new();
+    let mut agent = StringBuilder::new();
+    let mut instance = StringBuilder::new();
+    let mut path = StringBuilder::new();
+    let mut line = Int64Builder::new();
+    let mut msg = StringBuilder::new();
+    let mut session = StringBuilder::new();
+    let mut code = StringBuilder::new();
+    for d in rows {
+        kind.append_value(d.kind.as_str());
+        agent.append_option(d.agent.map(Agent::as_str));
+        instance.append_option(d.instance.as_deref());
+        path.append_value(&d.source_path);
+        line.append_option(d.source_line);
+        msg.append_value(&d.message);
+        session.append_option(d.session_id.as_deref());
+        code.append_option(d.code.as_deref());
+    }
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(kind.finish()),
+        Arc::new(agent.finish()),
+        Arc::new(instance.finish()),
+        Arc::new(path.finish()),
+        Arc::new(line.finish()),
+        Arc::new(msg.finish()),
+        Arc::new(session.finish()),
+        Arc::new(code.finish()),
+    ];
+    RecordBatch::try_new(diagnostics_schema(), cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_kind_path_and_line_on_one_line() {
+        let d = Diagnostic::new(
+            DiagKind::BadLine,
+            ".nanobot/a.jsonl",
+            "EOF while parsing\n at col 3",
+        )
+        .line(10);
+        assert_eq!(
+            d.to_string(),
+            "bad_line: .nanobot/a.jsonl:10: EOF while parsing at col 3"
+        );
+    }
+
+    #[test]
+    fn only_read_failures_change_the_exit_code() {
+        assert!(DiagKind::BadLine.is_read_failure());
+        assert!(DiagKind::Unreadable.is_read_failure());
+        assert!(!DiagKind::Loss.is_read_failure());
+        assert!(!DiagKind::SkippedLink.is_read_failure());
+        assert!(!DiagKind::Warning.is_read_failure());
+    }
+}

@@ -1,0 +1,253 @@
+//! Lenient JSON-lines decoding, shared by every JSONL store.
+//!
+//! ```text
+//! file  = line*            line = bytes up to '\n' (a trailing '\r' is dropped)
+//! blank line               → skipped (nanobot's own loader skips them)
+//! JSON text                → Value (strict first; then with lone UTF-16
+//!                            surrogate escapes such as "\ud83d" replaced by
+//!                            "\ufffd", which strict decoders reject)
+//! invalid UTF-8 bytes      → decoded lossily (U+FFFD), with a note
+//! anything else            → LineError (the decoder's message, one line)
+//! ```
+//!
+//! No DuckDB here: the fuzz targets call [`decode_line`] directly.
+
+use std::io::{self, BufRead};
+
+use serde_json::Value;
+
+/// A decoded line and what had to be repaired to decode it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    pub value: Value,
+    /// Repairs applied (`"lone UTF-16 surrogate replaced"`, `"invalid UTF-8 replaced"`).
+    pub repairs: Vec<&'static str>,
+}
+
+/// Why a line does not decode: the decoder's message, on one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError(pub String);
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Decode one line. `Ok(None)` for a blank line.
+pub fn decode_line(bytes: &[u8]) -> Result<Option<Decoded>, LineError> {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let mut repairs = Vec::new();
+    let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(bytes) {
+        Ok(s) => s.into(),
+        Err(_) => {
+            repairs.push("invalid UTF-8 replaced");
+            String::from_utf8_lossy(bytes)
+        }
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(value) => Ok(Some(Decoded { value, repairs })),
+        Err(first) => {
+            if let Some(fixed) = replace_lone_surrogates(&text)
+                && let Ok(value) = serde_json::from_str::<Value>(&fixed)
+            {
+                repairs.push("lone UTF-16 surrogate replaced");
+                return Ok(Some(Decoded { value, repairs }));
+            }
+            Err(LineError(crate::diag::one_line(&first.to_string())))
+        }
+    }
+}
+
+/// Decode one JSON document (a whole file or a database column) with the
+/// same leniency as [`decode_line`]; blank input is an error here.
+pub fn decode_text(text: &str) -> Result<Decoded, LineError> {
+    match decode_line(text.as_bytes())? {
+        Some(d) => Ok(d),
+        None => Err(LineError("empty document".into())),
+    }
+}
+
+/// Rewrite `\uD800`–`\uDFFF` escapes that do not form a valid surrogate pair
+/// as `\uFFFD`. Returns `None` when there is nothing to replace.
+pub fn replace_lone_surrogates(s: &str) -> Option<String> {
+    fn hex4(b: &[u8]) -> Option<u16> {
+        let h = std::str::from_utf8(b.get(..4)?).ok()?;
+        u16::from_str_radix(h, 16).ok()
+    }
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut changed = false;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        // An escape: `\` followed by one char, or `\uXXXX`.
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex4(&b[i + 2..]) else {
+            i += 2;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&unit);
+        let is_low = (0xDC00..0xE000).contains(&unit);
+        if is_high {
+            let next_low = b.get(i + 6) == Some(&b'\\')
+                && b.get(i + 7) == Some(&b'u')
+                && hex4(&b[(i + 8).min(b.len())..]).is_some_and(|u| (0xDC00..0xE000).contains(&u));
+            if next_low {
+                i += 12;
+                continue;
+            }
+        }
+        if is_high || is_low {
+            out.push_str(&s[copied..i]);
+            out.push_str("\\ufffd");
+            changed = true;
+            i += 6;
+            copied = i;
+            continue;
+        }
+        i += 6;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&s[copied..]);
+    Some(out)
+}
+
+/// Iterate the raw lines of a reader: `(1-based line number, bytes without
+/// the '\n', whether the line ended with '\n')`.
+pub struct Lines<R> {
+    reader: R,
+    line: i64,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> Lines<R> {
+    pub fn new(reader: R) -> Self {
+        Lines {
+            reader,
+            line: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line, or `None` at end of input.
+    pub fn next_line(&mut self) -> io::Result<Option<(i64, &[u8], bool)>> {
+        self.buf.clear();
+        let n = self.reader.read_until(b'\n', &mut self.buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        let terminated = self.buf.last() == Some(&b'\n');
+        if terminated {
+            self.buf.pop();
+        }
+        Ok(Some((self.line, &self.buf, terminated)))
+    }
+}
+
+/// The first `n` characters of a line, lossily decoded, for bad-line rows.
+pub fn preview(bytes: &[u8], n: usize) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    s.chars().take(n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(v: &Value) -> &str {
+        v.get("t").and_then(Value::as_str).unwrap_or("<missing>")
+    }
+
+    #[test]
+    fn lone_high_surrogate_becomes_replacement_char() -> Result<(), LineError> {
+        let d = decode_line(br#"{"t": "cut \ud83d"}"#)?.ok_or(LineError("blank".into()))?;
+        assert_eq!(text_of(&d.value), "cut \u{fffd}");
+        assert_eq!(d.repairs, vec!["lone UTF-16 surrogate replaced"]);
+        Ok(())
+    }
+
+    #[test]
+    fn valid_pairs_and_escaped_backslashes_are_left_alone() -> Result<(), LineError> {
+        let d =
+            decode_line(br#"{"t": "\ud83d\ude00 \\ud83d"}"#)?.ok_or(LineError("blank".into()))?;
+        assert_eq!(text_of(&d.value), "\u{1F600} \\ud83d");
+        assert!(d.repairs.is_empty());
+        assert_eq!(replace_lone_surrogates(r#"\\ud83d"#), None);
+        Ok(())
+    }
+
+    #[test]
+    fn lone_low_surrogate_and_high_before_non_low() {
+        assert_eq!(
+            replace_lone_surrogates(r#"a\udc00b"#).as_deref(),
+            Some(r#"a\ufffdb"#)
+        );
+        assert_eq!(
+            replace_lone_surrogates(r#"\ud800\u0041"#).as_deref(),
+            Some(r#"\ufffd\u0041"#)
+        );
+        assert_eq!(
+            replace_lone_surrogates(r#"\ud800"#).as_deref(),
+            Some(r#"\ufffd"#)
+        );
+        assert_eq!(replace_lone_surrogates(r#"\ud8"#), None);
+    }
+
+    #[test]
+    fn invalid_utf8_is_decoded_lossily() -> Result<(), LineError> {
+        let d = decode_line(b"{\"t\": \"a\xffb\"}")?.ok_or(LineError("blank".into()))?;
+        assert_eq!(text_of(&d.value), "a\u{fffd}b");
+        assert_eq!(d.repairs, vec!["invalid UTF-8 replaced"]);
+        Ok(())
+    }
+
+    #[test]
+    fn torn_line_reports_the_decoder_message() {
+        let e = decode_line(br#"{"role": "user", "content": "and the npm cac"#).err();
+        assert_eq!(
+            e,
+            Some(LineError(
+                "EOF while parsing a string at line 1 column 44".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_crlf_is_accepted() -> Result<(), LineError> {
+        assert_eq!(decode_line(b"  \r")?, None);
+        assert!(decode_line(b"{}\r")?.is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn lines_reports_numbers_and_termination() -> io::Result<()> {
+        let mut l = Lines::new(&b"a\n\nb"[..]);
+        let mut seen = Vec::new();
+        while let Some((n, b, t)) = l.next_line()? {
+            seen.push((n, b.to_vec(), t));
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (1, b"a".to_vec(), true),
+                (2, vec![], true),
+                (3, b"b".to_vec(), false)
+            ]
+        );
+        Ok(())
+    }
+}

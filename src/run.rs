@@ -1,0 +1,562 @@
+//! The library entry point: one [`run`] from HOME to OUT.parquet.
+//!
+//! ```text
+//! check arguments ─▶ discover ─▶ extract (rayon) ─▶ stage ─▶ DuckDB: params, stage_* views,
+//!   sql/V###… ─▶ COPY events / tables / db to temp names ─▶ rename all ─▶ Summary
+//! ```
+//! Nothing is written inside HOME; scratch files live in a private temp dir
+//! that is removed at the end.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use duckdb::Connection;
+use regex::Regex;
+use sha2::{Digest, Sha256};
+
+use crate::diag::{DiagKind, Diagnostic, diagnostics_batch};
+use crate::discover::{Discovery, Store, discover};
+use crate::extract::{ExtractOptions, StoreReport, extract_all};
+use crate::output::Pending;
+use crate::schema::{SourceRow, sources_batch};
+use crate::stage::{Stage, Staged, write_file};
+use crate::views;
+
+/// What a run does (the CLI flags, as a library value).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub home: PathBuf,
+    pub out: PathBuf,
+    pub tables: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    /// `--utc-offset`, in minutes (`local = utc + offset`).
+    pub utc_offset_minutes: Option<i32>,
+    pub threads: Option<usize>,
+    pub follow_links: bool,
+    pub include_thinking: bool,
+    pub secret_patterns: Vec<String>,
+    /// DuckDB `memory_limit` (e.g. `256MB`).
+    pub memory_limit: String,
+}
+
+impl Options {
+    pub fn new(home: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Options {
+        Options {
+            home: home.into(),
+            out: out.into(),
+            tables: None,
+            db: None,
+            utc_offset_minutes: None,
+            threads: None,
+            follow_links: false,
+            include_thinking: false,
+            secret_patterns: Vec::new(),
+            memory_limit: "256MB".into(),
+        }
+    }
+}
+
+/// The process exit code (DESIGN.md "Exit codes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Every store read (declared losses and skipped links allowed).
+    Ok = 0,
+    /// Output written, but some lines, records or stores could not be read.
+    Partial = 1,
+    /// Nothing written.
+    Failed = 2,
+}
+
+/// A run that wrote nothing (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("HOME {0}: {1}")]
+    Home(PathBuf, String),
+    #[error("cannot write {0}: {1}")]
+    Output(PathBuf, String),
+    #[error("temporary directory: {0}")]
+    Temp(std::io::Error),
+    #[error("{0}")]
+    Stage(String),
+    #[error("{0}")]
+    Sql(String),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+/// Counts per source kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindCounts {
+    pub stores: u64,
+    pub rows_read: u64,
+    pub rows_out: u64,
+    pub duplicates: u64,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub exit: ExitCode,
+    pub load_id: String,
+    pub kinds: BTreeMap<String, KindCounts>,
+    pub events: u64,
+    pub diagnostics: Vec<Diagnostic>,
+    pub links_skipped: usize,
+    pub elapsed: Duration,
+    pub outputs: Vec<PathBuf>,
+}
+
+impl Summary {
+    pub fn count(&self, kind: DiagKind) -> usize {
+        self.diagnostics.iter().filter(|d| d.kind == kind).count()
+    }
+
+    /// The end-of-run summary for stderr.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "nanoload: {} events, load_id {}",
+            self.events, self.load_id
+        );
+        let _ = writeln!(
+            s,
+            "  {:<28} {:>6} {:>9} {:>9} {:>10}",
+            "source kind", "stores", "rows read", "rows out", "duplicates"
+        );
+        for (k, c) in &self.kinds {
+            let _ = writeln!(
+                s,
+                "  {:<28} {:>6} {:>9} {:>9} {:>10}",
+                k, c.stores, c.rows_read, c.rows_out, c.duplicates
+            );
+        }
+        let dups: u64 = self.kinds.values().map(|c| c.duplicates).sum();
+        let _ = writeln!(
+            s,
+            "  dropped as duplicates: {dups}; bad lines: {}; bad records: {}; unreadable: {}; losses: {}; warnings: {}; links skipped: {}",
+            self.count(DiagKind::BadLine),
+            self.count(DiagKind::BadRecord),
+            self.count(DiagKind::Unreadable),
+            self.count(DiagKind::Loss),
+            self.count(DiagKind::Warning),
+            self.links_skipped + self.count(DiagKind::SkippedLink),
+        );
+        let _ = write!(
+            s,
+            "  took {:.2}s; exit code {}",
+            self.elapsed.as_secs_f64(),
+            self.exit as i32
+        );
+        s
+    }
+}
+
+fn inside(path: &Path, dir: &Path) -> bool {
+    path.starts_with(dir)
+}
+
+/// The absolute form of a path that may not exist yet (its parent must).
+fn absolute_out(p: &Path) -> Result<PathBuf, RunError> {
+    let name = p
+        .file_name()
+        .ok_or_else(|| RunError::Output(p.to_path_buf(), "not a file name".into()))?;
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let parent = parent.canonicalize().map_err(|e| {
+        RunError::Output(
+            p.to_path_buf(),
+            format!("directory {}: {e}", parent.display()),
+        )
+    })?;
+    Ok(parent.join(name))
+}
+
+/// `load_id`: first 16 hex of SHA-256 over the version and the sorted
+/// (source_path, bytes, mtime_ns) of every store file.
+pub fn load_id(stores: &[Store]) -> String {
+    let mut files: Vec<(String, u64, i128)> = stores
+        .iter()
+        .flat_map(|s| s.files().map(|(p, b, m)| (p.to_string(), b, m)))
+        .collect();
+    files.sort();
+    let mut h = Sha256::new();
+    h.update(b"nanoload ");
+    h.update(crate::VERSION.as_bytes());
+    for (p, b, m) in files {
+        h.update(b"\n");
+        h.update(p.as_bytes());
+        h.update(format!("\t{b}\t{m}").as_bytes());
+    }
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn sql_str(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', "''"))
+}
+
+fn sql_list(paths: &[PathBuf]) -> String {
+    format!(
+        "[{}]",
+        paths
+            .iter()
+            .map(|p| sql_str(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Output tables besides `events`, in `--tables` / `--db` order.
+pub const TABLES: [&str; 5] = [
+    "sessions",
+    "llm_calls",
+    "tz_offsets",
+    "diagnostics",
+    "sources",
+];
+
+/// The total order of OUT.parquet (DESIGN.md "Write").
+pub const EVENTS_ORDER: &str =
+    "agent, instance, session_id NULLS FIRST, ordinal, source_kind, source_path, source_line";
+
+/// Run nanoload.
+pub fn run(opts: &Options) -> Result<Summary, RunError> {
+    let started = Instant::now();
+    let home = opts
+        .home
+        .canonicalize()
+        .map_err(|e| RunError::Home(opts.home.clone(), e.to_string()))?;
+    if !home.is_dir() {
+        return Err(RunError::Home(opts.home.clone(), "not a directory".into()));
+    }
+    let secret_patterns = opts
+        .secret_patterns
+        .iter()
+        .map(|p| {
+            Regex::new(p).map_err(|e| {
+                RunError::Usage(format!(
+                    "--secret-pattern {p:?}: {}",
+                    crate::diag::one_line(&e.to_string())
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // Every output: absolute, outside HOME, in a writable directory.
+    let out = absolute_out(&opts.out)?;
+    let mut pending = vec![Pending::new(&out)];
+    let tables_dir = match &opts.tables {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| RunError::Output(d.clone(), e.to_string()))?;
+            let d = d
+                .canonicalize()
+                .map_err(|e| RunError::Output(d.clone(), e.to_string()))?;
+            Some(d)
+        }
+        None => None,
+    };
+    let db = opts.db.as_deref().map(absolute_out).transpose()?;
+    for dest in [Some(&out), tables_dir.as_ref(), db.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        if inside(dest, &home) {
+            return Err(RunError::Output(
+                dest.clone(),
+                format!(
+                    "it is inside HOME ({}); nanoload never writes inside HOME",
+                    home.display()
+                ),
+            ));
+        }
+    }
+    if let Some(d) = &tables_dir {
+        pending.extend(
+            TABLES
+                .iter()
+                .map(|t| Pending::new(&d.join(format!("{t}.parquet")))),
+        );
+    }
+    if let Some(d) = &db {
+        pending.push(Pending::new(d));
+    }
+    for p in &pending {
+        p.clean_stale();
+        p.probe()
+            .map_err(|e| RunError::Output(p.dest.clone(), e.to_string()))?;
+    }
+
+    let tmp = tempfile::Builder::new()
+        .prefix("nanoload-")
+        .tempdir()
+        .map_err(RunError::Temp)?;
+    if inside(tmp.path(), &home) || tmp.path().canonicalize().is_ok_and(|t| inside(&t, &home)) {
+        return Err(RunError::Usage(format!(
+            "the temporary directory {} is inside HOME; set TMPDIR elsewhere",
+            tmp.path().display()
+        )));
+    }
+
+    let discovery: Discovery =
+        discover(&home, opts.follow_links).map_err(|e| RunError::Internal(e.to_string()))?;
+    let load_id = load_id(&discovery.stores);
+    let extract_opts = ExtractOptions {
+        include_thinking: opts.include_thinking,
+        secret_patterns,
+    };
+    let stage =
+        Stage::new(&tmp.path().join("stage")).map_err(|e| RunError::Stage(e.to_string()))?;
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| RunError::Internal(e.to_string()))?;
+    let scratch = tmp.path().join("scratch");
+    let reports: Vec<StoreReport> =
+        pool.install(|| extract_all(&discovery.stores, &home, &extract_opts, &stage, &scratch));
+    if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
+        return Err(RunError::Stage(fatal));
+    }
+    let staged = stage.finish().map_err(|e| RunError::Stage(e.to_string()))?;
+
+    let mut extracted: Vec<Diagnostic> = discovery.diagnostics.clone();
+    extracted.extend(reports.iter().flat_map(|r| r.diagnostics.iter().cloned()));
+    extracted.sort();
+    let sources: Vec<SourceRow> = discovery
+        .stores
+        .iter()
+        .zip(&reports)
+        .map(|(s, r)| SourceRow {
+            source_kind: s.kind.to_string(),
+            source_role: s.role.as_str().to_string(),
+            source_path: s.rel.clone(),
+            bytes: (s.bytes + s.parts.iter().map(|p| p.bytes).sum::<u64>()) as i64,
+            rows: r.rows as i64,
+            status: r.status.to_string(),
+            agent: s.agent.as_str().to_string(),
+            instance: s.instance.clone(),
+            parts: s.parts.len() as i64,
+        })
+        .collect();
+    let stage_dir = tmp.path().join("stage");
+    let diag_file = stage_dir.join("diagnostics.parquet");
+    let src_file = stage_dir.join("sources.parquet");
+    let batch = diagnostics_batch(&extracted).map_err(|e| RunError::Stage(e.to_string()))?;
+    write_file(&diag_file, &batch).map_err(|e| RunError::Stage(e.to_string()))?;
+    let batch = sources_batch(&sources).map_err(|e| RunError::Stage(e.to_string()))?;
+    write_file(&src_file, &batch).map_err(|e| RunError::Stage(e.to_string()))?;
+
+    let engine = Engine {
+        tmp: tmp.path(),
+        threads,
+        memory_limit: &opts.memory_limit,
+    };
+    let conn = engine.open().map_err(sql)?;
+    engine
+        .load(
+            &conn,
+            &staged,
+            &diag_file,
+            &src_file,
+            opts.utc_offset_minutes,
+            &load_id,
+        )
+        .map_err(sql)?;
+    views::run_all(&conn).map_err(|e| RunError::Sql(e.to_string()))?;
+    // The views may declare further losses: the table is the source of truth.
+    let diagnostics = read_diagnostics(&conn).map_err(sql)?;
+
+    let written = write_outputs(&conn, &pending, tables_dir.is_some(), db.is_some());
+    if let Err(e) = written {
+        pending.iter().for_each(Pending::discard);
+        return Err(e);
+    }
+    for p in &pending {
+        if let Err(e) = p.commit() {
+            pending.iter().for_each(Pending::discard);
+            return Err(RunError::Output(p.dest.clone(), e.to_string()));
+        }
+    }
+
+    let mut kinds: BTreeMap<String, KindCounts> = BTreeMap::new();
+    for (s, r) in discovery.stores.iter().zip(&reports) {
+        let k = kinds.entry(s.kind.to_string()).or_default();
+        k.stores += 1;
+        k.rows_read += r.rows;
+    }
+    let counts = |q: &str| -> Result<Vec<(String, u64)>, RunError> {
+        let mut stmt = conn.prepare(q).map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .map_err(sql)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+    };
+    for (k, n) in counts("SELECT source_kind, count(*) FROM events GROUP BY 1")? {
+        kinds.entry(k).or_default().rows_out = n;
+    }
+    for (k, n) in counts("SELECT source_kind, count(*) FROM dropped_rows GROUP BY 1")? {
+        kinds.entry(k).or_default().duplicates = n;
+    }
+    let events: u64 = kinds.values().map(|c| c.rows_out).sum();
+    let exit = if diagnostics.iter().any(|d| d.kind.is_read_failure()) {
+        ExitCode::Partial
+    } else {
+        ExitCode::Ok
+    };
+    Ok(Summary {
+        exit,
+        load_id,
+        kinds,
+        events,
+        diagnostics,
+        links_skipped: discovery.links_skipped,
+        elapsed: started.elapsed(),
+        outputs: pending.iter().map(|p| p.dest.clone()).collect(),
+    })
+}
+
+fn read_diagnostics(conn: &Connection) -> duckdb::Result<Vec<Diagnostic>> {
+    let mut stmt = conn.prepare("SELECT kind, agent, instance, source_path, source_line, message, session_id, code FROM diagnostics")?;
+    let rows = stmt.query_map([], |r| {
+        let kind: String = r.get(0)?;
+        let agent: Option<String> = r.get(1)?;
+        Ok(Diagnostic {
+            kind: DiagKind::parse(&kind).unwrap_or(DiagKind::Warning),
+            agent: agent.as_deref().and_then(|a| match a {
+                "nanobot" => Some(crate::schema::Agent::Nanobot),
+                "nanoclaw" => Some(crate::schema::Agent::Nanoclaw),
+                _ => None,
+            }),
+            instance: r.get(2)?,
+            source_path: r.get(3)?,
+            source_line: r.get(4)?,
+            message: r.get(5)?,
+            session_id: r.get(6)?,
+            code: r.get(7)?,
+        })
+    })?;
+    let mut v = rows.collect::<duckdb::Result<Vec<_>>>()?;
+    v.sort();
+    Ok(v)
+}
+
+fn sql(e: duckdb::Error) -> RunError {
+    RunError::Sql(crate::diag::one_line(&e.to_string()))
+}
+
+struct Engine<'a> {
+    tmp: &'a Path,
+    threads: usize,
+    memory_limit: &'a str,
+}
+
+impl Engine<'_> {
+    fn open(&self) -> duckdb::Result<Connection> {
+        let conn = Connection::open_in_memory()?;
+        let spill = self.tmp.join("duckdb");
+        conn.execute_batch(&format!(
+            "SET autoinstall_known_extensions = false;
+             SET autoload_known_extensions = false;
+             SET memory_limit = '{}';
+             SET temp_directory = {};
+             SET threads = {};
+             SET preserve_insertion_order = true;",
+            self.memory_limit.replace('\'', ""),
+            sql_str(&spill),
+            self.threads,
+        ))?;
+        Ok(conn)
+    }
+
+    fn load(
+        &self,
+        conn: &Connection,
+        staged: &Staged,
+        diag: &Path,
+        src: &Path,
+        offset: Option<i32>,
+        load_id: &str,
+    ) -> duckdb::Result<()> {
+        let offset = offset
+            .map(|o| o.to_string())
+            .unwrap_or_else(|| "NULL".into());
+        conn.execute_batch(&format!(
+            "CREATE TABLE params AS SELECT CAST({offset} AS INTEGER) AS given_offset_minutes, '{load_id}' AS load_id;
+             CREATE VIEW stage_events AS SELECT * FROM read_parquet({});
+             CREATE VIEW stage_llm_calls AS SELECT * FROM read_parquet({});
+             CREATE TABLE diagnostics AS SELECT * FROM read_parquet({});
+             CREATE TABLE sources AS SELECT * FROM read_parquet({});",
+            sql_list(&staged.events),
+            sql_list(&staged.llm_calls),
+            sql_str(diag),
+            sql_str(src),
+        ))
+    }
+}
+
+fn write_outputs(
+    conn: &Connection,
+    pending: &[Pending],
+    tables: bool,
+    db: bool,
+) -> Result<(), RunError> {
+    let mut it = pending.iter();
+    let err = |p: &Pending, e: duckdb::Error| {
+        RunError::Output(p.dest.clone(), crate::diag::one_line(&e.to_string()))
+    };
+    if let Some(p) = it.next() {
+        conn.execute_batch(&format!(
+            "COPY (SELECT * FROM events ORDER BY {EVENTS_ORDER}) TO {} (FORMAT parquet, COMPRESSION zstd)",
+            sql_str(&p.tmp)
+        ))
+        .map_err(|e| err(p, e))?;
+    }
+    if tables {
+        for t in TABLES {
+            let Some(p) = it.next() else { break };
+            conn.execute_batch(&format!(
+                "COPY (SELECT * FROM {t} ORDER BY ALL) TO {} (FORMAT parquet, COMPRESSION zstd)",
+                sql_str(&p.tmp)
+            ))
+            .map_err(|e| err(p, e))?;
+        }
+    }
+    if db {
+        if let Some(p) = it.next() {
+            let mut script = format!(
+                "ATTACH {} AS outdb (STORAGE_VERSION 'v1.0.0');\n",
+                sql_str(&p.tmp)
+            );
+            script.push_str(&format!(
+                "CREATE TABLE outdb.events AS SELECT * FROM events ORDER BY {EVENTS_ORDER};\n"
+            ));
+            for t in TABLES {
+                script.push_str(&format!(
+                    "CREATE TABLE outdb.{t} AS SELECT * FROM {t} ORDER BY ALL;\n"
+                ));
+            }
+            script.push_str("DETACH outdb;");
+            conn.execute_batch(&script).map_err(|e| err(p, e))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,424 @@
+//! The staged (raw) schemas: one row struct beside one schema function each.
+//!
+//! Every event-producing extractor emits [`EventRow`]s; they are batched into
+//! Arrow `RecordBatch`es of [`events_schema`] and staged as Parquet. The first
+//! eighteen columns are the `events` contract of DESIGN.md (minus the columns
+//! the views compute: `timestamp_utc`, `utc_offset_minutes`, `time_basis`,
+//! `load_id`, `ordinal`); the `x_*` columns are helpers the SQL views use for
+//! ordering and dedup and never reach OUT.parquet.
+//!
+//! ```text
+//! one EventRow = one row of events before dedup:
+//!   agent instance session_id … text source_kind source_role source_path source_line native
+//!   ts_utc   (true UTC, when the store writes UTC)     ─┐ exactly one is set for timed rows
+//!   ts_local (naive host-local time, as written)       ─┘
+//!   x_group x_sub x_record x_match x_id x_meta x_call_source   (helpers)
+//! ```
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanBuilder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatch;
+
+/// `events.agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Agent {
+    Nanobot,
+    Nanoclaw,
+}
+
+impl Agent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Nanobot => "nanobot",
+            Agent::Nanoclaw => "nanoclaw",
+        }
+    }
+}
+
+/// `events.source_role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Role {
+    #[default]
+    Primary,
+    Secondary,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Primary => "primary",
+            Role::Secondary => "secondary",
+        }
+    }
+}
+
+/// `events.turn_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum TurnType {
+    User,
+    Assistant,
+    ToolUse,
+    ToolResult,
+    Thinking,
+    #[default]
+    System,
+}
+
+impl TurnType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnType::User => "user",
+            TurnType::Assistant => "assistant",
+            TurnType::ToolUse => "tool_use",
+            TurnType::ToolResult => "tool_result",
+            TurnType::Thinking => "thinking",
+            TurnType::System => "system",
+        }
+    }
+}
+
+/// One raw event row. Times are microseconds since the Unix epoch of the
+/// naive clock they were read in (`ts_utc`: UTC; `ts_local`: host-local wall
+/// clock, written as if it were UTC).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventRow {
+    pub agent: Option<Agent>,
+    pub instance: String,
+    pub session_id: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub project_path: Option<String>,
+    pub seq: Option<i64>,
+    pub ts_utc: Option<i64>,
+    pub ts_local: Option<i64>,
+    pub turn_type: TurnType,
+    pub model: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_use_id: Option<String>,
+    pub text: Option<String>,
+    pub source_kind: &'static str,
+    pub source_role: Role,
+    pub source_path: String,
+    pub source_line: Option<i64>,
+    pub native: Option<String>,
+    /// Ordering group inside a session: 0 session-level rows (start, model
+    /// preset, relay, permission mode), 1 records; nanoclaw adds 2 outbound
+    /// and 3 catalog/state rows.
+    pub x_group: i32,
+    /// Index of the row inside its source record (thinking, tool_use…, assistant).
+    pub x_sub: i32,
+    /// Identity of the source record for exact dedup of frozen copies: a hash
+    /// of its canonical JSON. Every row derived from one record shares it.
+    pub x_record: Option<String>,
+    /// Normalised text for windowed dedup (runtime-context suffix removed).
+    pub x_match: Option<String>,
+    /// Native id used as an ordering tie-breaker (nanoclaw message id).
+    pub x_id: Option<String>,
+    /// Session metadata row (model preset, relay, permission mode) that a
+    /// secondary copy emits; dropped when a primary store has the session.
+    pub x_meta: bool,
+    /// For session `user` rows: which `llm_calls.source` a turn started by
+    /// this message records (`user`, or `cron` for automation turns).
+    pub x_call_source: Option<String>,
+}
+
+fn ts_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, None)
+}
+
+/// The staged events schema (see module docs).
+pub fn events_schema() -> SchemaRef {
+    let s = |n: &str, null: bool| Field::new(n, DataType::Utf8, null);
+    Arc::new(Schema::new(vec![
+        s("agent", false),
+        s("instance", false),
+        s("session_id", true),
+        s("parent_session_id", true),
+        s("project_path", true),
+        Field::new("seq", DataType::Int64, true),
+        Field::new("ts_utc", ts_type(), true),
+        Field::new("ts_local", ts_type(), true),
+        s("turn_type", false),
+        s("model", true),
+        s("tool_name", true),
+        s("tool_use_id", true),
+        s("text", true),
+        s("source_kind", false),
+        s("source_role", false),
+        s("source_path", false),
+        Field::new("source_line", DataType::Int64, true),
+        s("native", true),
+        Field::new("x_group", DataType::Int32, false),
+        Field::new("x_sub", DataType::Int32, false),
+        s("x_record", true),
+        s("x_match", true),
+        s("x_id", true),
+        Field::new("x_meta", DataType::Boolean, false),
+        s("x_call_source", true),
+    ]))
+}
+
+/// Build one batch of [`events_schema`] from rows.
+pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
+    fn text<'a>(rows: &'a [EventRow], f: impl Fn(&'a EventRow) -> Option<&'a str>) -> ArrayRef {
+        let mut b = StringBuilder::with_capacity(rows.len(), 0);
+        rows.iter().for_each(|r| b.append_option(f(r)));
+        Arc::new(b.finish())
+    }
+    fn int(rows: &[EventRow], f: impl Fn(&EventRow) -> Option<i64>) -> ArrayRef {
+        let mut b = Int64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_option(f(r)));
+        Arc::new(b.finish())
+    }
+    fn int32(rows: &[EventRow], f: impl Fn(&EventRow) -> i32) -> ArrayRef {
+        let mut b = Int32Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    }
+    fn ts(rows: &[EventRow], f: impl Fn(&EventRow) -> Option<i64>) -> ArrayRef {
+        let mut b = TimestampMicrosecondBuilder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_option(f(r)));
+        Arc::new(b.finish())
+    }
+    let mut meta = BooleanBuilder::with_capacity(rows.len());
+    rows.iter().for_each(|r| meta.append_value(r.x_meta));
+    let columns: Vec<ArrayRef> = vec![
+        text(rows, |r| Some(r.agent.unwrap_or(Agent::Nanobot).as_str())),
+        text(rows, |r| Some(&r.instance)),
+        text(rows, |r| r.session_id.as_deref()),
+        text(rows, |r| r.parent_session_id.as_deref()),
+        text(rows, |r| r.project_path.as_deref()),
+        int(rows, |r| r.seq),
+        ts(rows, |r| r.ts_utc),
+        ts(rows, |r| r.ts_local),
+        text(rows, |r| Some(r.turn_type.as_str())),
+        text(rows, |r| r.model.as_deref()),
+        text(rows, |r| r.tool_name.as_deref()),
+        text(rows, |r| r.tool_use_id.as_deref()),
+        text(rows, |r| r.text.as_deref()),
+        text(rows, |r| Some(r.source_kind)),
+        text(rows, |r| Some(r.source_role.as_str())),
+        text(rows, |r| Some(&r.source_path)),
+        int(rows, |r| r.source_line),
+        text(rows, |r| r.native.as_deref()),
+        int32(rows, |r| r.x_group),
+        int32(rows, |r| r.x_sub),
+        text(rows, |r| r.x_record.as_deref()),
+        text(rows, |r| r.x_match.as_deref()),
+        text(rows, |r| r.x_id.as_deref()),
+        Arc::new(meta.finish()),
+        text(rows, |r| r.x_call_source.as_deref()),
+    ];
+    RecordBatch::try_new(events_schema(), columns)
+}
+
+/// One row of nanobot's `llm_usage.sqlite3` `llm_calls`, plus where it came from.
+/// Every column of the source table is kept; NULL stays NULL (not reported ≠ 0).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmCallRow {
+    pub instance: String,
+    pub source_path: String,
+    pub id: i64,
+    pub started_at_ms: i64,
+    pub duration_ms: Option<i64>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub source: Option<String>,
+    pub stream: Option<i64>,
+    pub finish_reason: Option<String>,
+    /// input, output, total, cache_read, cache_write, reported, estimated,
+    /// generation_ms, measured_output, ttft_ms, timed_requests, error_status_code
+    pub ints: [Option<i64>; 12],
+    pub error_kind: Option<String>,
+}
+
+/// Integer columns of `llm_calls` after `finish_reason`, in table order.
+pub const LLM_INT_COLUMNS: [&str; 12] = [
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reported_tokens",
+    "estimated_tokens",
+    "generation_ms",
+    "measured_output_tokens",
+    "ttft_ms",
+    "timed_requests",
+    "error_status_code",
+];
+
+pub fn llm_calls_schema() -> SchemaRef {
+    let mut f = vec![
+        Field::new("instance", DataType::Utf8, false),
+        Field::new("source_path", DataType::Utf8, false),
+        Field::new("id", DataType::Int64, false),
+        Field::new("started_at_ms", DataType::Int64, false),
+        Field::new("duration_ms", DataType::Int64, true),
+        Field::new("provider", DataType::Utf8, true),
+        Field::new("model", DataType::Utf8, true),
+        Field::new("source", DataType::Utf8, true),
+        Field::new("stream", DataType::Int64, true),
+        Field::new("finish_reason", DataType::Utf8, true),
+    ];
+    f.extend(
+        LLM_INT_COLUMNS
+            .iter()
+            .map(|c| Field::new(*c, DataType::Int64, true)),
+    );
+    f.push(Field::new("error_kind", DataType::Utf8, true));
+    Arc::new(Schema::new(f))
+}
+
+pub fn llm_calls_batch(rows: &[LlmCallRow]) -> Result<RecordBatch, ArrowError> {
+    let mut instance = StringBuilder::new();
+    let mut path = StringBuilder::new();
+    let mut id = Int64Builder::new();
+    let mut started = Int64Builder::new();
+    let mut duration = Int64Builder::new();
+    let mut provider = StringBuilder::new();
+    let mut model = StringBuilder::new();
+    let mut source = StringBuilder::new();
+    let mut stream = Int64Builder::new();
+    let mut finish = StringBuilder::new();
+    let mut ints: Vec<Int64Builder> = (0..LLM_INT_COLUMNS.len())
+        .map(|_| Int64Builder::new())
+        .collect();
+    let mut kind = StringBuilder::new();
+    for r in rows {
+        instance.append_value(&r.instance);
+        path.append_value(&r.source_path);
+        id.append_value(r.id);
+        started.append_value(r.started_at_ms);
+        duration.append_option(r.duration_ms);
+        provider.append_option(r.provider.as_deref());
+        model.append_option(r.model.as_deref());
+        source.append_option(r.source.as_deref());
+        stream.append_option(r.stream);
+        finish.append_option(r.finish_reason.as_deref());
+        for (b, v) in ints.iter_mut().zip(r.ints) {
+            b.append_option(v);
+        }
+        kind.append_option(r.error_kind.as_deref());
+    }
+    let mut cols: Vec<ArrayRef> = vec![
+        Arc::new(instance.finish()),
+        Arc::new(path.finish()),
+        Arc::new(id.finish()),
+        Arc::new(started.finish()),
+        Arc::new(duration.finish()),
+        Arc::new(provider.finish()),
+        Arc::new(model.finish()),
+        Arc::new(source.finish()),
+        Arc::new(stream.finish()),
+        Arc::new(finish.finish()),
+    ];
+    cols.extend(ints.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+    cols.push(Arc::new(kind.finish()));
+    RecordBatch::try_new(llm_calls_schema(), cols)
+}
+
+/// One discovered store: a row of the `sources` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceRow {
+    pub source_kind: String,
+    pub source_role: String,
+    pub source_path: String,
+    pub bytes: i64,
+    /// Rows the store yielded before dedup (events, or llm_calls rows).
+    pub rows: i64,
+    /// `ok`, `partial` (some lines or records unreadable), `failed`.
+    pub status: String,
+    pub agent: String,
+    pub instance: String,
+    /// Further files read with the store (WebUI segments).
+    pub parts: i64,
+}
+
+pub fn sources_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("source_kind", DataType::Utf8, false),
+        Field::new("source_role", DataType::Utf8, false),
+        Field::new("source_path", DataType::Utf8, false),
+        Field::new("bytes", DataType::Int64, false),
+        Field::new("rows", DataType::Int64, false),
+        Field::new("status", DataType::Utf8, false),
+        Field::new("agent", DataType::Utf8, false),
+        Field::new("instance", DataType::Utf8, false),
+        Field::new("parts", DataType::Int64, false),
+    ]))
+}
+
+pub fn sources_batch(rows: &[SourceRow]) -> Result<RecordBatch, ArrowError> {
+    let text = |f: &dyn Fn(&SourceRow) -> &str| -> ArrayRef {
+        let mut b = StringBuilder::new();
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let int = |f: &dyn Fn(&SourceRow) -> i64| -> ArrayRef {
+        let mut b = Int64Builder::new();
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let cols = vec![
+        text(&|r| &r.source_kind),
+        text(&|r| &r.source_role),
+        text(&|r| &r.source_path),
+        int(&|r| r.bytes),
+        int(&|r| r.rows),
+        text(&|r| &r.status),
+        text(&|r| &r.agent),
+        text(&|r| &r.instance),
+        int(&|r| r.parts),
+    ];
+    RecordBatch::try_new(sources_schema(), cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_batch_keeps_every_column_in_schema_order() -> Result<(), ArrowError> {
+        let row = EventRow {
+            agent: Some(Agent::Nanoclaw),
+            instance: ".".into(),
+            session_id: Some("s".into()),
+            seq: Some(7),
+            ts_utc: Some(1_000_000),
+            turn_type: TurnType::ToolUse,
+            text: Some("ls".into()),
+            source_kind: "nanoclaw.outbound",
+            source_role: Role::Secondary,
+            source_path: "data/x.db".into(),
+            source_line: Some(3),
+            x_group: 2,
+            x_sub: 1,
+            x_id: Some("msg-1".into()),
+            x_meta: true,
+            x_call_source: Some("cron".into()),
+            ..Default::default()
+        };
+        let b = events_batch(&[row])?;
+        assert_eq!(b.num_columns(), events_schema().fields().len());
+        let col = |n: &str| -> String {
+            let a = b.column(b.schema().index_of(n).unwrap_or(0)).clone();
+            arrow::util::display::array_value_to_string(&a, 0).unwrap_or_default()
+        };
+        assert_eq!(col("agent"), "nanoclaw");
+        assert_eq!(col("turn_type"), "tool_use");
+        assert_eq!(col("source_role"), "secondary");
+        assert_eq!(col("text"), "ls");
+        assert_eq!(col("x_id"), "msg-1");
+        assert_eq!(col("x_call_source"), "cron");
+        assert_eq!(col("x_meta"), "true");
+        assert_eq!(col("source_line"), "3");
+        assert_eq!(col("seq"), "7");
+        Ok(())
+    }
+}

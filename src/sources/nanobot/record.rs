@@ -1,0 +1,801 @@
+//! The session-record mapper: one nanobot message dict → event rows. Shared by
+//! the session database and every session JSONL layout; no I/O, no DuckDB
+//! (a fuzz target drives it directly).
+//!
+//! ```text
+//! {"role":"user", "content": str | [{"type":"text","text":…}], "timestamp": naive local,
+//!   "_command"?, "_hidden_history"?, "_runtime_context"?: {suffix|blocks}, "_automation_turn"?}
+//!      → user            (_hidden_history → system)
+//! {"role":"assistant", "content", "tool_calls":[{id, function:{name, arguments}}],
+//!   "reasoning_content"?, "latency_ms"?}
+//!      → thinking, tool_use × n, assistant   (x_sub 0, 1…n, n+1), then a `model:` switch row
+//!        after a `/model` reply
+//! {"role":"tool", "tool_call_id", "name", "content"}  → tool_result
+//! metadata {key, created_at, updated_at, metadata{…}} → session start, model preset,
+//!      relay and permission-mode rows (x_group 0)
+//! ```
+//! Every key without a standard column goes into `native`.
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::schema::{EventRow, Role, TurnType};
+use crate::time::parse_naive;
+
+/// Channel prefixes of messaging platforms (a session on one is relayed).
+pub const MESSAGING_CHANNELS: [&str; 18] = [
+    "dingtalk",
+    "discord",
+    "email",
+    "feishu",
+    "linear",
+    "matrix",
+    "mattermost",
+    "mochat",
+    "msteams",
+    "napcat",
+    "qq",
+    "signal",
+    "slack",
+    "telegram",
+    "wecom",
+    "weixin",
+    "whatsapp",
+    "whatsapp_agent",
+];
+
+/// Keys of a message record that have a standard column.
+const MAPPED_KEYS: [&str; 7] = [
+    "role",
+    "content",
+    "timestamp",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "reasoning_content",
+];
+
+/// The prefix of a `/model` switch reply.
+pub const SWITCH_PREFIX: &str = "Switched model preset to `";
+
+/// JSON text with object keys sorted at every level: the same value always
+/// gives the same text, whatever separators the writer used.
+pub fn canonical_json(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sorted(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
+
+/// First 32 hex digits of SHA-256 over the canonical JSON: a record's identity.
+pub fn record_hash(v: &Value) -> String {
+    let d = Sha256::digest(canonical_json(v).as_bytes());
+    d.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Text of a `content` value: a string, or the text parts of a list of
+/// OpenAI blocks joined with newlines. `None` for null/absent.
+pub fn content_text(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                        Some("text") | Some("input_text") | Some("output_text") | None => {
+                            o.get("text").and_then(Value::as_str)
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            Some(parts.join("\n"))
+        }
+        other => Some(other.to_string()),
+    }
+}
+
+/// The text the user typed: the session copy minus the runtime context that
+/// `_runtime_context` says was appended (`"\n\n" + suffix`, or its blocks).
+pub fn strip_runtime_context(text: &str, record: &Map<String, Value>) -> String {
+    let Some(rc) = record.get("_runtime_context").and_then(Value::as_object) else {
+        return text.to_string();
+    };
+    if let Some(suffix) = rc.get("suffix").and_then(Value::as_str)
+        && let Some(t) = text.strip_suffix(suffix)
+    {
+        return t.strip_suffix("\n\n").unwrap_or(t).to_string();
+    }
+    if let Some(blocks) = rc.get("blocks").and_then(Value::as_array) {
+        let mut t = text;
+        for b in blocks.iter().rev() {
+            let bt = match b {
+                Value::String(s) => Some(s.as_str()),
+                Value::Object(o) => o.get("text").and_then(Value::as_str),
+                _ => None,
+            };
+            if let Some(rest) = bt.and_then(|bt| t.strip_suffix(bt)) {
+                t = rest
+                    .strip_suffix("\n\n")
+                    .or_else(|| rest.strip_suffix('\n'))
+                    .unwrap_or(rest);
+            }
+        }
+        return t.to_string();
+    }
+    text.to_string()
+}
+
+/// The text of a tool call: the command / path / url argument, else the
+/// arguments JSON as written.
+pub fn tool_call_text(arguments: &Value) -> String {
+    let parsed: Option<Value> = match arguments {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        other => Some(other.clone()),
+    };
+    if let Some(Value::Object(o)) = &parsed {
+        for k in ["command", "path", "url"] {
+            if let Some(Value::String(s)) = o.get(k) {
+                return s.clone();
+            }
+        }
+    }
+    match arguments {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Per-session state of the mapper.
+#[derive(Debug, Clone, Default)]
+pub struct SessionMapper {
+    pub session_id: Option<String>,
+    pub parent_session_id: Option<String>,
+    pub project_path: Option<String>,
+    pub role: Role,
+    /// `metadata._nanobot_model_preset`.
+    pub preset: Option<String>,
+    /// Whether the session holds a `/model` switch: then the model column is
+    /// empty until the first switch and no preset row is written.
+    pub has_switch: bool,
+    current_model: Option<String>,
+    requested: Option<String>,
+}
+
+/// Facts of a session's metadata (the JSONL metadata line, or a `sessions` row).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionMeta {
+    pub key: Option<String>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub metadata: Map<String, Value>,
+    /// Everything else of the metadata line / row, for `native`.
+    pub extra: Map<String, Value>,
+}
+
+impl SessionMeta {
+    /// From a JSONL metadata line.
+    pub fn from_line(v: &Map<String, Value>) -> SessionMeta {
+        let mut extra = Map::new();
+        for (k, val) in v {
+            if !matches!(
+                k.as_str(),
+                "_type" | "key" | "created_at" | "updated_at" | "metadata"
+            ) {
+                extra.insert(k.clone(), val.clone());
+            }
+        }
+        SessionMeta {
+            key: v.get("key").and_then(Value::as_str).map(String::from),
+            created_at: v
+                .get("created_at")
+                .and_then(Value::as_str)
+                .map(String::from),
+            updated_at: v
+                .get("updated_at")
+                .and_then(Value::as_str)
+                .map(String::from),
+            metadata: v
+                .get("metadata")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            extra,
+        }
+    }
+
+    pub fn preset(&self) -> Option<String> {
+        self.metadata
+            .get("_nanobot_model_preset")
+            .and_then(Value::as_str)
+            .map(String::from)
+    }
+
+    pub fn parent(&self) -> Option<String> {
+        self.metadata
+            .get("parent_session_key")
+            .and_then(Value::as_str)
+            .map(String::from)
+    }
+}
+
+/// Split a session key into (channel, chat id).
+pub fn split_key(key: &str) -> (&str, Option<&str>) {
+    match key.split_once(':') {
+        Some((c, chat)) => (c, Some(chat)),
+        None => (key, None),
+    }
+}
+
+fn is_messaging(channel: &str) -> bool {
+    MESSAGING_CHANNELS.contains(&channel)
+}
+
+fn obj_to_string(m: &Map<String, Value>) -> Option<String> {
+    (!m.is_empty()).then(|| canonical_json(&Value::Object(m.clone())))
+}
+
+impl SessionMapper {
+    pub fn new(role: Role, project_path: Option<String>) -> Self {
+        SessionMapper {
+            role,
+            project_path,
+            ..Default::default()
+        }
+    }
+
+    /// Adopt a session's metadata: key, parent, preset.
+    pub fn set_meta(&mut self, meta: &SessionMeta) {
+        if meta.key.is_some() {
+            self.session_id.clone_from(&meta.key);
+        }
+        self.parent_session_id = meta.parent();
+        self.preset = meta.preset();
+        self.current_model = if self.has_switch {
+            None
+        } else {
+            self.preset.clone()
+        };
+    }
+
+    fn base(&self) -> EventRow {
+        EventRow {
+            session_id: self.session_id.clone(),
+            parent_session_id: self.parent_session_id.clone(),
+            project_path: self.project_path.clone(),
+            source_role: self.role,
+            model: self.current_model.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// The session-level rows of a session's metadata: session start, then
+    /// model preset, relay and permission-mode rows (marked `x_meta`).
+    pub fn session_rows(&self, meta: &SessionMeta, line: Option<i64>) -> Vec<EventRow> {
+        let mut rows = Vec::new();
+        let ts = meta.created_at.as_deref().and_then(parse_naive);
+        let key = meta.key.as_deref().or(self.session_id.as_deref());
+        let last_channel = meta.metadata.get("last_channel").and_then(Value::as_str);
+        let mut parts = Vec::new();
+        if let Some(k) = key {
+            parts.push(format!("key={k}"));
+            let (channel, chat) = split_key(k);
+            parts.push(format!("channel={channel}"));
+            if let Some(c) = chat {
+                parts.push(format!("chat={c}"));
+            }
+        }
+        if let Some(lc) = last_channel {
+            parts.push(format!("last_channel={lc}"));
+        }
+        if let Some(c) = &meta.created_at {
+            parts.push(format!("created_at={c}"));
+        }
+        if let Some(u) = &meta.updated_at {
+            parts.push(format!("updated_at={u}"));
+        }
+        let mut native = meta.extra.clone();
+        for (k, v) in [
+            ("created_at", &meta.created_at),
+            ("updated_at", &meta.updated_at),
+        ] {
+            if let Some(v) = v {
+                native.insert(k.into(), Value::String(v.clone()));
+            }
+        }
+        if !meta.metadata.is_empty() {
+            native.insert("metadata".into(), Value::Object(meta.metadata.clone()));
+        }
+        let mut push = |text: String, meta_row: bool, native: Option<String>| {
+            let sub = rows.len() as i32;
+            rows.push(EventRow {
+                ts_local: ts,
+                text: Some(text),
+                source_line: line,
+                x_group: 0,
+                x_sub: sub,
+                x_meta: meta_row,
+                native,
+                ..self.base()
+            });
+        };
+        push(
+            format!("session start: {}", parts.join(" ")),
+            false,
+            obj_to_string(&native),
+        );
+        if let (Some(p), false) = (&self.preset, self.has_switch) {
+            push(format!("model: {p} (preset)"), true, None);
+        }
+        if let Some(k) = key {
+            let (channel, chat) = split_key(k);
+            if is_messaging(channel) {
+                push(
+                    format!(
+                        "session relayed: {channel} chat {} (from session key)",
+                        chat.unwrap_or("")
+                    ),
+                    true,
+                    None,
+                );
+            }
+            if let Some(lc) = last_channel {
+                let (lch, lchat) = split_key(lc);
+                if lc != k && is_messaging(lch) {
+                    push(
+                        format!(
+                            "session relayed: {lch} chat {} (from metadata.last_channel)",
+                            lchat.unwrap_or("")
+                        ),
+                        true,
+                        None,
+                    );
+                }
+            }
+        }
+        if let Some(scope) = meta
+            .metadata
+            .get("workspace_scope")
+            .and_then(Value::as_object)
+        {
+            let mode = scope
+                .get("access_mode")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let project = scope
+                .get("project_path")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            push(
+                format!(
+                    "permission mode: access_mode={mode} project={project} (from session metadata workspace_scope)"
+                ),
+                true,
+                None,
+            );
+        }
+        rows
+    }
+
+    /// Map one decoded record. `seq` is its position, `line` its source line.
+    /// Returns `Err(reason)` when the value is not a message object.
+    pub fn map(&mut self, value: &Value, seq: i64, line: i64) -> Result<Vec<EventRow>, String> {
+        let Value::Object(rec) = value else {
+            return Err(format!(
+                "expected a JSON object, found {}",
+                json_kind(value)
+            ));
+        };
+        let record_key = record_hash(value);
+        let ts = rec
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_naive);
+        let role = rec.get("role").and_then(Value::as_str).unwrap_or("");
+        let text = content_text(rec.get("content"));
+        let mut native = Map::new();
+        for (k, v) in rec {
+            if !MAPPED_KEYS.contains(&k.as_str()) {
+                native.insert(k.clone(), v.clone());
+            }
+        }
+        if !matches!(role, "user" | "assistant" | "tool") {
+            native.insert(
+                "role".into(),
+                rec.get("role").cloned().unwrap_or(Value::Null),
+            );
+        }
+        if let Some(Value::Array(blocks)) = rec.get("content") {
+            let other = blocks
+                .iter()
+                .filter(|b| {
+                    b.get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t != "text")
+                })
+                .count();
+            if other > 0 {
+                native.insert("non_text_blocks".into(), json!(other));
+            }
+        }
+        let base = EventRow {
+            seq: Some(seq),
+            ts_local: ts,
+            source_line: Some(line),
+            x_group: 1,
+            x_record: Some(record_key),
+            ..self.base()
+        };
+        let mut rows = Vec::new();
+        match role {
+            "user" => {
+                let hidden = rec.get("_hidden_history").and_then(Value::as_bool) == Some(true);
+                let automation = rec.contains_key("_automation_turn")
+                    || rec.get("_cron_turn").and_then(Value::as_bool) == Some(true);
+                let typed = text.as_deref().map(|t| strip_runtime_context(t, rec));
+                if rec.get("_command").and_then(Value::as_bool) == Some(true)
+                    && let Some(name) = text
+                        .as_deref()
+                        .and_then(|t| t.trim().strip_prefix("/model "))
+                {
+                    self.requested = Some(name.trim().to_string());
+                }
+                rows.push(EventRow {
+                    turn_type: if hidden {
+                        TurnType::System
+                    } else {
+                        TurnType::User
+                    },
+                    text,
+                    x_match: typed,
+                    x_call_source: (!hidden)
+                        .then(|| if automation { "cron" } else { "user" }.to_string()),
+                    native: obj_to_string(&native),
+                    ..base.clone()
+                });
+            }
+            "assistant" => {
+                if let Some(r) = rec
+                    .get("reasoning_content")
+                    .and_then(Value::as_str)
+                    .filter(|r| !r.is_empty())
+                {
+                    rows.push(EventRow {
+                        turn_type: TurnType::Thinking,
+                        text: Some(r.to_string()),
+                        x_match: Some(r.to_string()),
+                        ..base.clone()
+                    });
+                }
+                for call in rec
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let f = call.get("function");
+                    let args = f
+                        .and_then(|f| f.get("arguments"))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    let mut n = Map::new();
+                    n.insert("arguments".into(), args.clone());
+                    for k in ["type", "extra_content", "provider_specific_fields"] {
+                        if let Some(v) = call.get(k) {
+                            n.insert(k.into(), v.clone());
+                        }
+                    }
+                    rows.push(EventRow {
+                        turn_type: TurnType::ToolUse,
+                        tool_name: f
+                            .and_then(|f| f.get("name"))
+                            .and_then(Value::as_str)
+                            .map(String::from),
+                        tool_use_id: call.get("id").and_then(Value::as_str).map(String::from),
+                        text: Some(tool_call_text(&args)),
+                        native: obj_to_string(&n),
+                        ..base.clone()
+                    });
+                }
+                let has_text = text.as_deref().is_some_and(|t| !t.is_empty());
+                if has_text || rows.is_empty() {
+                    rows.push(EventRow {
+                        turn_type: TurnType::Assistant,
+                        x_match: text.clone(),
+                        text,
+                        native: obj_to_string(&native),
+                        ..base.clone()
+                    });
+                } else if let (Some(last), false) = (rows.last_mut(), native.is_empty()) {
+                    // No assistant row (tool calls only): the message's own
+                    // native facts ride on its last row.
+                    let mut n: Map<String, Value> = last
+                        .native
+                        .as_deref()
+                        .and_then(|s| serde_json::from_str(s).ok())
+                        .unwrap_or_default();
+                    n.insert("message".into(), Value::Object(native.clone()));
+                    last.native = obj_to_string(&n);
+                }
+                if let Some(row) = self.switch_row(rec, &base) {
+                    rows.push(row);
+                }
+            }
+            "tool" => rows.push(EventRow {
+                turn_type: TurnType::ToolResult,
+                tool_name: rec.get("name").and_then(Value::as_str).map(String::from),
+                tool_use_id: rec
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .map(String::from),
+                x_match: text.clone(),
+                text,
+                native: obj_to_string(&native),
+                ..base.clone()
+            }),
+            _ => rows.push(EventRow {
+                turn_type: TurnType::System,
+                text: text.or_else(|| Some(value.to_string())),
+                native: obj_to_string(&native),
+                ..base.clone()
+            }),
+        }
+        for (i, r) in rows.iter_mut().enumerate() {
+            r.x_sub = i as i32;
+        }
+        Ok(rows)
+    }
+
+    /// After a `/model` reply `Switched model preset to `<new>`.`: the switch row.
+    fn switch_row(&mut self, rec: &Map<String, Value>, base: &EventRow) -> Option<EventRow> {
+        if rec.get("_command").and_then(Value::as_bool) != Some(true) {
+            return None;
+        }
+        let content = rec.get("content").and_then(Value::as_str)?;
+        let new = content
+            .strip_prefix(SWITCH_PREFIX)?
+            .split('`')
+            .next()?
+            .to_string();
+        let resolved = content
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("- Model: `"))
+            .and_then(|r| r.split('`').next())
+            .map(String::from);
+        let mut text = match &self.current_model {
+            Some(old) => format!("model: {old} -> {new} (preset)"),
+            None => format!("model: {new} (preset)"),
+        };
+        if let Some(r) = self.requested.take() {
+            text.push_str(&format!(" requested={r}"));
+        }
+        if let Some(r) = resolved {
+            text.push_str(&format!(" resolved={r}"));
+        }
+        self.current_model = Some(new.clone());
+        Some(EventRow {
+            turn_type: TurnType::System,
+            text: Some(text),
+            model: Some(new),
+            tool_name: None,
+            native: None,
+            ..base.clone()
+        })
+    }
+}
+
+/// Whether a decoded record is a `/model` switch reply (for the pre-scan that
+/// decides `has_switch`).
+pub fn is_switch_reply(v: &Value) -> bool {
+    v.get("role").and_then(Value::as_str) == Some("assistant")
+        && v.get("_command").and_then(Value::as_bool) == Some(true)
+        && v.get("content")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.starts_with(SWITCH_PREFIX))
+}
+
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The bad-line row: `parser: unparseable line <n> (<reason>): <first 200 characters>`.
+pub fn bad_line_row(line: i64, reason: &str, raw: &[u8]) -> EventRow {
+    let preview = crate::jsonl::preview(raw, 200);
+    EventRow {
+        turn_type: TurnType::System,
+        text: Some(format!(
+            "parser: unparseable line {line} ({reason}): {preview}"
+        )),
+        source_line: Some(line),
+        x_group: 1,
+        native: Some(raw_native(raw)),
+        ..Default::default()
+    }
+}
+
+/// `native` of a row that stands for undecodable bytes: the raw text, capped.
+pub fn raw_native(raw: &[u8]) -> String {
+    const CAP: usize = 64 * 1024;
+    let s = String::from_utf8_lossy(&raw[..raw.len().min(CAP)]);
+    let mut m = Map::new();
+    m.insert("raw".into(), Value::String(s.into_owned()));
+    if raw.len() > CAP {
+        m.insert("raw_truncated_from_bytes".into(), json!(raw.len()));
+    }
+    Value::Object(m).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Value {
+        serde_json::from_str(s).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn assistant_with_tool_call_and_reasoning_maps_in_record_order() -> Result<(), String> {
+        let mut m = SessionMapper::new(Role::Primary, Some("/w".into()));
+        m.session_id = Some("telegram:1".into());
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"exec","arguments":"{\"command\": \"ss -ltnp\"}"}}],"reasoning_content":"Check.","timestamp":"2026-09-29T21:14:09.910000"}"#),
+            1,
+            3,
+        )?;
+        let got: Vec<(&str, Option<&str>, Option<&str>, i32)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.turn_type.as_str(),
+                    r.text.as_deref(),
+                    r.tool_use_id.as_deref(),
+                    r.x_sub,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("thinking", Some("Check."), None, 0),
+                ("tool_use", Some("ss -ltnp"), Some("call_1"), 1)
+            ]
+        );
+        assert_eq!(rows[1].tool_name.as_deref(), Some("exec"));
+        assert_eq!(
+            rows[1].native.as_deref(),
+            Some(r#"{"arguments":"{\"command\": \"ss -ltnp\"}","type":"function"}"#)
+        );
+        assert!(
+            rows.iter()
+                .all(|r| r.project_path.as_deref() == Some("/w") && r.seq == Some(1))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn content_blocks_join_text_parts() {
+        let c = v(
+            r#"[{"type":"text","text":"a"},{"type":"image_url","image_url":{}},{"type":"text","text":"b"}]"#,
+        );
+        assert_eq!(content_text(Some(&c)).as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn runtime_context_suffix_is_stripped_for_matching_only() -> Result<(), String> {
+        let mut m = SessionMapper::new(Role::Primary, None);
+        let rows = m.map(&v(r#"{"role":"user","content":"hi\n\n[RC]x[/RC]","timestamp":"2026-10-20T14:20:00.040000","_runtime_context":{"version":1,"sources":["webui_quote"],"suffix":"[RC]x[/RC]"}}"#), 6, 7)?;
+        assert_eq!(rows[0].text.as_deref(), Some("hi\n\n[RC]x[/RC]"));
+        assert_eq!(rows[0].x_match.as_deref(), Some("hi"));
+        assert_eq!(rows[0].x_call_source.as_deref(), Some("user"));
+        Ok(())
+    }
+
+    #[test]
+    fn model_switch_rows() -> Result<(), String> {
+        let mut m = SessionMapper {
+            has_switch: true,
+            ..SessionMapper::new(Role::Primary, None)
+        };
+        m.set_meta(&SessionMeta {
+            key: Some("cli:direct".into()),
+            metadata: v(r#"{"_nanobot_model_preset":"fast"}"#)
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ..Default::default()
+        });
+        let start = m.session_rows(
+            &SessionMeta {
+                key: Some("cli:direct".into()),
+                ..Default::default()
+            },
+            Some(1),
+        );
+        assert_eq!(start.len(), 1, "no preset row in a session with a switch");
+        let u = m.map(&v(r#"{"role":"user","content":"/model fast","timestamp":"2026-10-01T08:41:00","_command":true}"#), 4, 5)?;
+        assert_eq!(u[0].model, None);
+        let a = m.map(&v(r#"{"role":"assistant","content":"Switched model preset to `fast`.\n- Scope: current session\n- Model: `gpt-5.4-mini`","timestamp":"2026-10-01T08:41:00","_command":true}"#), 5, 6)?;
+        assert_eq!(a.len(), 2);
+        assert_eq!(
+            a[1].text.as_deref(),
+            Some("model: fast (preset) requested=fast resolved=gpt-5.4-mini")
+        );
+        assert_eq!(a[1].model.as_deref(), Some("fast"));
+        let u2 = m.map(
+            &v(r#"{"role":"user","content":"/model big","_command":true}"#),
+            6,
+            7,
+        )?;
+        assert_eq!(u2[0].model.as_deref(), Some("fast"));
+        let a2 = m.map(&v(r#"{"role":"assistant","content":"Switched model preset to `big`.\n- Model: `m2`","_command":true}"#), 7, 8)?;
+        assert_eq!(
+            a2[1].text.as_deref(),
+            Some("model: fast -> big (preset) requested=big resolved=m2")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn session_rows_relay_and_permission_mode() {
+        let m = SessionMapper::new(Role::Primary, None);
+        let meta = SessionMeta {
+            key: Some("unified:default".into()),
+            created_at: Some("2026-10-01T08:30:00".into()),
+            metadata: v(r#"{"last_channel":"telegram:42","workspace_scope":{"project_path":"/p","access_mode":"full"}}"#).as_object().cloned().unwrap_or_default(),
+            ..Default::default()
+        };
+        let texts: Vec<String> = m
+            .session_rows(&meta, Some(1))
+            .into_iter()
+            .filter_map(|r| r.text)
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                "session start: key=unified:default channel=unified chat=default last_channel=telegram:42 created_at=2026-10-01T08:30:00",
+                "session relayed: telegram chat 42 (from metadata.last_channel)",
+                "permission mode: access_mode=full project=/p (from session metadata workspace_scope)",
+            ]
+        );
+    }
+
+    #[test]
+    fn canonical_json_ignores_separators_and_key_order() {
+        assert_eq!(
+            record_hash(&v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#)),
+            record_hash(&v(r#"{"a":[1,{"x":1,"y":2}],"b":1}"#))
+        );
+    }
+
+    #[test]
+    fn non_object_record_is_an_error() {
+        let mut m = SessionMapper::default();
+        assert_eq!(
+            m.map(&v("[1,2]"), 0, 1).err().as_deref(),
+            Some("expected a JSON object, found an array")
+        );
+    }
+}

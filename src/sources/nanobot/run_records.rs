@@ -1,0 +1,142 @@
+//! What `nanobot.cron_run` and `nanobot.trigger_run` share: audit records of
+//! scheduled and triggered runs (secondary, true UTC), one JSON file each.
+//!
+//! ```text
+//! .nanobot*/**/cron/runs/<safe run id>.json      pretty JSON, rewritten at each status
+//!   {job_id, job_name, session_key, prompt_ref{…}, prompt_vars{message}, rendered_prompt,
+//!    status, response?|error?, run_id "<job>:<start ms>:<8hex>", updated_at_ms}
+//!   → user   "Scheduled cron job triggered: <job_name>\n\n<message>" (else rendered_prompt) at the start in run_id
+//!     assistant <response>                                                   at updated_at_ms
+//!     system "cron run: job <job_name> (<job_id>) run <run_id> status=<s>[ error=<e>]" at updated_at_ms
+//! .nanobot*/**/triggers/runs/<delivery id>.json
+//!   {kind:"local_trigger", trigger_id, delivery_id, content, created_at_ms, attempts, trigger_name?,
+//!    session_key?, status, error?, response?, run_id, updated_at_ms}
+//!   → user   "Local trigger received: <trigger_name or trigger_id>\n\n<content>" at created_at_ms
+//!     assistant <response>, system "trigger run: trigger <name> (<id>) delivery <d> status=<s> attempts=<n>[ error=<e>]"
+//! ```
+//! The user row carries the text the session stores for the turn, so it
+//! pairs with the session's copy. project_path: the workspace's `.workspace`.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::workspace;
+use crate::diag::DiagKind;
+use crate::extract::{StoreError, StoreOutput};
+use crate::jsonl::decode_text;
+use crate::schema::{EventRow, Role, TurnType};
+use crate::time::from_epoch_ms;
+
+/// The workspace project of `<workspace>/{cron,triggers}/runs/x.json`.
+fn project_of(rel: &str, home: &Path) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let n = parts.len();
+    if n < 4 {
+        return None;
+    }
+    let ws = home.join(parts[..n - 3].join("/"));
+    let id = workspace::workspace_id(&ws)?;
+    workspace::project_path(&home.join(parts[0]).join("sessions").join(id))
+}
+
+pub fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+pub fn num(o: &Map<String, Value>, k: &str) -> Option<i64> {
+    o.get(k)
+        .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
+}
+
+pub fn rows(
+    o: &Map<String, Value>,
+    prompt: String,
+    started_ms: Option<i64>,
+    status: String,
+) -> Vec<EventRow> {
+    let updated = num(o, "updated_at_ms").and_then(from_epoch_ms);
+    let base = EventRow {
+        session_id: s(o, "session_key").map(String::from),
+        source_role: Role::Secondary,
+        source_line: Some(1),
+        x_group: 1,
+        ..Default::default()
+    };
+    let mut native = o.clone();
+    for k in ["response", "content", "rendered_prompt"] {
+        native.remove(k);
+    }
+    let mut out = vec![EventRow {
+        turn_type: TurnType::User,
+        ts_utc: started_ms.and_then(from_epoch_ms),
+        x_match: Some(prompt.clone()),
+        text: Some(prompt),
+        x_call_source: Some("cron".into()),
+        x_sub: 0,
+        ..base.clone()
+    }];
+    if let Some(r) = s(o, "response") {
+        out.push(EventRow {
+            turn_type: TurnType::Assistant,
+            ts_utc: updated,
+            x_match: Some(r.to_string()),
+            text: Some(r.to_string()),
+            x_sub: 1,
+            ..base.clone()
+        });
+    }
+    out.push(EventRow {
+        turn_type: TurnType::System,
+        ts_utc: updated,
+        text: Some(status),
+        native: Some(Value::Object(native).to_string()),
+        x_sub: 2,
+        ..base
+    });
+    out
+}
+
+pub fn extract_with(
+    out: &mut StoreOutput<'_>,
+    map: fn(&Map<String, Value>) -> Vec<EventRow>,
+) -> Result<(), StoreError> {
+    let bytes = std::fs::read(&out.store.abs).map_err(|e| StoreError::io("cannot read", e))?;
+    let project = project_of(&out.store.rel, out.home);
+    let text = String::from_utf8_lossy(&bytes);
+    let value = match decode_text(&text) {
+        Ok(d) => d.value,
+        Err(e) => {
+            out.diag(
+                DiagKind::BadRecord,
+                None,
+                None,
+                format!("not a JSON run record: {}", e.0),
+            );
+            return out.push(EventRow {
+                source_role: Role::Secondary,
+                project_path: project,
+                ..super::record::bad_line_row(1, &e.0, &bytes)
+            });
+        }
+    };
+    let Some(o) = value.as_object() else {
+        let reason = format!(
+            "expected a JSON object, found {}",
+            super::record::json_kind(&value)
+        );
+        out.diag(DiagKind::BadRecord, None, None, reason.clone());
+        return out.push(EventRow {
+            source_role: Role::Secondary,
+            project_path: project,
+            ..super::record::bad_line_row(1, &reason, &bytes)
+        });
+    };
+    for row in map(o) {
+        out.push(EventRow {
+            project_path: project.clone(),
+            ..row
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,431 @@
+//! `nanobot.webui_transcript`: the WebUI display transcript (secondary, true UTC).
+//!
+//! ```text
+//! .nanobot*/webui/<safe key>.jsonl                     active file (recent turns)
+//! .nanobot*/webui/<safe key>.segments/NNNNNN.jsonl     older whole turns, read first, in order
+//! .nanobot*/webui/<safe key>.segments/manifest.json    index (not read)
+//! record: {event, chat_id, created_at_ms (UTC), turn_id, turn_phase, turn_seq, …}
+//!   user          → user
+//!   message       → tool_use / tool_result per tool_events[] (phase start / end|error);
+//!                   no kind and text → assistant; a kind and no tool events → system breadcrumb
+//!   stream_end    → assistant (unless merge_next)
+//!   reasoning_end → thinking (only with --include-thinking)
+//!   file_edit, fork_marker, context_compaction, user_message, unknown → system
+//!   delta, reasoning_delta, turn_end → no row (turn_end's usage and latency go
+//!                   into `native` of the turn's last row)
+//! ```
+//! Session `websocket:<chat_id>`; `seq` = record index across the files.
+
+use std::fs::File;
+use std::io::BufReader;
+
+use serde_json::{Map, Value, json};
+
+use super::record::{bad_line_row, tool_call_text};
+use crate::diag::DiagKind;
+use crate::extract::{StoreError, StoreOutput};
+use crate::jsonl::{Lines, decode_line};
+use crate::schema::{EventRow, Role, TurnType};
+
+/// The active file a segment belongs to: `<dir>/<stem>.segments/N.jsonl` → `<dir>/<stem>.jsonl`.
+pub fn owner(rel: &str) -> String {
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    parts.pop();
+    let dir = parts.pop().unwrap_or_default();
+    let stem = dir.strip_suffix(".segments").unwrap_or(dir);
+    parts.push(stem);
+    format!("{}.jsonl", parts.join("/"))
+}
+
+/// Keys of a record that have a standard column or are the record's frame.
+const FRAME: [&str; 4] = ["event", "chat_id", "created_at_ms", "text"];
+
+struct Turn {
+    rows: Vec<EventRow>,
+    id: Option<String>,
+}
+
+pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
+    let store = out.store;
+    let mut files: Vec<(String, std::path::PathBuf)> = store
+        .parts
+        .iter()
+        .map(|p| (p.rel.clone(), p.abs.clone()))
+        .collect();
+    if store.present {
+        files.push((store.rel.clone(), store.abs.clone()));
+    }
+    let fallback_key = store
+        .rel
+        .rsplit('/')
+        .next()
+        .and_then(|n| n.strip_suffix(".jsonl"))
+        .map(|s| s.replacen('_', ":", 1));
+    let mut seq: i64 = 0;
+    let mut turn = Turn {
+        rows: Vec::new(),
+        id: None,
+    };
+    for (rel, abs) in files {
+        let file = match File::open(&abs) {
+            Ok(f) => f,
+            Err(e) => {
+                out.diag(
+                    DiagKind::Unreadable,
+                    Some(&rel),
+                    None,
+                    format!("cannot open: {e}"),
+                );
+                continue;
+            }
+        };
+        let mut lines = Lines::new(BufReader::new(file));
+        loop {
+            let (line, bytes) = match lines.next_line() {
+                Ok(Some((n, b, _))) => (n, b.to_vec()),
+                Ok(None) => break,
+                Err(e) => {
+                    out.diag(
+                        DiagKind::Unreadable,
+                        Some(&rel),
+                        None,
+                        format!("read failed: {e}"),
+                    );
+                    break;
+                }
+            };
+            let value = match decode_line(&bytes) {
+                Ok(Some(d)) => {
+                    for r in &d.repairs {
+                        out.diag(
+                            DiagKind::Warning,
+                            Some(&rel),
+                            Some(line),
+                            format!("{r}; row kept"),
+                        );
+                    }
+                    d.value
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    out.diag(DiagKind::BadLine, Some(&rel), Some(line), e.0.clone());
+                    flush(out, &mut turn)?;
+                    out.push(EventRow {
+                        session_id: fallback_key.clone(),
+                        source_role: Role::Secondary,
+                        source_path: rel.clone(),
+                        seq: Some(seq),
+                        ..bad_line_row(line, &e.0, &bytes)
+                    })?;
+                    seq += 1;
+                    continue;
+                }
+            };
+            let Some(rec) = value.as_object() else {
+                let reason = format!(
+                    "expected a JSON object, found {}",
+                    super::record::json_kind(&value)
+                );
+                out.diag(DiagKind::BadLine, Some(&rel), Some(line), reason.clone());
+                out.push(EventRow {
+                    session_id: fallback_key.clone(),
+                    source_role: Role::Secondary,
+                    source_path: rel.clone(),
+                    seq: Some(seq),
+                    ..bad_line_row(line, &reason, &bytes)
+                })?;
+                seq += 1;
+                continue;
+            };
+            let turn_id = rec.get("turn_id").and_then(Value::as_str).map(String::from);
+            if turn_id != turn.id {
+                flush(out, &mut turn)?;
+                turn.id = turn_id;
+            }
+            let session = rec
+                .get("chat_id")
+                .and_then(Value::as_str)
+                .map(|c| format!("websocket:{c}"))
+                .or_else(|| fallback_key.clone());
+            let base = EventRow {
+                session_id: session,
+                seq: Some(seq),
+                ts_utc: rec
+                    .get("created_at_ms")
+                    .and_then(Value::as_i64)
+                    .and_then(crate::time::from_epoch_ms),
+                source_role: Role::Secondary,
+                source_path: rel.clone(),
+                source_line: Some(line),
+                x_group: 1,
+                ..Default::default()
+            };
+            if rec.get("event").and_then(Value::as_str) == Some("turn_end") {
+                attach_turn_end(&mut turn, rec);
+                flush(out, &mut turn)?;
+            } else {
+                let rows = map_record(rec, &base, out.options.include_thinking);
+                turn.rows.extend(rows);
+            }
+            seq += 1;
+        }
+    }
+    flush(out, &mut turn)
+}
+
+fn flush(out: &mut StoreOutput<'_>, turn: &mut Turn) -> Result<(), StoreError> {
+    for row in turn.rows.drain(..) {
+        out.push(row)?;
+    }
+    Ok(())
+}
+
+fn attach_turn_end(turn: &mut Turn, rec: &Map<String, Value>) {
+    let idx = turn
+        .rows
+        .iter()
+        .rposition(|r| r.turn_type == TurnType::Assistant)
+        .or(turn.rows.len().checked_sub(1));
+    let Some(last) = idx.and_then(|i| turn.rows.get_mut(i)) else {
+        return;
+    };
+    let mut n: Map<String, Value> = last
+        .native
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    let mut end = Map::new();
+    for (k, v) in rec {
+        if !matches!(
+            k.as_str(),
+            "event" | "chat_id" | "turn_id" | "turn_phase" | "turn_seq"
+        ) {
+            end.insert(k.clone(), v.clone());
+        }
+    }
+    n.insert("turn_end".into(), Value::Object(end));
+    last.native = Some(Value::Object(n).to_string());
+}
+
+fn native_of(rec: &Map<String, Value>, skip: &[&str]) -> Option<String> {
+    let m: Map<String, Value> = rec
+        .iter()
+        .filter(|(k, _)| !FRAME.contains(&k.as_str()) && !skip.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut m = m;
+    if let Some(e) = rec.get("event") {
+        m.insert("event".into(), e.clone());
+    }
+    Some(Value::Object(m).to_string())
+}
+
+/// Map one record (not `turn_end`) to rows. No I/O: the fuzz target calls it.
+pub fn map_record(
+    rec: &Map<String, Value>,
+    base: &EventRow,
+    include_thinking: bool,
+) -> Vec<EventRow> {
+    let event = rec.get("event").and_then(Value::as_str).unwrap_or("");
+    let text = rec.get("text").and_then(Value::as_str).map(String::from);
+    let mut rows = Vec::new();
+    let row = |turn_type, text: Option<String>, native| EventRow {
+        turn_type,
+        x_match: text.clone(),
+        text,
+        native,
+        ..base.clone()
+    };
+    match event {
+        "user" => rows.push(row(TurnType::User, text, native_of(rec, &[]))),
+        "message" => {
+            let events = rec
+                .get("tool_events")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let kind = rec.get("kind").and_then(Value::as_str);
+            for ev in &events {
+                let phase = ev.get("phase").and_then(Value::as_str).unwrap_or("");
+                let name = ev.get("name").and_then(Value::as_str).map(String::from);
+                let id = ev.get("call_id").and_then(Value::as_str).map(String::from);
+                let args = ev.get("arguments").cloned().unwrap_or(Value::Null);
+                let mut n = Map::new();
+                n.insert("event".into(), json!("message"));
+                n.insert("phase".into(), json!(phase));
+                for k in ["kind", "turn_id", "turn_phase", "turn_seq"] {
+                    if let Some(v) = rec.get(k) {
+                        n.insert(k.into(), v.clone());
+                    }
+                }
+                for k in ["files", "embeds"] {
+                    if let Some(v) = ev
+                        .get(k)
+                        .filter(|v| v.as_array().is_none_or(|a| !a.is_empty()))
+                    {
+                        n.insert(k.into(), v.clone());
+                    }
+                }
+                let (turn_type, t) = match phase {
+                    "start" => {
+                        n.insert("arguments".into(), args.clone());
+                        (TurnType::ToolUse, Some(tool_call_text(&args)))
+                    }
+                    _ => {
+                        let result = ev
+                            .get("result")
+                            .filter(|v| !v.is_null())
+                            .or_else(|| ev.get("error").filter(|v| !v.is_null()));
+                        if let Some(e) = ev.get("error").filter(|v| !v.is_null()) {
+                            n.insert("error".into(), e.clone());
+                        }
+                        (
+                            TurnType::ToolResult,
+                            result.map(|v| {
+                                v.as_str()
+                                    .map(String::from)
+                                    .unwrap_or_else(|| v.to_string())
+                            }),
+                        )
+                    }
+                };
+                rows.push(EventRow {
+                    turn_type,
+                    tool_name: name,
+                    tool_use_id: id,
+                    x_match: t.clone(),
+                    text: t,
+                    native: Some(Value::Object(n).to_string()),
+                    ..base.clone()
+                });
+            }
+            let has_text = text.as_deref().is_some_and(|t| !t.is_empty());
+            match (kind, events.is_empty(), has_text) {
+                (None, _, true) => rows.push(row(
+                    TurnType::Assistant,
+                    text,
+                    native_of(rec, &["tool_events"]),
+                )),
+                (Some(_), true, _) | (None, true, false) => rows.push(row(
+                    TurnType::System,
+                    text,
+                    native_of(rec, &["tool_events"]),
+                )),
+                _ => {}
+            }
+        }
+        "stream_end" => {
+            if rec.get("merge_next").and_then(Value::as_bool) != Some(true) {
+                rows.push(row(TurnType::Assistant, text, native_of(rec, &[])));
+            }
+        }
+        "reasoning_end" => {
+            if include_thinking {
+                rows.push(row(TurnType::Thinking, text, native_of(rec, &[])));
+            }
+        }
+        "delta" | "reasoning_delta" | "turn_end" => {}
+        "file_edit" => {
+            let edits = rec.get("edits").map(Value::to_string).unwrap_or_default();
+            rows.push(EventRow {
+                turn_type: TurnType::System,
+                text: Some(format!("file edit: {edits}")),
+                native: native_of(rec, &["edits"]),
+                ..base.clone()
+            });
+        }
+        other => {
+            let t = text.filter(|t| !t.is_empty()).unwrap_or_else(|| {
+                format!("webui {}", if other.is_empty() { "record" } else { other })
+            });
+            rows.push(EventRow {
+                turn_type: TurnType::System,
+                text: Some(t),
+                native: native_of(rec, &[]),
+                ..base.clone()
+            });
+        }
+    }
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.x_sub = i as i32;
+        if r.turn_type == TurnType::System {
+            r.x_match = None;
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(s: &str) -> Map<String, Value> {
+        serde_json::from_str::<Value>(s)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn segment_owner() {
+        assert_eq!(
+            owner(".nanobot/webui/websocket_b8.segments/000001.jsonl"),
+            ".nanobot/webui/websocket_b8.jsonl"
+        );
+    }
+
+    #[test]
+    fn tool_events_become_tool_rows_and_breadcrumbs_do_not_repeat() {
+        let base = EventRow::default();
+        let start = map_record(
+            &rec(
+                r#"{"event":"message","text":"exec(\"ls\")","kind":"tool_hint","tool_events":[{"phase":"start","call_id":"c1","name":"exec","arguments":{"command":"ls"},"files":[],"embeds":[]}]}"#,
+            ),
+            &base,
+            false,
+        );
+        assert_eq!(start.len(), 1);
+        assert_eq!(
+            (
+                start[0].turn_type,
+                start[0].text.as_deref(),
+                start[0].tool_use_id.as_deref()
+            ),
+            (TurnType::ToolUse, Some("ls"), Some("c1"))
+        );
+        let end = map_record(
+            &rec(
+                r#"{"event":"message","text":"","kind":"progress","tool_events":[{"phase":"end","call_id":"c1","name":"exec","result":"a\nb"}]}"#,
+            ),
+            &base,
+            false,
+        );
+        assert_eq!(
+            (end[0].turn_type, end[0].text.as_deref()),
+            (TurnType::ToolResult, Some("a\nb"))
+        );
+        let crumb = map_record(
+            &rec(r#"{"event":"message","text":"thinking…","kind":"progress"}"#),
+            &base,
+            false,
+        );
+        assert_eq!(
+            (crumb[0].turn_type, crumb[0].x_match.as_deref()),
+            (TurnType::System, None)
+        );
+        let reasoning = rec(r#"{"event":"reasoning_end","text":"hm"}"#);
+        assert!(map_record(&reasoning, &base, false).is_empty());
+        assert_eq!(
+            map_record(&reasoning, &base, true)[0].turn_type,
+            TurnType::Thinking
+        );
+        assert!(
+            map_record(
+                &rec(r#"{"event":"stream_end","text":"x","merge_next":true}"#),
+                &base,
+                false
+            )
+            .is_empty()
+        );
+    }
+}

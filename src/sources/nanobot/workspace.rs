@@ -1,0 +1,44 @@
+//! Workspaces and namespace directories of a nanobot instance.
+//!
+//! ```text
+//! .nanobot*/sessions/<workspace-id>/.workspace     "<abs workspace path>\n" (project_path)
+//! .nanobot*/<workspace>/.nanobot/workspace-id      "<32 hex>\n"
+//! .nanobot*/<workspace>/memory/                    a workspace holds memory/ or .nanobot/workspace-id
+//! ```
+
+use std::path::Path;
+
+/// Directories of an instance that are never workspaces.
+const NOT_WORKSPACES: [&str; 4] = ["sessions", "webui", "history", "logs"];
+
+/// Whether `dir` (absolute) is a nanobot workspace.
+pub fn is_workspace_dir(dir: &Path) -> bool {
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    !NOT_WORKSPACES.contains(&name)
+        && (dir.join("memory").is_dir() || dir.join(".nanobot/workspace-id").is_file())
+}
+
+/// For a path `.nanobot*/<workspace>/…`: whether `<workspace>` is a workspace.
+pub fn is_workspace_file(rel: &str, home: &Path) -> bool {
+    let mut parts = rel.split('/');
+    match (parts.next(), parts.next()) {
+        (Some(inst), Some(ws)) => is_workspace_dir(&home.join(inst).join(ws)),
+        _ => false,
+    }
+}
+
+fn read_trimmed(p: &Path) -> Option<String> {
+    let s = std::fs::read_to_string(p).ok()?;
+    let s = s.trim_end_matches(['\n', '\r']).to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// The `.workspace` text of a namespace directory, as written (trailing newline dropped).
+pub fn project_path(namespace_dir: &Path) -> Option<String> {
+    read_trimmed(&namespace_dir.join(".workspace"))
+}
+
+/// The workspace id a workspace directory records.
+pub fn workspace_id(workspace_dir: &Path) -> Option<String> {
+    read_trimmed(&workspace_dir.join(".nanobot/workspace-id")).map(|s| s.trim().to_string())
+}

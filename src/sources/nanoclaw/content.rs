@@ -1,0 +1,317 @@
+//! The nanoclaw content mapper: a `messages_in` / `messages_out` `content`
+//! JSON → row text, link keys and a secret-free copy for `native`. No I/O, no
+//! DuckDB (a fuzz target drives it).
+//!
+//! ```text
+//! inbound  chat-sdk  {"_type":"chat:Message","id",text,author{userId…},senderId,attachments[…]}  → text
+//!          chat      {"text", sender?, senderId?, echo?{surface,label}}                          → text
+//!          task      {"prompt", script, originSessionId}  (legacy: a plain string)               → prompt
+//!          system    {"type":"question_response","questionId","selectedOption","userId"}        → selectedOption
+//!                    {"type":"cli_response","requestId","frame":{id,ok,data|error}}              → "cli_response <id> ok=…"
+//! outbound chat      {"text"[,"files"]} | {"operation":"edit","messageId","text"}
+//!                    | {"operation":"reaction","messageId","emoji"}                              → text / emoji
+//!          chat-sdk  {"type":"ask_question","questionId","title","question","options":[{label,selectedLabel,value}]}
+//!                    → title, question and options; {"type":"card","card",fallbackText}          → fallbackText
+//!          system    {"action":…}                                                                → "<action> …"
+//!          task_log  {"text"}                                                                    → text
+//! ```
+//! Secrets: nanoclaw has no secret flag. An answer (`selectedOption`) or
+//! option `value` shaped like nanoclaw's own `SECRET_VALUE_RE`, or matching a
+//! `--secret-pattern`, becomes `[redacted]` in the text, in the content kept
+//! for `native` (every occurrence) and in the option of the question card.
+//! Attachment `data` (base64 bytes) is always dropped.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+pub const REDACTED: &str = "[redacted]";
+
+/// nanoclaw's `SECRET_VALUE_RE` (src/modules/self-mod/request.ts).
+pub const SECRET_VALUE_RE: &str = r"^(sk-|ghp_|github_pat_|xox[a-z]-|AKIA|-----BEGIN )";
+
+/// Which values count as secrets.
+#[derive(Debug, Clone)]
+pub struct SecretRules {
+    builtin: Option<Regex>,
+    user: Vec<Regex>,
+}
+
+impl Default for SecretRules {
+    fn default() -> Self {
+        SecretRules::new(Vec::new())
+    }
+}
+
+impl SecretRules {
+    pub fn new(user: Vec<Regex>) -> SecretRules {
+        SecretRules {
+            builtin: Regex::new(SECRET_VALUE_RE).ok(),
+            user,
+        }
+    }
+
+    pub fn is_secret(&self, v: &str) -> bool {
+        self.builtin.as_ref().is_some_and(|r| r.is_match(v))
+            || self.user.iter().any(|r| r.is_match(v))
+    }
+}
+
+/// What one message's content maps to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mapped {
+    pub text: Option<String>,
+    /// The content with secrets redacted and attachment bytes dropped.
+    pub content: Value,
+    /// `questionId` of an ask_question card or a question_response answer.
+    pub question_id: Option<String>,
+    /// `content.type` or `content.action` or `content.operation`.
+    pub subtype: Option<String>,
+    /// Secret values that were redacted (never output; for callers' counts).
+    pub redacted: usize,
+}
+
+fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+/// Replace every occurrence of each secret inside every string of `v`.
+fn scrub(v: &mut Value, secrets: &[String]) {
+    match v {
+        Value::String(s) => {
+            for sec in secrets {
+                if !sec.is_empty() && s.contains(sec.as_str()) {
+                    *s = s.replace(sec.as_str(), REDACTED);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| scrub(x, secrets)),
+        Value::Object(o) => o.values_mut().for_each(|x| scrub(x, secrets)),
+        _ => {}
+    }
+}
+
+fn drop_attachment_bytes(v: &mut Value) {
+    if let Some(atts) = v.get_mut("attachments").and_then(Value::as_array_mut) {
+        for a in atts {
+            if let Some(o) = a.as_object_mut() {
+                o.remove("data");
+            }
+        }
+    }
+}
+
+/// Map one `content` text. `outbound` selects the messages_out shapes.
+pub fn map_content(kind: &str, content: &str, outbound: bool, rules: &SecretRules) -> Mapped {
+    let mut value: Value = match crate::jsonl::decode_text(content) {
+        Ok(d) => d.value,
+        // Legacy task rows (and anything else) may be plain text.
+        Err(_) => Value::String(content.to_string()),
+    };
+    drop_attachment_bytes(&mut value);
+    let mut secrets: Vec<String> = Vec::new();
+    let mut m = Mapped::default();
+    if let Value::Object(o) = &mut value {
+        if s(o, "type") == Some("question_response")
+            && let Some(sel) = s(o, "selectedOption").filter(|v| rules.is_secret(v))
+        {
+            secrets.push(sel.to_string());
+        }
+        if s(o, "type") == Some("ask_question") {
+            for opt in o
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(v) = opt
+                    .get("value")
+                    .and_then(Value::as_str)
+                    .filter(|v| rules.is_secret(v))
+                {
+                    secrets.push(v.to_string());
+                }
+            }
+        }
+    }
+    m.redacted = secrets.len();
+    scrub(&mut value, &secrets);
+    if let Value::Object(o) = &value {
+        m.question_id = s(o, "questionId").map(String::from);
+        m.subtype = s(o, "type")
+            .or(s(o, "action"))
+            .or(s(o, "operation"))
+            .map(String::from);
+        m.text = text_of(kind, o, outbound);
+    } else if let Value::String(t) = &value {
+        m.text = Some(t.clone());
+    }
+    m.content = value;
+    m
+}
+
+fn text_of(kind: &str, o: &Map<String, Value>, outbound: bool) -> Option<String> {
+    if let Some(t) = s(o, "type") {
+        match t {
+            "question_response" => return s(o, "selectedOption").map(String::from),
+            "cli_response" => {
+                let frame = o.get("frame");
+                let ok = frame
+                    .and_then(|f| f.get("ok"))
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                return Some(format!(
+                    "cli_response {} ok={ok}",
+                    s(o, "requestId").unwrap_or_default()
+                ));
+            }
+            "ask_question" => {
+                let mut lines = vec![s(o, "title").unwrap_or_default().to_string()];
+                if let Some(q) = s(o, "question").filter(|q| !q.is_empty()) {
+                    lines.push(q.to_string());
+                }
+                for opt in o
+                    .get("options")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let label = opt.get("label").and_then(Value::as_str).unwrap_or_default();
+                    let value = opt.get("value").and_then(Value::as_str).unwrap_or_default();
+                    lines.push(if value == label {
+                        format!("- {label}")
+                    } else {
+                        format!("- {label} = {value}")
+                    });
+                }
+                return Some(lines.join("\n"));
+            }
+            "card" => return s(o, "fallbackText").map(String::from),
+            _ => {}
+        }
+    }
+    match s(o, "operation") {
+        Some("reaction") => return s(o, "emoji").map(String::from),
+        Some("edit") => return s(o, "text").map(String::from),
+        _ => {}
+    }
+    if let Some(action) = s(o, "action") {
+        let detail = match action {
+            "cli_request" => {
+                let args = o.get("args").map(Value::to_string).unwrap_or_default();
+                format!(" {} {args}", s(o, "command").unwrap_or_default())
+            }
+            "create_agent" => format!(" {}", s(o, "name").unwrap_or_default()),
+            _ => String::new(),
+        };
+        return Some(format!("{action}{detail}"));
+    }
+    if kind == "task" && !outbound {
+        return s(o, "prompt").map(String::from);
+    }
+    s(o, "text").map(String::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_answer_and_option_are_redacted_everywhere() {
+        let rules = SecretRules::default();
+        let a = map_content(
+            "system",
+            r#"{"type":"question_response","questionId":"q1","selectedOption":"ghp_abc","userId":"U1"}"#,
+            false,
+            &rules,
+        );
+        assert_eq!(a.text.as_deref(), Some(REDACTED));
+        assert_eq!(a.question_id.as_deref(), Some("q1"));
+        assert!(!a.content.to_string().contains("ghp_abc"));
+        let q = map_content(
+            "chat-sdk",
+            r#"{"type":"ask_question","questionId":"q1","title":"Token","question":"Which?","options":[{"label":"New","selectedLabel":"New ghp_abc","value":"ghp_abc"},{"label":"Cancel","selectedLabel":"Cancel","value":"cancel"}]}"#,
+            true,
+            &rules,
+        );
+        assert_eq!(
+            q.text.as_deref(),
+            Some("Token\nWhich?\n- New = [redacted]\n- Cancel = cancel")
+        );
+        assert!(!q.content.to_string().contains("ghp_abc"), "{}", q.content);
+        let keep = map_content(
+            "system",
+            r#"{"type":"question_response","questionId":"q2","selectedOption":"Lisbon"}"#,
+            false,
+            &rules,
+        );
+        assert_eq!(keep.text.as_deref(), Some("Lisbon"));
+    }
+
+    #[test]
+    fn user_patterns_search_anywhere() {
+        let rules = SecretRules::new(vec![
+            Regex::new("hunter2").unwrap_or_else(|_| unreachable!()),
+        ]);
+        let a = map_content(
+            "system",
+            r#"{"type":"question_response","questionId":"q","selectedOption":"pw is hunter2!"}"#,
+            false,
+            &rules,
+        );
+        assert_eq!(a.text.as_deref(), Some(REDACTED));
+    }
+
+    #[test]
+    fn shapes() {
+        let r = SecretRules::default();
+        assert_eq!(
+            map_content(
+                "task",
+                r#"{"prompt":"Remind Dana","script":null}"#,
+                false,
+                &r
+            )
+            .text
+            .as_deref(),
+            Some("Remind Dana")
+        );
+        assert_eq!(
+            map_content("task", "legacy prompt", false, &r)
+                .text
+                .as_deref(),
+            Some("legacy prompt")
+        );
+        assert_eq!(
+            map_content(
+                "chat",
+                r#"{"operation":"reaction","messageId":"m","emoji":"👍"}"#,
+                true,
+                &r
+            )
+            .text
+            .as_deref(),
+            Some("👍")
+        );
+        assert_eq!(
+            map_content(
+                "system",
+                r#"{"action":"create_agent","name":"Scout"}"#,
+                true,
+                &r
+            )
+            .text
+            .as_deref(),
+            Some("create_agent Scout")
+        );
+        let att = map_content(
+            "chat-sdk",
+            r#"{"text":"pic","attachments":[{"name":"a.png","data":"QUJD"}]}"#,
+            false,
+            &r,
+        );
+        assert_eq!(
+            att.content.to_string(),
+            r#"{"attachments":[{"name":"a.png"}],"text":"pic"}"#
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! nanoclaw stores (an install root holding `data/v2.db`).
+//!
+//! ```text
+//! <root>/data/v2.db                                          catalog (WAL)       catalog.rs
+//! <root>/data/v2-sessions/<agent_group_id>/<session_id>/
+//!     inbound.db     messages_in, delivered, destinations, session_routing      inbound.rs
+//!     outbound.db    messages_out, processing_ack, session_state, container_state outbound.rs
+//! <root>/data/v2-sessions/<agent_group_id>/.claude-shared/projects/*/<continuation>.jsonl[.rotated-<ms>]
+//!                    Claude Code transcripts backing `continuation:claude`     claude_transcript.rs
+//! ```
+//! Every database is read from a private snapshot, columns by name. Rows of
+//! catalog and state tables become `nanoclaw <table>: <primary key>` system
+//! rows with `native = {"table", "record"}` (JSON text columns as strings,
+//! integers beyond 2^53 as strings); credential columns never leave here.
+
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+use serde_json::{Map, Value, json};
+
+use crate::schema::{EventRow, TurnType};
+
+pub mod catalog;
+pub mod claude_transcript;
+pub mod content;
+pub mod inbound;
+pub mod outbound;
+
+/// (install root, agent group id, session id) of a session DB path
+/// `<root>/data/v2-sessions/<ag>/<sess>/<file>` (relative to HOME).
+pub fn session_parts(rel: &str) -> Option<(String, String, String)> {
+    let i = rel.find("data/v2-sessions/")?;
+    let root = rel[..i].trim_end_matches('/');
+    let rest: Vec<&str> = rel[i + "data/v2-sessions/".len()..].split('/').collect();
+    match rest.as_slice() {
+        [ag, sess, ..] => Some((
+            if root.is_empty() {
+                ".".into()
+            } else {
+                root.to_string()
+            },
+            ag.to_string(),
+            sess.to_string(),
+        )),
+        _ => None,
+    }
+}
+
+/// A column value as JSON: integers beyond ±2^53 become strings; text stays text.
+pub fn column_json(v: ValueRef<'_>) -> Value {
+    const SAFE: i64 = 1 << 53;
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) if (-SAFE..=SAFE).contains(&i) => json!(i),
+        ValueRef::Integer(i) => Value::String(i.to_string()),
+        ValueRef::Real(r) => serde_json::Number::from_f64(r)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::String(format!("<{} bytes>", b.len())),
+    }
+}
+
+/// One table row: rowid and columns by name (minus `exclude`).
+pub struct TableRow {
+    pub rowid: Option<i64>,
+    pub record: Map<String, Value>,
+}
+
+/// Whether a table exists.
+pub fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// Primary-key columns of a table, in key order (empty: none).
+pub fn primary_key(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare("SELECT name, pk FROM pragma_table_info(?1) WHERE pk > 0 ORDER BY pk")?;
+    let rows = stmt.query_map([table], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+fn quote(ident: &str) -> String {
+    format!("\"{}\"", ident.replace('"', "\"\""))
+}
+
+/// Every row of `table` ordered by its primary key (else rowid), columns by
+/// name, without the `exclude`d ones (which are never selected).
+pub fn read_table(
+    conn: &Connection,
+    table: &str,
+    exclude: &[&str],
+    order: &str,
+) -> rusqlite::Result<Vec<TableRow>> {
+    let mut cols: Vec<String> = Vec::new();
+    {
+        let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
+        for c in stmt.query_map([table], |r| r.get::<_, String>(0))? {
+            let c = c?;
+            if !exclude.contains(&c.as_str()) {
+                cols.push(c);
+            }
+        }
+    }
+    let without_rowid: bool = conn
+        .query_row(
+            "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = ?1",
+            [table],
+            |r| r.get(0),
+        )
+        .unwrap_or(false);
+    let rowid = if without_rowid { "NULL" } else { "rowid" };
+    let list = cols.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "SELECT {rowid}, {list} FROM {} ORDER BY {order}",
+        quote(table)
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut record = Map::new();
+        for (i, c) in cols.iter().enumerate() {
+            record.insert(c.clone(), column_json(r.get_ref(i + 1)?));
+        }
+        out.push(TableRow {
+            rowid: r.get(0)?,
+            record,
+        });
+    }
+    Ok(out)
+}
+
+/// `ORDER BY` for a table: its primary key, else rowid.
+pub fn default_order(conn: &Connection, table: &str) -> String {
+    let pk = primary_key(conn, table).unwrap_or_default();
+    if pk.is_empty() {
+        "rowid".into()
+    } else {
+        pk.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// The text of a key value for a row title.
+pub fn key_text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "NULL".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// A `nanoclaw <table>: <primary key>` state row.
+pub fn state_row(table: &str, pk: &[String], row: &TableRow, time_cols: &[&str]) -> EventRow {
+    let key = if pk.is_empty() {
+        row.rowid.map(|r| r.to_string()).unwrap_or_default()
+    } else {
+        pk.iter()
+            .map(|c| key_text(row.record.get(c)))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let ts = time_cols.iter().find_map(|c| {
+        row.record
+            .get(*c)
+            .and_then(Value::as_str)
+            .and_then(crate::time::parse_utc)
+    });
+    EventRow {
+        turn_type: TurnType::System,
+        text: Some(format!("nanoclaw {table}: {key}")),
+        ts_utc: ts,
+        source_line: row.rowid,
+        x_group: 3,
+        x_id: Some(format!("{table}/{key}")),
+        native: Some(
+            json!({"table": table, "record": Value::Object(row.record.clone())}).to_string(),
+        ),
+        ..Default::default()
+    }
+}
+
+/// Columns that time a state row, first present wins.
+pub const TIME_COLUMNS: [&str; 9] = [
+    "created_at",
+    "granted_at",
+    "added_at",
+    "resolved_at",
+    "status_changed",
+    "delivered_at",
+    "updated_at",
+    "applied",
+    "last_seen",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_paths() {
+        assert_eq!(
+            session_parts("data/v2-sessions/ag-1/sess-2/inbound.db"),
+            Some((".".to_string(), "ag-1".to_string(), "sess-2".to_string()))
+        );
+        assert_eq!(
+            session_parts("apps/nc/data/v2-sessions/ag-1/sess-2/outbound.db"),
+            Some((
+                "apps/nc".to_string(),
+                "ag-1".to_string(),
+                "sess-2".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn big_integers_become_strings() {
+        assert_eq!(
+            column_json(ValueRef::Integer(1 << 53)),
+            json!(9007199254740992i64)
+        );
+        assert_eq!(
+            column_json(ValueRef::Integer((1 << 53) + 1)),
+            json!("9007199254740993")
+        );
+    }
+}

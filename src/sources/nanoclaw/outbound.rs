@@ -1,0 +1,202 @@
+//! `nanoclaw.outbound`: a session's container-written `outbound.db` (DELETE journal).
+//!
+//! ```text
+//! data/v2-sessions/<agent_group_id>/<session_id>/outbound.db
+//!   messages_out(id, seq odd, in_reply_to, timestamp UTC, deliver_after, recurrence, kind,
+//!                platform_id, channel_type, thread_id, content JSON)
+//!                                          → `assistant` rows ordered by (seq, id), x_group 2
+//!   processing_ack(message_id, status, status_changed)   ┐
+//!   session_state(key, value, updated_at)                 ├ `nanoclaw <table>: <key>` state rows
+//!   container_state(id = 1, current_tool, …)              ┘
+//! ```
+//! `session_state` `continuation:<provider>` names the backing provider
+//! session (`native.continuation`); for `claude` the transcript is looked
+//! for under `<agent_group>/.claude-shared/projects/*/<id>.jsonl[.rotated-*]`
+//! and declared lost when absent.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::content::{SecretRules, map_content};
+use super::inbound::add_agent_group;
+use super::{
+    TIME_COLUMNS, default_order, has_table, primary_key, read_table, session_parts, state_row,
+};
+use crate::diag::{DiagKind, Diagnostic};
+use crate::extract::{StoreError, StoreOutput};
+use crate::schema::{EventRow, TurnType};
+use crate::snapshot::open_snapshot;
+
+/// Native facts of one messages_out row (no I/O).
+pub fn outbound_native(
+    rec: &Map<String, Value>,
+    agent_group: &str,
+    rules: &SecretRules,
+) -> (Option<String>, Value) {
+    let kind = rec.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let content = rec
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let m = map_content(kind, content, true, rules);
+    let mut n = Map::new();
+    n.insert("table".into(), json!("messages_out"));
+    n.insert("agent_group_id".into(), json!(agent_group));
+    for k in [
+        "id",
+        "kind",
+        "in_reply_to",
+        "platform_id",
+        "channel_type",
+        "thread_id",
+        "deliver_after",
+        "recurrence",
+    ] {
+        if let Some(v) = rec.get(k) {
+            n.insert(k.into(), v.clone());
+        }
+    }
+    if kind == "task_log" {
+        n.insert("harness_injection".into(), json!(true));
+    }
+    if kind == "system" {
+        n.insert("tool_plumbing".into(), json!(true));
+    }
+    if let Some(q) = &m.question_id {
+        n.insert("question_id".into(), json!(q));
+    }
+    if let Some(t) = &m.subtype {
+        n.insert("content_type".into(), json!(t));
+    }
+    n.insert("content".into(), m.content);
+    (m.text, Value::Object(n))
+}
+
+/// Whether a Claude transcript for `id` exists in the agent group's shared dir.
+pub fn claude_transcript_exists(agent_group_dir: &Path, id: &str) -> bool {
+    let Ok(projects) = std::fs::read_dir(agent_group_dir.join(".claude-shared/projects")) else {
+        return false;
+    };
+    projects.filter_map(Result::ok).any(|p| {
+        let dir = p.path();
+        dir.join(format!("{id}.jsonl")).is_file()
+            || std::fs::read_dir(&dir).ok().is_some_and(|files| {
+                files.filter_map(Result::ok).any(|f| {
+                    f.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("{id}.jsonl.rotated-"))
+                })
+            })
+    })
+}
+
+pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
+    let store = out.store;
+    let (_, ag, sess) = session_parts(&store.rel).unwrap_or_default();
+    if !store.abs.with_file_name("inbound.db").exists() {
+        out.push_diag(
+            Diagnostic::new(
+                DiagKind::Loss,
+                store.rel.replace("/outbound.db", "/inbound.db"),
+                "inbound.db missing: the session's inbound messages and deliveries are lost",
+            )
+            .of(store.agent, &store.instance)
+            .session(&sess)
+            .code("inbound_missing"),
+        );
+    }
+    let snap = open_snapshot(&store.abs, &out.scratch)
+        .map_err(|e| StoreError::Unreadable(e.to_string()))?;
+    let conn = &snap.conn;
+    let rules = SecretRules::new(out.options.secret_patterns.clone());
+    let err = |what: &str, e: rusqlite::Error| StoreError::Unreadable(format!("{what}: {e}"));
+    let base = EventRow {
+        session_id: Some(sess.clone()),
+        ..Default::default()
+    };
+
+    if has_table(conn, "messages_out").map_err(|e| err("schema", e))? {
+        for r in
+            read_table(conn, "messages_out", &[], "seq, id").map_err(|e| err("messages_out", e))?
+        {
+            let rec = &r.record;
+            let (text, native) = outbound_native(rec, &ag, &rules);
+            out.push(EventRow {
+                seq: rec.get("seq").and_then(Value::as_i64),
+                ts_utc: rec
+                    .get("timestamp")
+                    .and_then(Value::as_str)
+                    .and_then(crate::time::parse_utc),
+                turn_type: TurnType::Assistant,
+                text,
+                source_line: r.rowid,
+                x_group: 2,
+                x_id: rec.get("id").and_then(Value::as_str).map(String::from),
+                native: Some(native.to_string()),
+                ..base.clone()
+            })?;
+        }
+    } else {
+        out.diag(DiagKind::Unreadable, None, None, "no messages_out table");
+    }
+    let ag_dir = store
+        .abs
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    for table in ["processing_ack", "session_state", "container_state"] {
+        if !has_table(conn, table).map_err(|e| err("schema", e))? {
+            continue;
+        }
+        let pk = primary_key(conn, table).map_err(|e| err(table, e))?;
+        for r in
+            read_table(conn, table, &[], &default_order(conn, table)).map_err(|e| err(table, e))?
+        {
+            let mut row = state_row(table, &pk, &r, &TIME_COLUMNS);
+            let mut native = row
+                .native
+                .as_deref()
+                .map(|n| add_agent_group(n, &ag))
+                .unwrap_or_default();
+            let key = r
+                .record
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if let (Some(provider), Some(id)) = (
+                key.strip_prefix("continuation:"),
+                r.record.get("value").and_then(Value::as_str),
+            ) {
+                if let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(&native) {
+                    m.insert(
+                        "continuation".into(),
+                        json!({"provider": provider, "id": id}),
+                    );
+                    native = Value::Object(m).to_string();
+                }
+                let found = provider == "claude" && claude_transcript_exists(&ag_dir, id);
+                if !found {
+                    let where_ = if provider == "claude" {
+                        "no <agent group>/.claude-shared/projects/*/<id>.jsonl".to_string()
+                    } else {
+                        format!("the {provider} provider's transcripts are not read")
+                    };
+                    out.push_diag(
+                        Diagnostic::new(DiagKind::Loss, store.rel.clone(), format!("backing transcript of continuation:{provider} {id} unavailable ({where_})"))
+                            .of(store.agent, &store.instance)
+                            .session(&sess)
+                            .code("transcript_missing"),
+                    );
+                }
+            }
+            row.native = Some(native);
+            out.push(EventRow {
+                session_id: Some(sess.clone()),
+                ..row
+            })?;
+        }
+    }
+    Ok(())
+}

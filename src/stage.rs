@@ -1,0 +1,172 @@
+//! Staging: Arrow batches written as Parquet into the run's private temp dir.
+//!
+//! ```text
+//! <tmp>/stage/events-<source_kind>.parquet   one file per store kind (events_schema)
+//! <tmp>/stage/llm_calls.parquet              llm_usage rows (llm_calls_schema)
+//! ```
+//! Writers are opened on first use and shared by the kind's tasks (one mutex
+//! per file). Row groups are capped so a large store never sits in memory.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+use crate::schema::{
+    EventRow, LlmCallRow, events_batch, events_schema, llm_calls_batch, llm_calls_schema,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Parquet {
+        path: PathBuf,
+        source: parquet::errors::ParquetError,
+    },
+    #[error("building a batch: {0}")]
+    Arrow(#[from] arrow::error::ArrowError),
+    #[error("a staging writer was poisoned by a panic")]
+    Poisoned,
+}
+
+struct Writer {
+    path: PathBuf,
+    inner: ArrowWriter<File>,
+}
+
+type Slot = Arc<Mutex<Option<Writer>>>;
+
+/// The staged files of one run.
+pub struct Stage {
+    dir: PathBuf,
+    slots: Mutex<BTreeMap<String, Slot>>,
+}
+
+/// What staging produced: file paths by table.
+#[derive(Debug, Default, Clone)]
+pub struct Staged {
+    pub events: Vec<PathBuf>,
+    pub llm_calls: Vec<PathBuf>,
+}
+
+const ROW_GROUP_ROWS: usize = 65_536;
+const ROW_GROUP_BYTES: usize = 64 << 20;
+
+impl Stage {
+    pub fn new(dir: &Path) -> Result<Stage, StageError> {
+        std::fs::create_dir_all(dir).map_err(|source| StageError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        Ok(Stage {
+            dir: dir.to_path_buf(),
+            slots: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn slot(&self, name: &str) -> Result<Slot, StageError> {
+        let mut slots = self.slots.lock().map_err(|_| StageError::Poisoned)?;
+        Ok(slots.entry(name.to_string()).or_default().clone())
+    }
+
+    fn write(&self, name: &str, schema: SchemaRef, batch: &RecordBatch) -> Result<(), StageError> {
+        let slot = self.slot(name)?;
+        let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
+        if guard.is_none() {
+            let path = self.dir.join(format!("{name}.parquet"));
+            let file = File::create(&path).map_err(|source| StageError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let props = WriterProperties::builder()
+                .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+                .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+                .build();
+            let inner = ArrowWriter::try_new(file, schema, Some(props)).map_err(|source| {
+                StageError::Parquet {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+            *guard = Some(Writer { path, inner });
+        }
+        if let Some(w) = guard.as_mut() {
+            w.inner.write(batch).map_err(|source| StageError::Parquet {
+                path: w.path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    pub fn write_events(&self, kind: &str, rows: &[EventRow]) -> Result<(), StageError> {
+        let batch = events_batch(rows)?;
+        self.write(&format!("events-{kind}"), events_schema(), &batch)
+    }
+
+    pub fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
+        let batch = llm_calls_batch(rows)?;
+        self.write("llm_calls", llm_calls_schema(), &batch)
+    }
+
+    /// Close every writer. An empty file of each schema is always written, so
+    /// the views have a table to read even when a home holds no such store.
+    pub fn finish(self) -> Result<Staged, StageError> {
+        self.write_events_empty()?;
+        self.write("llm_calls", llm_calls_schema(), &llm_calls_batch(&[])?)?;
+        let slots = self.slots.into_inner().map_err(|_| StageError::Poisoned)?;
+        let mut staged = Staged::default();
+        for (name, slot) in slots {
+            let writer = Arc::try_unwrap(slot).map_err(|_| StageError::Poisoned)?;
+            let Some(w) = writer.into_inner().map_err(|_| StageError::Poisoned)? else {
+                continue;
+            };
+            w.inner.close().map_err(|source| StageError::Parquet {
+                path: w.path.clone(),
+                source,
+            })?;
+            if name.starts_with("events-") {
+                staged.events.push(w.path);
+            } else {
+                staged.llm_calls.push(w.path);
+            }
+        }
+        Ok(staged)
+    }
+
+    fn write_events_empty(&self) -> Result<(), StageError> {
+        self.write("events-", events_schema(), &events_batch(&[])?)
+    }
+}
+
+/// Write one batch as a whole Parquet file (small tables: diagnostics, sources).
+pub fn write_file(path: &Path, batch: &RecordBatch) -> Result<(), StageError> {
+    let file = File::create(path).map_err(|source| StageError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut w =
+        ArrowWriter::try_new(file, batch.schema(), None).map_err(|source| StageError::Parquet {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    w.write(batch).map_err(|source| StageError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    w.close().map_err(|source| StageError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! Test helpers: run the binary on a home, read outputs back through DuckDB,
+//! hash a tree.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use duckdb::Connection;
+use sha2::{Digest, Sha256};
+
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+/// One finished run of the binary.
+pub struct Run {
+    pub dir: tempfile::TempDir,
+    pub out: PathBuf,
+    pub tables: PathBuf,
+    pub db: PathBuf,
+    pub output: Output,
+}
+
+impl Run {
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+    /// A DuckDB connection with `events` (OUT.parquet) and, when written,
+    /// every `--tables` file as a view.
+    pub fn conn(&self) -> Result<Connection, duckdb::Error> {
+        let c = Connection::open_in_memory()?;
+        c.execute_batch(&format!(
+            "CREATE VIEW events AS SELECT * FROM read_parquet('{}');",
+            self.out.display()
+        ))?;
+        if let Ok(rd) = std::fs::read_dir(&self.tables) {
+            for e in rd.filter_map(Result::ok) {
+                let p = e.path();
+                if let Some(stem) = p
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .filter(|_| p.extension().is_some_and(|x| x == "parquet"))
+                {
+                    c.execute_batch(&format!(
+                        "CREATE VIEW {stem} AS SELECT * FROM read_parquet('{}');",
+                        p.display()
+                    ))?;
+                }
+            }
+        }
+        Ok(c)
+    }
+    /// Rows of a query, every value rendered as text (NULL → "NULL").
+    pub fn rows(&self, sql: &str) -> Result<Vec<Vec<String>>, duckdb::Error> {
+        query(&self.conn()?, sql)
+    }
+    pub fn one(&self, sql: &str) -> Result<String, Box<dyn std::error::Error>> {
+        let rows = self.rows(sql)?;
+        rows.into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .ok_or_else(|| format!("no row for {sql}").into())
+    }
+}
+
+pub fn query(c: &Connection, sql: &str) -> Result<Vec<Vec<String>>, duckdb::Error> {
+    let wrapped = format!("SELECT COLUMNS(*)::VARCHAR FROM ({sql})");
+    let mut stmt = c.prepare(&wrapped)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let n = r.as_ref().column_count();
+        let mut row = Vec::with_capacity(n);
+        for i in 0..n {
+            row.push(
+                r.get::<_, Option<String>>(i)?
+                    .unwrap_or_else(|| "NULL".into()),
+            );
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// Run `nanoload HOME <tmp>/out.parquet --tables <tmp>/tables [extra…]`.
+pub fn run_home(home: &Path, extra: &[&str]) -> Result<Run, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("out.parquet");
+    let tables = dir.path().join("tables");
+    let db = dir.path().join("all.duckdb");
+    let mut cmd = Command::cargo_bin("nanoload")?;
+    cmd.arg(home)
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .args(extra);
+    let output = cmd.output()?;
+    Ok(Run {
+        dir,
+        out,
+        tables,
+        db,
+        output,
+    })
+}
+
+/// Every entry under `root`: relative path → file hash, `dir`, or `link -> target`;
+/// plus mode and mtime, so a touched file shows.
+pub fn tree(root: &Path) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let Ok(e) = e else { continue };
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(e.path())
+            .to_string_lossy()
+            .into_owned();
+        let md = std::fs::symlink_metadata(e.path()).ok();
+        let stamp = md.as_ref().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            format!("mode={:o} mtime={}.{}", m.mode(), m.mtime(), m.mtime_nsec())
+        });
+        let what = if e.file_type().is_symlink() {
+            format!(
+                "link -> {}",
+                std::fs::read_link(e.path())
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )
+        } else if e.file_type().is_dir() {
+            "dir".to_string()
+        } else {
+            match std::fs::read(e.path()) {
+                Ok(b) => Sha256::digest(&b)
+                    .iter()
+                    .map(|x| format!("{x:02x}"))
+                    .collect::<String>(),
+                Err(err) => format!("unreadable: {err}"),
+            }
+        };
+        m.insert(rel, format!("{what} {}", stamp.unwrap_or_default()));
+    }
+    m
+}
+
+/// Copy a fixture home into a temp dir, keeping mtimes.
+pub fn copy_home(src: &Path) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(dir.path())
+        .status()?;
+    if !status.success() {
+        return Err("cp -a failed".into());
+    }
+    Ok(dir)
+}
+
+/// Every value of every table, decoded and rendered as text, as one string.
+pub fn all_text(c: &Connection, tables: &[&str]) -> Result<String, duckdb::Error> {
+    let mut s = String::new();
+    for t in tables {
+        for row in query(c, &format!("SELECT * FROM {t}"))? {
+            s.push_str(&row.join("\t"));
+            s.push('\n');
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,346 @@
+//! Issue 4: nanoclaw's catalog and session databases on fixtures/nanoclaw.
+
+use crate::common::*;
+
+const DM: &str = "sess-1795989906279-qf49io";
+const TASK: &str = "sess-1795989913797-oledfs";
+const THREAD: &str = "sess-1795989916153-fr1dtf";
+const SCOUT: &str = "sess-1795989908591-4389se";
+const SECRET: &str = "ghp_Q7xT2mVb9LkR4sWz8NcY1pHd6FjA3eUo5iGt";
+
+fn home_a() -> std::path::PathBuf {
+    fixture("nanoclaw/home-a")
+}
+
+fn strs(v: &[&[&str]]) -> Vec<Vec<String>> {
+    v.iter()
+        .map(|r| r.iter().map(|s| s.to_string()).collect())
+        .collect()
+}
+
+#[test]
+fn sessions_messages_kinds_and_seq() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.one("SELECT count(*) FROM sessions WHERE agent = 'nanoclaw'")?,
+        "4"
+    );
+    // kinds and seq lists per table, in ordinal order
+    let q = |src: &str| {
+        format!(
+            "SELECT session_id, string_agg(seq::VARCHAR, ',' ORDER BY ordinal), string_agg(native::JSON->>'kind', ',' ORDER BY ordinal)
+             FROM events WHERE source_kind = '{src}' AND seq IS NOT NULL GROUP BY 1 ORDER BY 1"
+        )
+    };
+    assert_eq!(
+        r.rows(&q("nanoclaw.inbound"))?,
+        strs(&[
+            &[DM, "2,4,6,8,10,12", "chat-sdk,system,chat,chat,system,chat"],
+            &[SCOUT, "2", "chat"],
+            &[TASK, "2", "task"],
+            &[THREAD, "2,4,6", "chat-sdk,system,chat-sdk"],
+        ])
+    );
+    assert_eq!(
+        r.rows(&q("nanoclaw.outbound"))?,
+        strs(&[
+            &[DM, "3,5,7,9,11,13", "chat-sdk,system,chat,chat,system,chat"],
+            &[SCOUT, "3", "chat"],
+            &[THREAD, "3,5,7", "chat-sdk,chat,chat"]
+        ])
+    );
+    // trigger=0 rows and statuses of the DM session, as EXPECTED.md counts them
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT count(*) FILTER ((native::JSON->>'trigger') = '0'), count(*) FILTER ((native::JSON->>'status') = 'completed'),
+                    count(*) FILTER ((native::JSON->>'status') = 'pending')
+             FROM events WHERE session_id = '{DM}' AND source_kind = 'nanoclaw.inbound' AND seq IS NOT NULL"
+        ))?,
+        strs(&[&["2", "5", "1"]])
+    );
+    // inbound (by seq) then outbound (by seq): seq is not a clock
+    assert_eq!(
+        r.one(&format!(
+            "SELECT string_agg(turn_type || ':' || seq, ' ' ORDER BY ordinal) FROM events WHERE session_id = '{DM}' AND seq IS NOT NULL"
+        ))?,
+        "user:2 user:4 user:6 user:8 user:10 user:12 assistant:3 assistant:5 assistant:7 assistant:9 assistant:11 assistant:13"
+    );
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT ordinal, text FROM events WHERE session_id = '{DM}' AND ordinal = 1"
+        ))?[0][1],
+        format!(
+            "session start: id={DM} agent_group=ag-1795989906209-zr4eix channel=telegram platform=telegram:6037840640 status=active"
+        )
+    );
+    assert_eq!(
+        r.rows(&format!("SELECT DISTINCT project_path FROM events WHERE session_id IN ('{DM}', '{SCOUT}') ORDER BY 1"))?,
+        strs(&[&["groups/dm-with-dana-whitfield"], &["groups/scout"]])
+    );
+    // every timestamp is the row's own UTC
+    assert_eq!(r.one("SELECT count(*) FROM events WHERE agent = 'nanoclaw' AND seq IS NOT NULL AND time_basis <> 'utc'")?, "0");
+    Ok(())
+}
+
+#[test]
+fn delivered_rows_join_or_stay_as_orphans() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(r.code(), Some(0));
+    let joined = r.rows(
+        "SELECT native::JSON->>'id', coalesce(native::JSON->'delivered'->>'platform_message_id', 'NULL'), native::JSON->'delivered'->>'status'
+         FROM events WHERE source_kind = 'nanoclaw.outbound' AND (native::JSON->'delivered') IS NOT NULL ORDER BY 1",
+    )?;
+    assert_eq!(
+        joined,
+        strs(&[
+            &["cli-1795989913514-23yble", "NULL", "delivered"],
+            &["msg-1795989907058-s9fz7b", "6037840640:901", "delivered"],
+            &["msg-1795989908094-lqt1ks", "NULL", "delivered"],
+            &["msg-1795989908113-nbwgu7", "6037840640:902", "delivered"],
+            &["msg-1795989908562-k3n7q4", "NULL", "delivered"],
+            &["msg-1795989911220-snqlkj", "NULL", "delivered"],
+            &["msg-1795989914146-cwnsry", "6037840640:903", "delivered"],
+            &["msg-1795989916748-45eq2u", "1795989917.049659", "delivered"],
+            &["msg-1795989919028-bgm2tw", "1795989919.329532", "delivered"],
+            &["msg-1795989921343-r1n3kq", "1795989921.580112", "delivered"],
+        ])
+    );
+    assert_eq!(
+        r.rows("SELECT session_id, text FROM events WHERE text LIKE 'nanoclaw delivered:%' ORDER BY text")?,
+        strs(&[
+            &[TASK, "nanoclaw delivered: msg-1795989927955-dkj30q status=delivered platform_message_id=6037840640:904 (outbound row missing)"],
+            &[TASK, "nanoclaw delivered: msg-1795989927985-1prypo status=delivered (outbound row missing)"],
+        ])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT source_path, session_id, code FROM diagnostics WHERE code = 'outbound_missing'"
+        )?,
+        strs(&[&[
+            "data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989913797-oledfs/outbound.db",
+            TASK,
+            "outbound_missing"
+        ]])
+    );
+    assert_eq!(
+        r.rows(&format!("SELECT messages_in, messages_out, outbound_missing FROM sessions WHERE session_id = '{TASK}'"))?,
+        strs(&[&["1", "0", "true"]])
+    );
+    Ok(())
+}
+
+#[test]
+fn questions_answers_and_agent_origin() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(
+        r.rows(
+            "SELECT q.session_id, q.native::JSON->>'id', a.native::JSON->>'id', a.text
+             FROM events q JOIN events a
+               ON (a.native::JSON->>'question_id') = (q.native::JSON->>'question_id') AND a.session_id = q.session_id
+             WHERE q.source_kind = 'nanoclaw.outbound' AND a.source_kind = 'nanoclaw.inbound' ORDER BY 1"
+        )?,
+        strs(&[
+            &[DM, "msg-1795989907058-s9fz7b", "qr-msg-1795989907058-s9fz7b-1795989907881", "Lisbon"],
+            &[THREAD, "msg-1795989916748-45eq2u", "qr-msg-1795989916748-45eq2u-1795989917767", "[redacted]"],
+        ])
+    );
+    assert_eq!(
+        r.rows("SELECT native::JSON->>'id', native::JSON->>'source_session_id' FROM events WHERE (native::JSON->>'agent_origin') = 'true' ORDER BY 1")?,
+        strs(&[&["a2a-1795989908705-m8e1ut", DM], &["a2a-1795989911276-2al98m", SCOUT]])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT native::JSON->>'id', native::JSON->>'agent_origin', coalesce(native::JSON->>'echo_copy', 'false') FROM events
+             WHERE native::JSON->>'id' IN ('sys-1795989908237-04ojwa', 'msg-1795989927955-dkj30q:echo:sess-1795989906279-qf49io') ORDER BY 1"
+        )?,
+        strs(&[&["msg-1795989927955-dkj30q:echo:sess-1795989906279-qf49io", "false", "true"], &["sys-1795989908237-04ojwa", "false", "false"]])
+    );
+    // task rows are harness injection; system rows tool plumbing
+    assert_eq!(r.one("SELECT native::JSON->>'harness_injection' FROM events WHERE native::JSON->>'id' = 'offsite-reminder-72dd'")?, "true");
+    assert_eq!(r.one("SELECT native::JSON->>'origin_session_id' FROM events WHERE native::JSON->>'id' = 'offsite-reminder-72dd'")?, DM);
+    assert_eq!(
+        r.one("SELECT count(*) FROM events WHERE (native::JSON->>'tool_plumbing') = 'true'")?,
+        "5"
+    );
+    Ok(())
+}
+
+#[test]
+fn the_secret_answer_never_leaves_and_lisbon_stays() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("out.parquet");
+    let db = dir.path().join("all.duckdb");
+    let tables = dir.path().join("tables");
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg(home_a())
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .arg("--db")
+        .arg(&db)
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    let c = duckdb::Connection::open(&db)?;
+    let mut all = all_text(
+        &c,
+        &[
+            "events",
+            "sessions",
+            "llm_calls",
+            "tz_offsets",
+            "diagnostics",
+            "sources",
+        ],
+    )?;
+    let pc = duckdb::Connection::open_in_memory()?;
+    for t in [
+        "sessions",
+        "llm_calls",
+        "tz_offsets",
+        "diagnostics",
+        "sources",
+    ] {
+        all.push_str(&all_text(
+            &pc,
+            &[&format!("read_parquet('{}/{t}.parquet')", tables.display())],
+        )?);
+    }
+    all.push_str(&all_text(
+        &pc,
+        &[&format!("read_parquet('{}')", out.display())],
+    )?);
+    all.push_str(&String::from_utf8_lossy(&o.stderr));
+    all.push_str(&String::from_utf8_lossy(&o.stdout));
+    assert!(all.contains("Lisbon"));
+    assert!(all.contains("- Use the new token from the vault = [redacted]"));
+    assert!(!all.contains(SECRET), "the secret answer reached an output");
+    assert!(
+        !all.contains("ghp_"),
+        "a secret-shaped value reached an output"
+    );
+    // no staging or temp file is left behind either
+    assert_eq!(std::fs::read_dir(dir.path())?.count(), 3);
+    Ok(())
+}
+
+#[test]
+fn continuations_and_declared_losses() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(
+        r.rows("SELECT session_id, coalesce(continuation, 'NULL'), transcript_missing FROM sessions WHERE agent = 'nanoclaw' ORDER BY 1")?,
+        strs(&[
+            &[DM, "claude:5b0f3f0e-2c61-4d7e-9a57-1f8e6c2b7d41", "true"],
+            &[SCOUT, "claude:a3c9e2d7-8b14-4f6a-bc05-6d2e91f4a7c8", "true"],
+            &[TASK, "NULL", "false"],
+            &[THREAD, "claude:e81d4b6a-0f2c-4c93-8a71-2b5d9c3e6f10", "true"],
+        ])
+    );
+    assert_eq!(
+        r.rows("SELECT code, count(*) FROM diagnostics WHERE kind = 'loss' GROUP BY 1 ORDER BY 1")?,
+        strs(&[
+            &["no_usage_evidence", "1"],
+            &["outbound_missing", "1"],
+            &["transcript_missing", "3"]
+        ])
+    );
+    // never invented: no usage, no model
+    assert_eq!(
+        r.one("SELECT count(*) FROM events WHERE agent = 'nanoclaw' AND model IS NOT NULL")?,
+        "0"
+    );
+    assert_eq!(r.one("SELECT count(*) FROM sessions WHERE agent = 'nanoclaw' AND (llm_calls IS NOT NULL OR total_tokens IS NOT NULL)")?, "0");
+    // declared losses do not change the exit code, and the dangling
+    // `/app/…` links (files in git) are not stores
+    assert_eq!(r.code(), Some(0));
+    Ok(())
+}
+
+#[test]
+fn backing_transcript_and_wal_only_rows() -> TestResult {
+    let home = fixture("nanoclaw/home-b");
+    let before = tree(&home);
+    let r = run_home(&home, &[])?;
+    // the transcript's line 7 is torn on purpose
+    assert_eq!(r.code(), Some(1), "{}", r.stderr());
+    assert_eq!(tree(&home), before);
+    let s1 = "sess-1800000000100-aaaaaa";
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT turn_type, coalesce(model, '-'), coalesce(tool_name, '-'), left(text, 40) FROM events
+             WHERE session_id = '{s1}' AND source_kind = 'nanoclaw.claude_transcript' AND text NOT LIKE 'parser:%' ORDER BY ordinal"
+        ))?,
+        strs(&[
+            &["user", "-", "-", "Which Rust files are in src/?"],
+            &["thinking", "claude-sonnet-4-5-20250929", "-", "Just list src/."],
+            &["tool_use", "claude-sonnet-4-5-20250929", "Bash", "ls src"],
+            &["tool_result", "-", "-", "lib.rs\nmain.rs"],
+            &["assistant", "claude-sonnet-4-5-20250929", "-", "Two files: src/lib.rs and src/main.rs."],
+            &["system", "-", "-", "turn_duration"],
+        ])
+    );
+    // usage counted once per API message id: the larger of the two lines of msg_…AAA
+    assert_eq!(
+        r.rows(
+            "SELECT native::JSON->>'message_id', native::JSON->'usage'->>'input_tokens', native::JSON->'usage'->>'cache_creation_input_tokens',
+                    native::JSON->'usage'->>'cache_read_input_tokens', native::JSON->'usage'->>'output_tokens'
+             FROM events WHERE (native::JSON->>'usage_counted') = 'true' ORDER BY 1"
+        )?,
+        strs(&[&["msg_01DemoAAAAAAAAAAAAAAAAAA", "3", "1840", "12004", "96"], &["msg_01DemoCCCCCCCCCCCCCCCCCC", "1", "212", "13844", "41"]])
+    );
+    assert_eq!(
+        r.rows(&format!("SELECT continuation, transcript_missing, messages_in, messages_out FROM sessions WHERE session_id = '{s1}'"))?,
+        strs(&[&["claude:5d0c2a7e-8f3b-4c1d-9a6e-2b7f40c1e9d3", "false", "1", "1"]])
+    );
+    // a session row committed only to v2.db-wal is read; its folder is a declared loss
+    assert_eq!(
+        r.rows("SELECT session_id, session_folder_missing FROM sessions WHERE session_id = 'sess-1800000000200-bbbbbb'")?,
+        strs(&[&["sess-1800000000200-bbbbbb", "true"]])
+    );
+    let all = all_text(
+        &r.conn()?,
+        &["events", "sessions", "diagnostics", "sources"],
+    )?;
+    assert!(
+        !all.contains("ghp_HOMEBmcpSecret"),
+        "container_configs.mcp_servers reached output"
+    );
+    assert!(
+        all.contains("claude-sonnet-4-5"),
+        "container_configs' other columns are kept"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_home_with_both_agents_loads_both() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let cp = |src: std::path::PathBuf, dst: &str| {
+        std::process::Command::new("cp")
+            .arg("-a")
+            .arg(src)
+            .arg(home.path().join(dst))
+            .status()
+    };
+    cp(fixture("nanobot/home-a/.nanobot"), ".nanobot")?;
+    std::fs::create_dir_all(home.path().join("src"))?;
+    cp(home_a(), "src/nanoclaw")?;
+    let r = run_home(home.path(), &[])?;
+    assert_eq!(r.code(), Some(1), "the nanobot store's corrupt record");
+    assert_eq!(
+        r.rows("SELECT agent, instance, count(DISTINCT session_id) FROM events GROUP BY ALL ORDER BY ALL")?,
+        strs(&[&["nanobot", ".nanobot", "6"], &["nanoclaw", "src/nanoclaw", "4"]])
+    );
+    assert_eq!(r.one("SELECT count(*) FROM sessions")?, "10");
+    Ok(())
+}
+
+#[test]
+fn nanoclaw_home_is_untouched() -> TestResult {
+    let home = home_a();
+    let before = tree(&home);
+    let r = run_home(&home, &["--threads", "1"])?;
+    assert_eq!(r.code(), Some(0));
+    assert_eq!(tree(&home), before);
+    Ok(())
+}
