@@ -63,9 +63,10 @@ pub struct Args {
     #[arg(long, value_name = "REGEX")]
     pub secret_pattern: Vec<String>,
 
-    /// DuckDB memory limit; larger data spills to the private temp dir.
-    #[arg(long, value_name = "SIZE", default_value = "256MB")]
-    pub memory_limit: String,
+    /// DuckDB memory limit (e.g. 256MiB, 1GB); larger data spills to the
+    /// private temp dir. Raised automatically when one row alone needs more.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub memory_limit: u64,
 
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
@@ -91,6 +92,28 @@ pub fn parse_offset(s: &str) -> Result<i32, String> {
     Ok(sign * (h * 60 + m))
 }
 
+/// Parse a byte size: `<n>[B|KB|MB|GB|KiB|MiB|GiB]` (case-insensitive).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size such as 256MiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1000,
+        "mb" => 1000 * 1000,
+        "gb" => 1000 * 1000 * 1000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => return Err(format!("{s:?} is not a size such as 256MiB")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
 impl Args {
     pub fn options(&self) -> Options {
         Options {
@@ -103,7 +126,7 @@ impl Args {
             follow_links: self.follow_links,
             include_thinking: self.include_thinking,
             secret_patterns: self.secret_pattern.clone(),
-            memory_limit: self.memory_limit.clone(),
+            memory_limit: self.memory_limit,
         }
     }
 }
@@ -120,5 +143,14 @@ mod tests {
         assert!(parse_offset("+14:30").is_err());
         assert!(parse_offset("02:00").is_err());
         assert!(parse_offset("+2").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5XB").is_err());
     }
 }

@@ -16,11 +16,27 @@ use regex::Regex;
 
 use crate::diag::{DiagKind, Diagnostic};
 use crate::discover::Store;
-use crate::schema::{EventRow, LlmCallRow};
+use crate::schema::{EventRow, LlmCallRow, TurnType};
 use crate::stage::{Stage, StageError};
 
-/// Rows per staged batch: the most any store holds in memory at once.
+/// Rows per staged batch, and the text bytes that flush a batch early: the
+/// most any store holds in memory at once (one huge line is one row).
 pub const BATCH: usize = 4096;
+pub const BATCH_BYTES: usize = 16 << 20;
+
+/// The dedup key of a text: the text itself, or for a long one its SHA-256
+/// (so a 100 MB message is not held twice by the views).
+pub fn match_key(text: String) -> String {
+    use sha2::Digest;
+    if text.len() <= 4096 {
+        return text;
+    }
+    let d = sha2::Sha256::digest(text.as_bytes());
+    format!(
+        "sha256:{}",
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
 
 /// Options that change what extractors emit.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +68,8 @@ pub struct StoreReport {
     pub rows: u64,
     pub status: &'static str,
     pub diagnostics: Vec<Diagnostic>,
+    /// The largest row (text + native bytes) the store yielded.
+    pub max_row_bytes: usize,
     /// Set when staging itself failed: the run must stop (exit 2).
     pub fatal: Option<String>,
 }
@@ -65,6 +83,8 @@ pub struct StoreOutput<'a> {
     pub scratch: PathBuf,
     stage: &'a Stage,
     buf: Vec<EventRow>,
+    buf_bytes: usize,
+    max_row_bytes: usize,
     llm: Vec<LlmCallRow>,
     rows: u64,
     diagnostics: Vec<Diagnostic>,
@@ -85,6 +105,8 @@ impl<'a> StoreOutput<'a> {
             scratch,
             stage,
             buf: Vec::new(),
+            buf_bytes: 0,
+            max_row_bytes: 0,
             llm: Vec::new(),
             rows: 0,
             diagnostics: Vec::new(),
@@ -103,9 +125,19 @@ impl<'a> StoreOutput<'a> {
         if row.source_path.is_empty() {
             row.source_path.clone_from(&self.store.rel);
         }
+        row.x_match = match row.turn_type {
+            // tool rows pair on tool_use_id; their text is not a key
+            TurnType::ToolUse | TurnType::ToolResult => None,
+            _ => row.x_match.take().map(match_key),
+        };
+        self.max_row_bytes = self.max_row_bytes.max(
+            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, String::len),
+        );
+        self.buf_bytes +=
+            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, String::len);
         self.buf.push(row);
         self.rows += 1;
-        if self.buf.len() >= BATCH {
+        if self.buf.len() >= BATCH || self.buf_bytes >= BATCH_BYTES {
             self.flush()?;
         }
         Ok(())
@@ -144,6 +176,7 @@ impl<'a> StoreOutput<'a> {
         if !self.buf.is_empty() {
             self.stage.write_events(self.store.kind, &self.buf)?;
             self.buf.clear();
+            self.buf_bytes = 0;
         }
         if !self.llm.is_empty() {
             self.stage.write_llm_calls(&self.llm)?;
@@ -177,6 +210,7 @@ impl<'a> StoreOutput<'a> {
         };
         self.diagnostics.sort();
         StoreReport {
+            max_row_bytes: self.max_row_bytes,
             rows: self.rows,
             status,
             diagnostics: self.diagnostics,

@@ -22,6 +22,9 @@ pub mod sources;
 pub mod stage;
 pub mod time;
 
+#[cfg(test)]
+mod testutil;
+
 #[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]

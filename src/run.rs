@@ -37,8 +37,8 @@ pub struct Options {
     pub follow_links: bool,
     pub include_thinking: bool,
     pub secret_patterns: Vec<String>,
-    /// DuckDB `memory_limit` (e.g. `256MB`).
-    pub memory_limit: String,
+    /// DuckDB `memory_limit` in bytes (raised when one row needs more).
+    pub memory_limit: u64,
 }
 
 impl Options {
@@ -53,7 +53,7 @@ impl Options {
             follow_links: false,
             include_thinking: false,
             secret_patterns: Vec::new(),
-            memory_limit: "256MB".into(),
+            memory_limit: 256 << 20,
         }
     }
 }
@@ -160,6 +160,44 @@ fn inside(path: &Path, dir: &Path) -> bool {
     path.starts_with(dir)
 }
 
+/// The absolute, symlink-free form of a path that may not exist yet: its
+/// nearest existing ancestor canonicalized, the rest appended.
+fn resolve(p: &Path) -> Result<PathBuf, RunError> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| RunError::Output(p.to_path_buf(), e.to_string()))?
+            .join(p)
+    };
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut out = existing
+        .canonicalize()
+        .map_err(|e| RunError::Output(p.to_path_buf(), e.to_string()))?;
+    out.extend(rest.iter().rev());
+    Ok(out)
+}
+
+/// Removes a directory the run created when the run ends with it still empty.
+struct EmptyDirGuard(PathBuf);
+
+impl Drop for EmptyDirGuard {
+    fn drop(&mut self) {
+        // remove_dir only removes an empty directory: a finished run's stays.
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
 /// The absolute form of a path that may not exist yet (its parent must).
 fn absolute_out(p: &Path) -> Result<PathBuf, RunError> {
     let name = p
@@ -255,16 +293,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     // Every output: absolute, outside HOME, in a writable directory.
     let out = absolute_out(&opts.out)?;
     let mut pending = vec![Pending::new(&out)];
-    let tables_dir = match &opts.tables {
-        Some(d) => {
-            std::fs::create_dir_all(d).map_err(|e| RunError::Output(d.clone(), e.to_string()))?;
-            let d = d
-                .canonicalize()
-                .map_err(|e| RunError::Output(d.clone(), e.to_string()))?;
-            Some(d)
-        }
-        None => None,
-    };
+    let tables_dir = opts.tables.as_deref().map(resolve).transpose()?;
     let db = opts.db.as_deref().map(absolute_out).transpose()?;
     for dest in [Some(&out), tables_dir.as_ref(), db.as_ref()]
         .into_iter()
@@ -280,6 +309,14 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
             ));
         }
     }
+    // A --tables directory this run creates is removed again if the run fails.
+    let _tables_guard = match &tables_dir {
+        Some(d) if !d.exists() => {
+            std::fs::create_dir_all(d).map_err(|e| RunError::Output(d.clone(), e.to_string()))?;
+            Some(EmptyDirGuard(d.clone()))
+        }
+        _ => None,
+    };
     if let Some(d) = &tables_dir {
         pending.extend(
             TABLES
@@ -296,8 +333,9 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
             .map_err(|e| RunError::Output(p.dest.clone(), e.to_string()))?;
     }
 
+    clean_stale_tempdirs();
     let tmp = tempfile::Builder::new()
-        .prefix("nanoload-")
+        .prefix(&tempdir_prefix(std::process::id()))
         .tempdir()
         .map_err(RunError::Temp)?;
     if inside(tmp.path(), &home) || tmp.path().canonicalize().is_ok_and(|t| inside(&t, &home)) {
@@ -310,6 +348,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let discovery: Discovery =
         discover(&home, opts.follow_links).map_err(|e| RunError::Internal(e.to_string()))?;
     let load_id = load_id(&discovery.stores);
+    test_pause("discovered");
     let extract_opts = ExtractOptions {
         include_thinking: opts.include_thinking,
         secret_patterns,
@@ -363,10 +402,19 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let batch = sources_batch(&sources).map_err(|e| RunError::Stage(e.to_string()))?;
     write_file(&src_file, &batch).map_err(|e| RunError::Stage(e.to_string()))?;
 
+    test_pause("staged");
     let engine = Engine {
         tmp: tmp.path(),
         threads,
-        memory_limit: &opts.memory_limit,
+        // a single huge row (a 100 MB tool output) must fit several times over
+        memory_limit: opts.memory_limit.max(64 << 20).max(
+            (64 << 20)
+                + 4 * reports
+                    .iter()
+                    .map(|r| r.max_row_bytes as u64)
+                    .max()
+                    .unwrap_or(0),
+        ),
     };
     let conn = engine.open().map_err(sql)?;
     engine
@@ -388,6 +436,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         pending.iter().for_each(Pending::discard);
         return Err(e);
     }
+    test_pause("written");
     for p in &pending {
         if let Err(e) = p.commit() {
             pending.iter().for_each(Pending::discard);
@@ -410,13 +459,19 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
             .map_err(sql)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(sql)
     };
-    for (k, n) in counts("SELECT source_kind, count(*) FROM events GROUP BY 1")? {
+    for (k, n) in counts(
+        "SELECT source_kind, count(*) FROM events GROUP BY 1
+         UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls HAVING count(*) > 0",
+    )? {
         kinds.entry(k).or_default().rows_out = n;
     }
     for (k, n) in counts("SELECT source_kind, count(*) FROM dropped_rows GROUP BY 1")? {
         kinds.entry(k).or_default().duplicates = n;
     }
-    let events: u64 = kinds.values().map(|c| c.rows_out).sum();
+    let events = counts("SELECT 'events', count(*) FROM events")?
+        .first()
+        .map(|(_, n)| *n)
+        .unwrap_or(0);
     let exit = if diagnostics.iter().any(|d| d.kind.is_read_failure()) {
         ExitCode::Partial
     } else {
@@ -432,6 +487,53 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         elapsed: started.elapsed(),
         outputs: pending.iter().map(|p| p.dest.clone()).collect(),
     })
+}
+
+/// The private temp dir of process `pid`: `$TMPDIR/nanoload-<pid>-XXXXXX`.
+fn tempdir_prefix(pid: u32) -> String {
+    format!("nanoload-{pid}-")
+}
+
+/// Remove private temp dirs that killed runs left behind: only
+/// `nanoload-<pid>-*` directories whose process no longer exists.
+fn clean_stale_tempdirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("nanoload-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid.to_string()).exists();
+        if !alive && pid != std::process::id() && e.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Test-only hook: with `NANOLOAD_TEST_PAUSE=<point>:<file>`, the run creates
+/// `<file>` when it reaches `<point>` (`discovered`, `staged`, `written`) and
+/// waits until a test removes it (at most two minutes). Lets tests delete a
+/// store after discovery or kill the process with outputs half-written.
+fn test_pause(point: &str) {
+    let Ok(spec) = std::env::var("NANOLOAD_TEST_PAUSE") else {
+        return;
+    };
+    let Some((p, file)) = spec.split_once(':') else {
+        return;
+    };
+    if p != point || std::fs::write(file, b"").is_err() {
+        return;
+    }
+    let start = Instant::now();
+    while Path::new(file).exists() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn read_diagnostics(conn: &Connection) -> duckdb::Result<Vec<Diagnostic>> {
@@ -466,7 +568,8 @@ fn sql(e: duckdb::Error) -> RunError {
 struct Engine<'a> {
     tmp: &'a Path,
     threads: usize,
-    memory_limit: &'a str,
+    /// bytes
+    memory_limit: u64,
 }
 
 impl Engine<'_> {
@@ -476,11 +579,11 @@ impl Engine<'_> {
         conn.execute_batch(&format!(
             "SET autoinstall_known_extensions = false;
              SET autoload_known_extensions = false;
-             SET memory_limit = '{}';
+             SET memory_limit = '{}MiB';
              SET temp_directory = {};
              SET threads = {};
              SET preserve_insertion_order = true;",
-            self.memory_limit.replace('\'', ""),
+            self.memory_limit.div_ceil(1 << 20),
             sql_str(&spill),
             self.threads,
         ))?;
@@ -540,23 +643,21 @@ fn write_outputs(
             .map_err(|e| err(p, e))?;
         }
     }
-    if db {
-        if let Some(p) = it.next() {
-            let mut script = format!(
-                "ATTACH {} AS outdb (STORAGE_VERSION 'v1.0.0');\n",
-                sql_str(&p.tmp)
-            );
+    if db && let Some(p) = it.next() {
+        let mut script = format!(
+            "ATTACH {} AS outdb (STORAGE_VERSION 'v1.0.0');\n",
+            sql_str(&p.tmp)
+        );
+        script.push_str(&format!(
+            "CREATE TABLE outdb.events AS SELECT * FROM events ORDER BY {EVENTS_ORDER};\n"
+        ));
+        for t in TABLES {
             script.push_str(&format!(
-                "CREATE TABLE outdb.events AS SELECT * FROM events ORDER BY {EVENTS_ORDER};\n"
+                "CREATE TABLE outdb.{t} AS SELECT * FROM {t} ORDER BY ALL;\n"
             ));
-            for t in TABLES {
-                script.push_str(&format!(
-                    "CREATE TABLE outdb.{t} AS SELECT * FROM {t} ORDER BY ALL;\n"
-                ));
-            }
-            script.push_str("DETACH outdb;");
-            conn.execute_batch(&script).map_err(|e| err(p, e))?;
         }
+        script.push_str("DETACH outdb;");
+        conn.execute_batch(&script).map_err(|e| err(p, e))?;
     }
     Ok(())
 }

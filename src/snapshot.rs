@@ -21,7 +21,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 const SIDECARS: [&str; 3] = ["-shm", "-journal", "-wal"];
-const ATTEMPTS: u32 = 6;
+const ATTEMPTS: u32 = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {

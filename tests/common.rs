@@ -22,7 +22,6 @@ pub struct Run {
     pub dir: tempfile::TempDir,
     pub out: PathBuf,
     pub tables: PathBuf,
-    pub db: PathBuf,
     pub output: Output,
 }
 
@@ -98,7 +97,6 @@ pub fn run_home(home: &Path, extra: &[&str]) -> Result<Run, Box<dyn std::error::
     let dir = tempfile::tempdir()?;
     let out = dir.path().join("out.parquet");
     let tables = dir.path().join("tables");
-    let db = dir.path().join("all.duckdb");
     let mut cmd = Command::cargo_bin("nanoload")?;
     cmd.arg(home)
         .arg(&out)
@@ -110,7 +108,6 @@ pub fn run_home(home: &Path, extra: &[&str]) -> Result<Run, Box<dyn std::error::
         dir,
         out,
         tables,
-        db,
         output,
     })
 }

@@ -64,7 +64,7 @@ fn session_database_facts() -> TestResult {
         r.rows("SELECT DISTINCT parent_session_id FROM events WHERE session_id = 'subagent:sa_5c1e9d7f'")?,
         vec![vec![WS.to_string()]]
     );
-    assert_eq!(r.one(&format!("SELECT count(*) FROM events WHERE session_id <> 'subagent:sa_5c1e9d7f' AND parent_session_id IS NOT NULL"))?, "0");
+    assert_eq!(r.one("SELECT count(*) FROM events WHERE session_id <> 'subagent:sa_5c1e9d7f' AND parent_session_id IS NOT NULL")?, "0");
     // project path from .workspace
     assert_eq!(
         r.rows("SELECT instance, project_path, count(*) FROM events WHERE source_kind LIKE 'nanobot.session%' GROUP BY ALL ORDER BY ALL")?,
@@ -396,6 +396,25 @@ fn exit_codes_and_no_partial_output() -> TestResult {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nanoload never writes inside HOME"));
     assert_eq!(tree(home.path()), before);
+    // --tables inside HOME: refused before anything is created
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg(home.path())
+        .arg(dir.path().join("out.parquet"))
+        .arg("--tables")
+        .arg(home.path().join(".nanobot/new-dir/tables"))
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(tree(home.path()), before);
+    assert!(!dir.path().join("out.parquet").exists());
+    // a failed run removes the --tables directory it created
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg("/nonexistent/home")
+        .arg(dir.path().join("out.parquet"))
+        .arg("--tables")
+        .arg(dir.path().join("t"))
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("t").exists());
     Ok(())
 }
 

@@ -1,7 +1,9 @@
 //! The one integration-test binary (every test binary links DuckDB, so there
 //! is only this one). Each module is one area of behaviour.
 
+mod cli;
 mod common;
-mod foundation;
-mod nanobot_stores;
-mod nanoclaw;
+mod foundation; // issue 2: nanobot session stores end to end
+mod hardening; // issue 5: evidence, bad input, atomicity, reproducibility
+mod nanobot_stores; // issue 3: the other nanobot stores, offsets, dedup windows
+mod nanoclaw; // issue 4: nanoclaw catalog and session databases

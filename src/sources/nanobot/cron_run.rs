@@ -55,17 +55,11 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::schema::TurnType;
-
-    fn o(s: &str) -> Map<String, Value> {
-        serde_json::from_str::<Value>(s)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default()
-    }
+    use crate::testutil::obj;
 
     #[test]
     fn cron_record_rebuilds_the_session_text() {
-        let r = cron_rows(&o(
+        let r = cron_rows(&obj(
             r#"{"job_id":"j1","job_name":"morning digest","session_key":"slack:C42","prompt_vars":{"message":"summarise"},"status":"ok","response":"Three.","run_id":"j1:1791187200000:ab12cd34","updated_at_ms":1791187205000}"#,
         ));
         let t: Vec<(TurnType, &str, Option<i64>)> = r

@@ -18,12 +18,12 @@
 //! decode becomes a bad-line row and the rest of the file still loads.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::record::{self, SessionMapper, SessionMeta};
 use super::workspace;
@@ -119,18 +119,79 @@ fn key_from_name(stem: &str) -> String {
 
 /// Whether the file holds a `/model` switch reply: a cheap byte search, then
 /// a decode of only the lines that contain the prefix.
-fn has_switch(path: &Path) -> Result<bool, std::io::Error> {
+fn has_switch(file: &mut File) -> Result<bool, std::io::Error> {
     let finder = memchr::memmem::Finder::new(record::SWITCH_PREFIX.as_bytes());
-    let mut lines = Lines::new(BufReader::new(File::open(path)?));
+    let mut lines = Lines::new(BufReader::new(&mut *file));
+    let mut found = false;
     while let Some((_, bytes, _)) = lines.next_line()? {
         if finder.find(bytes).is_some()
-            && let Ok(Some(d)) = decode_line(bytes)
-            && record::is_switch_reply(&d.value)
+            && decode_line(bytes)
+                .is_ok_and(|d| d.is_some_and(|d| record::is_switch_reply(&d.value)))
         {
-            return Ok(true);
+            found = true;
+            break;
         }
     }
-    Ok(false)
+    drop(lines);
+    file.seek(SeekFrom::Start(0))?;
+    Ok(found)
+}
+
+/// What one line of a session JSONL is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Blank,
+    Metadata(Map<String, Value>),
+    ProviderState,
+    Message(Value),
+    /// Does not decode: the decoder's message.
+    Bad(String),
+}
+
+/// Decode and classify one line (no I/O); `repairs` as `jsonl::decode_line` reports them.
+pub fn classify(bytes: &[u8]) -> (Line, Vec<&'static str>) {
+    match decode_line(bytes) {
+        Ok(None) => (Line::Blank, Vec::new()),
+        Err(e) => (Line::Bad(e.0), Vec::new()),
+        Ok(Some(d)) => {
+            let line = match d.value.get("_type").and_then(Value::as_str) {
+                Some("metadata") => {
+                    Line::Metadata(d.value.as_object().cloned().unwrap_or_default())
+                }
+                Some("provider_state") => Line::ProviderState,
+                _ => Line::Message(d.value),
+            };
+            (line, d.repairs)
+        }
+    }
+}
+
+/// Rows of a message line (no I/O); for a line that is not a message object,
+/// `Err((reason, the bad-line row))`. Blank and metadata lines give no rows.
+pub fn message_rows(
+    mapper: &mut SessionMapper,
+    l: &Line,
+    raw: &[u8],
+    line: i64,
+    seq: i64,
+) -> Result<Vec<EventRow>, Box<(String, EventRow)>> {
+    let reason = match l {
+        Line::Message(v) => match mapper.map(v, seq, line) {
+            Ok(rows) => return Ok(rows),
+            Err(reason) => reason,
+        },
+        Line::Bad(reason) => reason.clone(),
+        Line::Blank | Line::Metadata(_) | Line::ProviderState => return Ok(Vec::new()),
+    };
+    let row = EventRow {
+        session_id: mapper.session_id.clone(),
+        parent_session_id: mapper.parent_session_id.clone(),
+        project_path: mapper.project_path.clone(),
+        source_role: mapper.role,
+        seq: Some(seq),
+        ..record::bad_line_row(line, &reason, raw)
+    };
+    Err(Box::new((reason, row)))
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
@@ -139,36 +200,22 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let project =
         namespace_of(&rel, out.home).and_then(|ns| workspace::project_path(&out.home.join(ns)));
     let mut mapper = SessionMapper::new(store.role, project);
-    mapper.has_switch = has_switch(&store.abs).map_err(|e| StoreError::io("cannot read", e))?;
-    let file = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
+    // One open file for both passes: a rename over the path meanwhile (how
+    // nanobot saves) cannot mix two versions.
+    let mut file = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
+    mapper.has_switch = has_switch(&mut file).map_err(|e| StoreError::io("cannot read", e))?;
     let mut lines = Lines::new(BufReader::new(file));
     let stem = stem_of(&rel).to_string();
     let mut meta_line: Option<i64> = None;
     let mut seq: i64 = 0;
     let mut any_line = false;
-    loop {
-        let (line, bytes) = match lines.next_line() {
-            Ok(Some((n, b, _))) => (n, b.to_vec()),
-            Ok(None) => break,
-            Err(e) => {
-                return Err(StoreError::Unreadable(format!(
-                    "read failed after line {}: {e}",
-                    seq
-                )));
-            }
-        };
+    while let Some((line, bytes, _)) = lines
+        .next_line()
+        .map_err(|e| StoreError::Unreadable(format!("read failed after message {seq}: {e}")))?
+    {
         any_line = true;
-        let decoded = match decode_line(&bytes) {
-            Ok(Some(d)) => d,
-            Ok(None) => continue,
-            Err(e) => {
-                ensure_key(out, &mut mapper, &stem, meta_line)?;
-                bad_line(out, &mapper, line, &e.0, &bytes, seq)?;
-                seq += 1;
-                continue;
-            }
-        };
-        for r in &decoded.repairs {
+        let (kind, repairs) = classify(bytes);
+        for r in repairs {
             out.diag(
                 DiagKind::Warning,
                 None,
@@ -176,23 +223,11 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 format!("{r}; row kept"),
             );
         }
-        match decoded.value.get("_type").and_then(Value::as_str) {
-            Some("metadata") => {
-                if let Some(first) = meta_line {
-                    bad_line(
-                        out,
-                        &mapper,
-                        line,
-                        &format!("duplicate metadata line, first at line {first}"),
-                        &bytes,
-                        seq,
-                    )?;
-                    continue;
-                }
+        match kind {
+            Line::Blank | Line::ProviderState => {}
+            Line::Metadata(m) if meta_line.is_none() => {
                 meta_line = Some(line);
-                let meta = SessionMeta::from_line(
-                    decoded.value.as_object().unwrap_or(&serde_json::Map::new()),
-                );
+                let meta = SessionMeta::from_line(&m);
                 check_name(out, &stem, meta.key.as_deref(), line);
                 if meta.key.is_none() {
                     out.diag(
@@ -208,17 +243,18 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     out.push(row)?;
                 }
             }
-            Some("provider_state") => {}
-            _ => {
-                ensure_key(out, &mut mapper, &stem, meta_line)?;
-                match mapper.map(&decoded.value, seq, line) {
-                    Ok(rows) => {
-                        for row in rows {
-                            out.push(row)?;
-                        }
-                    }
-                    Err(reason) => bad_line(out, &mapper, line, &reason, &bytes, seq)?,
-                }
+            Line::Metadata(_) => {
+                let first = meta_line.unwrap_or_default();
+                let dup = Line::Bad(format!("duplicate metadata line, first at line {first}"));
+                push_rows(out, message_rows(&mut mapper, &dup, bytes, line, seq), line)?;
+            }
+            Line::Message(_) | Line::Bad(_) => {
+                ensure_key(out, &mut mapper, &stem, meta_line);
+                push_rows(
+                    out,
+                    message_rows(&mut mapper, &kind, bytes, line, seq),
+                    line,
+                )?;
                 seq += 1;
             }
         }
@@ -236,12 +272,28 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
 
 /// Before the first message: a file without a metadata line takes its key
 /// from its name (reported once).
+/// Push mapped rows, or report and push a bad line.
+fn push_rows(
+    out: &mut StoreOutput<'_>,
+    rows: Result<Vec<EventRow>, Box<(String, EventRow)>>,
+    line: i64,
+) -> Result<(), StoreError> {
+    match rows {
+        Ok(rows) => rows.into_iter().try_for_each(|r| out.push(r)),
+        Err(bad) => {
+            let (reason, row) = *bad;
+            out.diag(DiagKind::BadLine, None, Some(line), reason);
+            out.push(row)
+        }
+    }
+}
+
 fn ensure_key(
     out: &mut StoreOutput<'_>,
     mapper: &mut SessionMapper,
     stem: &str,
     meta_line: Option<i64>,
-) -> Result<(), StoreError> {
+) {
     if meta_line.is_none() && mapper.session_id.is_none() {
         let key = key_from_name(stem);
         out.diag(
@@ -252,7 +304,6 @@ fn ensure_key(
         );
         mapper.session_id = Some(key);
     }
-    Ok(())
 }
 
 fn check_name(out: &mut StoreOutput<'_>, stem: &str, key: Option<&str>, line: i64) {
@@ -273,26 +324,6 @@ fn check_name(out: &mut StoreOutput<'_>, stem: &str, key: Option<&str>, line: i6
         ),
         None => {}
     }
-}
-
-fn bad_line(
-    out: &mut StoreOutput<'_>,
-    mapper: &SessionMapper,
-    line: i64,
-    reason: &str,
-    raw: &[u8],
-    seq: i64,
-) -> Result<(), StoreError> {
-    out.diag(DiagKind::BadLine, None, Some(line), reason.to_string());
-    let row = record::bad_line_row(line, reason, raw);
-    out.push(EventRow {
-        session_id: mapper.session_id.clone(),
-        parent_session_id: mapper.parent_session_id.clone(),
-        project_path: mapper.project_path.clone(),
-        source_role: mapper.role,
-        seq: Some(seq),
-        ..row
-    })
 }
 
 #[cfg(test)]
@@ -331,5 +362,39 @@ mod tests {
         assert_eq!(decode_stem("discord_99001"), None);
         assert_eq!(key_from_name("discord_99001"), "discord:99001");
         assert_eq!(safe_key("discord:99001"), "discord_99001");
+    }
+
+    proptest::proptest! {
+        /// Any bytes as a JSONL line: never a panic; either mapped rows or
+        /// exactly one bad-line row.
+        #[test]
+        fn any_bytes_map_or_report(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
+            any_line(&bytes)?;
+        }
+
+        #[test]
+        fn json_shaped_lines_map_or_report(s in r#"\{"(role|_type|content)": ("(user|assistant|tool|metadata)"|\[.{0,20}\]|\{.{0,20}\}|[0-9]{1,3}|null)(, "(content|tool_calls|timestamp)": .{0,40})?\}"#) {
+            any_line(s.as_bytes())?;
+        }
+    }
+
+    fn any_line(bytes: &[u8]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let (line, _) = classify(bytes);
+        let mut m = SessionMapper::default();
+        match message_rows(&mut m, &line, bytes, 7, 0) {
+            Ok(rows) => {
+                proptest::prop_assert!(!matches!(line, Line::Message(_)) || !rows.is_empty())
+            }
+            Err(bad) => {
+                let text = bad.1.text.clone().unwrap_or_default();
+                proptest::prop_assert!(
+                    text.starts_with("parser: unparseable line 7 ("),
+                    "{}",
+                    text
+                );
+                proptest::prop_assert_eq!(bad.1.source_line, Some(7));
+            }
+        }
+        Ok(())
     }
 }

@@ -51,17 +51,11 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn o(s: &str) -> Map<String, Value> {
-        serde_json::from_str::<Value>(s)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default()
-    }
+    use crate::testutil::obj;
 
     #[test]
     fn trigger_record_with_error() {
-        let r = trigger_rows(&o(
+        let r = trigger_rows(&obj(
             r#"{"trigger_id":"trg_1","delivery_id":"tdl_1","content":"c","created_at_ms":1000,"attempts":2,"status":"error","error":"boom","updated_at_ms":2000}"#,
         ));
         assert_eq!(r.len(), 2);

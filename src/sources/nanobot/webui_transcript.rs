@@ -358,13 +358,7 @@ pub fn map_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rec(s: &str) -> Map<String, Value> {
-        serde_json::from_str::<Value>(s)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default()
-    }
+    use crate::testutil::obj;
 
     #[test]
     fn segment_owner() {
@@ -378,7 +372,7 @@ mod tests {
     fn tool_events_become_tool_rows_and_breadcrumbs_do_not_repeat() {
         let base = EventRow::default();
         let start = map_record(
-            &rec(
+            &obj(
                 r#"{"event":"message","text":"exec(\"ls\")","kind":"tool_hint","tool_events":[{"phase":"start","call_id":"c1","name":"exec","arguments":{"command":"ls"},"files":[],"embeds":[]}]}"#,
             ),
             &base,
@@ -394,7 +388,7 @@ mod tests {
             (TurnType::ToolUse, Some("ls"), Some("c1"))
         );
         let end = map_record(
-            &rec(
+            &obj(
                 r#"{"event":"message","text":"","kind":"progress","tool_events":[{"phase":"end","call_id":"c1","name":"exec","result":"a\nb"}]}"#,
             ),
             &base,
@@ -405,7 +399,7 @@ mod tests {
             (TurnType::ToolResult, Some("a\nb"))
         );
         let crumb = map_record(
-            &rec(r#"{"event":"message","text":"thinking…","kind":"progress"}"#),
+            &obj(r#"{"event":"message","text":"thinking…","kind":"progress"}"#),
             &base,
             false,
         );
@@ -413,7 +407,7 @@ mod tests {
             (crumb[0].turn_type, crumb[0].x_match.as_deref()),
             (TurnType::System, None)
         );
-        let reasoning = rec(r#"{"event":"reasoning_end","text":"hm"}"#);
+        let reasoning = obj(r#"{"event":"reasoning_end","text":"hm"}"#);
         assert!(map_record(&reasoning, &base, false).is_empty());
         assert_eq!(
             map_record(&reasoning, &base, true)[0].turn_type,
@@ -421,7 +415,7 @@ mod tests {
         );
         assert!(
             map_record(
-                &rec(r#"{"event":"stream_end","text":"x","merge_next":true}"#),
+                &obj(r#"{"event":"stream_end","text":"x","merge_next":true}"#),
                 &base,
                 false
             )

@@ -19,14 +19,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::SessionDb;
 use super::content::{SecretRules, map_content};
-use super::{
-    TIME_COLUMNS, default_order, has_table, primary_key, read_table, session_parts, state_row,
-};
-use crate::diag::{DiagKind, Diagnostic};
 use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
-use crate::snapshot::open_snapshot;
 
 /// Flags and links of one messages_in row (no I/O).
 pub fn inbound_native(
@@ -94,56 +90,15 @@ pub fn inbound_native(
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
-    let store = out.store;
-    let (_, ag, sess) = session_parts(&store.rel).unwrap_or_default();
-    let outbound = store.abs.with_file_name("outbound.db");
-    if !outbound.exists() {
-        let rel = store.rel.replace("/inbound.db", "/outbound.db");
-        out.push_diag(
-            Diagnostic::new(DiagKind::Loss, rel, "outbound.db missing (created with inbound.db at session creation): the session's outbound messages, acks and state are lost")
-                .of(store.agent, &store.instance)
-                .session(&sess)
-                .code("outbound_missing"),
-        );
-    }
-    let snap = open_snapshot(&store.abs, &out.scratch)
-        .map_err(|e| StoreError::Unreadable(e.to_string()))?;
-    let conn = &snap.conn;
-    let rules = SecretRules::new(out.options.secret_patterns.clone());
-    let err = |what: &str, e: rusqlite::Error| StoreError::Unreadable(format!("{what}: {e}"));
-    let base = EventRow {
-        session_id: Some(sess.clone()),
-        ..Default::default()
-    };
-
-    if has_table(conn, "messages_in").map_err(|e| err("schema", e))? {
-        for r in
-            read_table(conn, "messages_in", &[], "seq, id").map_err(|e| err("messages_in", e))?
-        {
-            let rec = &r.record;
-            let (text, native) = inbound_native(rec, &ag, &rules);
-            out.push(EventRow {
-                seq: rec.get("seq").and_then(Value::as_i64),
-                ts_utc: rec
-                    .get("timestamp")
-                    .and_then(Value::as_str)
-                    .and_then(crate::time::parse_utc),
-                turn_type: TurnType::User,
-                text,
-                source_line: r.rowid,
-                x_group: 1,
-                x_id: rec.get("id").and_then(Value::as_str).map(String::from),
-                native: Some(native.to_string()),
-                ..base.clone()
-            })?;
-        }
-    } else {
-        out.diag(DiagKind::Unreadable, None, None, "no messages_in table");
-    }
-    if has_table(conn, "delivered").map_err(|e| err("schema", e))? {
-        for r in
-            read_table(conn, "delivered", &[], "message_out_id").map_err(|e| err("delivered", e))?
-        {
+    let db = SessionDb::open(
+        out,
+        "outbound.db",
+        "outbound_missing",
+        "the session's outbound messages, acks and state are lost",
+    )?;
+    db.push_messages(out, "messages_in", TurnType::User, 1, inbound_native)?;
+    if db.has("delivered")? {
+        for r in db.rows("delivered", "message_out_id")? {
             let rec = &r.record;
             let id = super::key_text(rec.get("message_out_id"));
             let mut text = format!("nanoclaw delivered: {id}");
@@ -152,74 +107,35 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     text.push_str(&format!(" {k}={}", super::key_text(Some(v))));
                 }
             }
-            let mut n = Map::new();
-            n.insert("table".into(), json!("delivered"));
-            n.insert("agent_group_id".into(), json!(ag));
-            n.insert("record".into(), Value::Object(rec.clone()));
             out.push(EventRow {
-                ts_utc: rec
-                    .get("delivered_at")
-                    .and_then(Value::as_str)
-                    .and_then(crate::time::parse_utc),
+                session_id: Some(db.session.clone()),
+                ts_utc: rec.get("delivered_at").and_then(Value::as_str).and_then(crate::time::parse_utc),
                 turn_type: TurnType::System,
                 text: Some(text),
                 source_line: r.rowid,
                 x_group: 3,
                 x_id: Some(id),
-                native: Some(Value::Object(n).to_string()),
-                ..base.clone()
+                native: Some(json!({"table": "delivered", "agent_group_id": db.agent_group, "record": Value::Object(rec.clone())}).to_string()),
+                ..Default::default()
             })?;
         }
     }
-    for table in ["destinations", "session_routing"] {
-        if !has_table(conn, table).map_err(|e| err("schema", e))? {
-            continue;
-        }
-        let pk = primary_key(conn, table).map_err(|e| err(table, e))?;
-        for r in
-            read_table(conn, table, &[], &default_order(conn, table)).map_err(|e| err(table, e))?
-        {
-            let mut row = state_row(table, &pk, &r, &TIME_COLUMNS);
-            row.native = row.native.map(|n| add_agent_group(&n, &ag));
-            out.push(EventRow {
-                session_id: Some(sess.clone()),
-                ..row
-            })?;
-        }
-    }
-    Ok(())
-}
-
-/// Add `agent_group_id` to a state row's native object.
-pub fn add_agent_group(native: &str, ag: &str) -> String {
-    match serde_json::from_str::<Value>(native) {
-        Ok(Value::Object(mut m)) => {
-            m.insert("agent_group_id".into(), json!(ag));
-            Value::Object(m).to_string()
-        }
-        _ => native.to_string(),
-    }
+    db.push_state(out, &["destinations", "session_routing"], |_, _, _| {})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rec(s: &str) -> Map<String, Value> {
-        serde_json::from_str::<Value>(s)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default()
-    }
+    use crate::testutil::obj;
 
     #[test]
     fn agent_origin_needs_both_agent_channel_and_source_session() {
         let r = SecretRules::default();
-        let a2a = inbound_native(&rec(r#"{"id":"a2a-1","kind":"chat","channel_type":"agent","source_session_id":"s1","content":"{\"text\":\"hi\"}"}"#), "ag", &r).1;
+        let a2a = inbound_native(&obj(r#"{"id":"a2a-1","kind":"chat","channel_type":"agent","source_session_id":"s1","content":"{\"text\":\"hi\"}"}"#), "ag", &r).1;
         assert_eq!(a2a["agent_origin"], json!(true));
-        let sys = inbound_native(&rec(r#"{"id":"sys-1","kind":"chat","channel_type":"agent","source_session_id":null,"content":"{\"text\":\"x\"}"}"#), "ag", &r).1;
+        let sys = inbound_native(&obj(r#"{"id":"sys-1","kind":"chat","channel_type":"agent","source_session_id":null,"content":"{\"text\":\"x\"}"}"#), "ag", &r).1;
         assert_eq!(sys["agent_origin"], json!(false));
-        let echo = inbound_native(&rec(r#"{"id":"m:echo:s","kind":"chat","channel_type":"session-echo","source_session_id":"s2","content":"{\"text\":\"x\"}"}"#), "ag", &r).1;
+        let echo = inbound_native(&obj(r#"{"id":"m:echo:s","kind":"chat","channel_type":"session-echo","source_session_id":"s2","content":"{\"text\":\"x\"}"}"#), "ag", &r).1;
         assert_eq!(
             (echo["agent_origin"].clone(), echo["echo_copy"].clone()),
             (json!(false), json!(true))

@@ -17,7 +17,11 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use serde_json::{Map, Value, json};
 
+use crate::diag::{DiagKind, Diagnostic};
+use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
+use crate::snapshot::{Snapshot, open_snapshot};
+use content::SecretRules;
 
 pub mod catalog;
 pub mod claude_transcript;
@@ -196,6 +200,141 @@ pub const TIME_COLUMNS: [&str; 9] = [
     "applied",
     "last_seen",
 ];
+
+/// Maps one message row to (text, native); no I/O.
+pub type MessageMapper = fn(&Map<String, Value>, &str, &SecretRules) -> (Option<String>, Value);
+
+/// A session database (inbound.db or outbound.db) opened from its snapshot.
+pub struct SessionDb {
+    snap: Snapshot,
+    pub agent_group: String,
+    pub session: String,
+    pub rules: SecretRules,
+}
+
+fn sql_err(what: &str, e: rusqlite::Error) -> StoreError {
+    StoreError::Unreadable(format!("{what}: {e}"))
+}
+
+impl SessionDb {
+    /// Open the store's snapshot. Both DBs are created with the session, so a
+    /// missing `sibling` is declared a loss (`code`, saying what is `lost`).
+    pub fn open(
+        out: &mut StoreOutput<'_>,
+        sibling: &str,
+        code: &str,
+        lost: &str,
+    ) -> Result<SessionDb, StoreError> {
+        let store = out.store;
+        let (_, agent_group, session) = session_parts(&store.rel).unwrap_or_default();
+        if !store.abs.with_file_name(sibling).exists() {
+            let own = store.rel.rsplit('/').next().unwrap_or_default();
+            let rel = format!(
+                "{}{sibling}",
+                store.rel.strip_suffix(own).unwrap_or_default()
+            );
+            out.push_diag(
+                Diagnostic::new(DiagKind::Loss, rel, format!("{sibling} missing (both session databases are created with the session): {lost}"))
+                    .of(store.agent, &store.instance)
+                    .session(&session)
+                    .code(code),
+            );
+        }
+        let snap = open_snapshot(&store.abs, &out.scratch)
+            .map_err(|e| StoreError::Unreadable(e.to_string()))?;
+        let rules = SecretRules::new(out.options.secret_patterns.clone());
+        Ok(SessionDb {
+            snap,
+            agent_group,
+            session,
+            rules,
+        })
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.snap.conn
+    }
+
+    pub fn has(&self, table: &str) -> Result<bool, StoreError> {
+        has_table(self.conn(), table).map_err(|e| sql_err("schema", e))
+    }
+
+    pub fn rows(&self, table: &str, order: &str) -> Result<Vec<TableRow>, StoreError> {
+        read_table(self.conn(), table, &[], order).map_err(|e| sql_err(table, e))
+    }
+
+    /// One message row per row of `table`, by (seq, id); a missing table is unreadable.
+    pub fn push_messages(
+        &self,
+        out: &mut StoreOutput<'_>,
+        table: &str,
+        turn_type: TurnType,
+        group: i32,
+        map: MessageMapper,
+    ) -> Result<(), StoreError> {
+        if !self.has(table)? {
+            out.diag(
+                DiagKind::Unreadable,
+                None,
+                None,
+                format!("no {table} table"),
+            );
+            return Ok(());
+        }
+        for r in self.rows(table, "seq, id")? {
+            let rec = &r.record;
+            let (text, native) = map(rec, &self.agent_group, &self.rules);
+            out.push(EventRow {
+                session_id: Some(self.session.clone()),
+                seq: rec.get("seq").and_then(Value::as_i64),
+                ts_utc: rec
+                    .get("timestamp")
+                    .and_then(Value::as_str)
+                    .and_then(crate::time::parse_utc),
+                turn_type,
+                text,
+                source_line: r.rowid,
+                x_group: group,
+                x_id: rec.get("id").and_then(Value::as_str).map(String::from),
+                native: Some(native.to_string()),
+                ..Default::default()
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `nanoclaw <table>: <key>` state rows of each present table; `hook`
+    /// may add to a row's native object (which already names the agent group).
+    pub fn push_state(
+        &self,
+        out: &mut StoreOutput<'_>,
+        tables: &[&str],
+        mut hook: impl FnMut(&mut StoreOutput<'_>, &TableRow, &mut Map<String, Value>),
+    ) -> Result<(), StoreError> {
+        for table in tables {
+            if !self.has(table)? {
+                continue;
+            }
+            let pk = primary_key(self.conn(), table).map_err(|e| sql_err(table, e))?;
+            for r in self.rows(table, &default_order(self.conn(), table))? {
+                let row = state_row(table, &pk, &r, &TIME_COLUMNS);
+                let mut native: Map<String, Value> = row
+                    .native
+                    .as_deref()
+                    .and_then(|n| serde_json::from_str(n).ok())
+                    .unwrap_or_default();
+                native.insert("agent_group_id".into(), json!(self.agent_group));
+                hook(out, &r, &mut native);
+                out.push(EventRow {
+                    session_id: Some(self.session.clone()),
+                    native: Some(Value::Object(native).to_string()),
+                    ..row
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -18,15 +18,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::SessionDb;
 use super::content::{SecretRules, map_content};
-use super::inbound::add_agent_group;
-use super::{
-    TIME_COLUMNS, default_order, has_table, primary_key, read_table, session_parts, state_row,
-};
 use crate::diag::{DiagKind, Diagnostic};
 use crate::extract::{StoreError, StoreOutput};
-use crate::schema::{EventRow, TurnType};
-use crate::snapshot::open_snapshot;
+use crate::schema::TurnType;
 
 /// Native facts of one messages_out row (no I/O).
 pub fn outbound_native(
@@ -92,111 +88,59 @@ pub fn claude_transcript_exists(agent_group_dir: &Path, id: &str) -> bool {
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
+    let db = SessionDb::open(
+        out,
+        "inbound.db",
+        "inbound_missing",
+        "the session's inbound messages and deliveries are lost",
+    )?;
+    db.push_messages(out, "messages_out", TurnType::Assistant, 2, outbound_native)?;
     let store = out.store;
-    let (_, ag, sess) = session_parts(&store.rel).unwrap_or_default();
-    if !store.abs.with_file_name("inbound.db").exists() {
-        out.push_diag(
-            Diagnostic::new(
-                DiagKind::Loss,
-                store.rel.replace("/outbound.db", "/inbound.db"),
-                "inbound.db missing: the session's inbound messages and deliveries are lost",
-            )
-            .of(store.agent, &store.instance)
-            .session(&sess)
-            .code("inbound_missing"),
-        );
-    }
-    let snap = open_snapshot(&store.abs, &out.scratch)
-        .map_err(|e| StoreError::Unreadable(e.to_string()))?;
-    let conn = &snap.conn;
-    let rules = SecretRules::new(out.options.secret_patterns.clone());
-    let err = |what: &str, e: rusqlite::Error| StoreError::Unreadable(format!("{what}: {e}"));
-    let base = EventRow {
-        session_id: Some(sess.clone()),
-        ..Default::default()
-    };
-
-    if has_table(conn, "messages_out").map_err(|e| err("schema", e))? {
-        for r in
-            read_table(conn, "messages_out", &[], "seq, id").map_err(|e| err("messages_out", e))?
-        {
-            let rec = &r.record;
-            let (text, native) = outbound_native(rec, &ag, &rules);
-            out.push(EventRow {
-                seq: rec.get("seq").and_then(Value::as_i64),
-                ts_utc: rec
-                    .get("timestamp")
-                    .and_then(Value::as_str)
-                    .and_then(crate::time::parse_utc),
-                turn_type: TurnType::Assistant,
-                text,
-                source_line: r.rowid,
-                x_group: 2,
-                x_id: rec.get("id").and_then(Value::as_str).map(String::from),
-                native: Some(native.to_string()),
-                ..base.clone()
-            })?;
-        }
-    } else {
-        out.diag(DiagKind::Unreadable, None, None, "no messages_out table");
-    }
     let ag_dir = store
         .abs
         .parent()
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    for table in ["processing_ack", "session_state", "container_state"] {
-        if !has_table(conn, table).map_err(|e| err("schema", e))? {
-            continue;
-        }
-        let pk = primary_key(conn, table).map_err(|e| err(table, e))?;
-        for r in
-            read_table(conn, table, &[], &default_order(conn, table)).map_err(|e| err(table, e))?
-        {
-            let mut row = state_row(table, &pk, &r, &TIME_COLUMNS);
-            let mut native = row
-                .native
-                .as_deref()
-                .map(|n| add_agent_group(n, &ag))
-                .unwrap_or_default();
+    db.push_state(
+        out,
+        &["processing_ack", "session_state", "container_state"],
+        |out, r, native| {
             let key = r
                 .record
                 .get("key")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            if let (Some(provider), Some(id)) = (
+            let (Some(provider), Some(id)) = (
                 key.strip_prefix("continuation:"),
                 r.record.get("value").and_then(Value::as_str),
-            ) {
-                if let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(&native) {
-                    m.insert(
-                        "continuation".into(),
-                        json!({"provider": provider, "id": id}),
-                    );
-                    native = Value::Object(m).to_string();
-                }
-                let found = provider == "claude" && claude_transcript_exists(&ag_dir, id);
-                if !found {
-                    let where_ = if provider == "claude" {
-                        "no <agent group>/.claude-shared/projects/*/<id>.jsonl".to_string()
-                    } else {
-                        format!("the {provider} provider's transcripts are not read")
-                    };
-                    out.push_diag(
-                        Diagnostic::new(DiagKind::Loss, store.rel.clone(), format!("backing transcript of continuation:{provider} {id} unavailable ({where_})"))
-                            .of(store.agent, &store.instance)
-                            .session(&sess)
-                            .code("transcript_missing"),
-                    );
-                }
+            ) else {
+                return;
+            };
+            native.insert(
+                "continuation".into(),
+                json!({"provider": provider, "id": id}),
+            );
+            if provider == "claude" && claude_transcript_exists(&ag_dir, id) {
+                return;
             }
-            row.native = Some(native);
-            out.push(EventRow {
-                session_id: Some(sess.clone()),
-                ..row
-            })?;
-        }
-    }
-    Ok(())
+            let where_ = if provider == "claude" {
+                "no <agent group>/.claude-shared/projects/*/<id>.jsonl".to_string()
+            } else {
+                format!("the {provider} provider's transcripts are not read")
+            };
+            out.push_diag(
+                Diagnostic::new(
+                    DiagKind::Loss,
+                    store.rel.clone(),
+                    format!(
+                        "backing transcript of continuation:{provider} {id} unavailable ({where_})"
+                    ),
+                )
+                .of(store.agent, &store.instance)
+                .session(&db.session)
+                .code("transcript_missing"),
+            );
+        },
+    )
 }

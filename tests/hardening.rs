@@ -1,0 +1,1078 @@
+//! Issue 5: read-only evidence, live writers, the bad-input matrix, atomic and
+//! reproducible output.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+const NS: &str = ".nanobot/sessions/0123456789abcdef0123456789abcdef";
+const GOOD_NS: &str = ".nanobot/sessions/fedcba9876543210fedcba9876543210";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_nanoload"))
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A good session every case home holds: its rows must survive every bad input.
+fn write_good(home: &Path) -> TestResult {
+    let ns = home.join(GOOD_NS);
+    std::fs::create_dir_all(&ns)?;
+    std::fs::write(
+        ns.join("Z29vZDox.jsonl"),
+        concat!(
+            r#"{"_type": "metadata", "key": "good:1", "created_at": "2026-10-05T09:00:00", "updated_at": "2026-10-05T09:00:05", "metadata": {}, "last_archived": 0}"#,
+            "\n",
+            r#"{"role": "user", "content": "still here", "timestamp": "2026-10-05T09:00:01"}"#,
+            "\n",
+            r#"{"role": "assistant", "content": "yes", "timestamp": "2026-10-05T09:00:05"}"#,
+            "\n"
+        ),
+    )?;
+    Ok(())
+}
+
+fn copy_tree(src: &Path, dst: &Path) -> TestResult {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(dst)
+        .status()?;
+    if !st.success() {
+        return Err(format!("cp {} failed", src.display()).into());
+    }
+    Ok(())
+}
+
+/// Run the binary: as uid/gid 65534 when `nobody` and euid is 0 (root
+/// ignores file modes), with a world-writable TMPDIR and output directory.
+struct Runner {
+    base: tempfile::TempDir,
+}
+
+impl Runner {
+    fn new() -> Result<Runner, Box<dyn std::error::Error>> {
+        let base = tempfile::tempdir()?;
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o777))?;
+        for d in ["out", "tmp", "bin"] {
+            std::fs::create_dir(base.path().join(d))?;
+            std::fs::set_permissions(base.path().join(d), std::fs::Permissions::from_mode(0o777))?;
+        }
+        // the binary may sit under a directory only root can enter
+        std::fs::copy(bin(), base.path().join("bin/nanoload"))?;
+        std::fs::set_permissions(
+            base.path().join("bin/nanoload"),
+            std::fs::Permissions::from_mode(0o755),
+        )?;
+        Ok(Runner { base })
+    }
+
+    fn out(&self) -> PathBuf {
+        self.base.path().join("out/out.parquet")
+    }
+
+    fn command(&self, home: &Path, args: &[&str], nobody: bool) -> Command {
+        let mut c = Command::new(self.base.path().join("bin/nanoload"));
+        c.arg(home)
+            .arg(self.out())
+            .arg("--tables")
+            .arg(self.base.path().join("out/tables"))
+            .args(args);
+        c.env("TMPDIR", self.base.path().join("tmp"));
+        if nobody && is_root() {
+            c.uid(65534).gid(65534);
+        }
+        c
+    }
+
+    fn run(&self, home: &Path, args: &[&str], nobody: bool) -> Result<Output, std::io::Error> {
+        let _ = std::fs::remove_dir_all(self.base.path().join("out/tables"));
+        let _ = std::fs::remove_file(self.out());
+        self.command(home, args, nobody).output()
+    }
+
+    fn query(&self, sql: &str) -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
+        let c = duckdb::Connection::open_in_memory()?;
+        c.execute_batch(&format!(
+            "CREATE VIEW events AS SELECT * FROM read_parquet('{}');",
+            self.out().display()
+        ))?;
+        for t in ["diagnostics", "sources", "sessions"] {
+            c.execute_batch(&format!(
+                "CREATE VIEW {t} AS SELECT * FROM read_parquet('{}/out/tables/{t}.parquet');",
+                self.base.path().display()
+            ))?;
+        }
+        Ok(query(&c, sql)?)
+    }
+}
+
+fn world_readable(dir: &Path) -> TestResult {
+    let st = Command::new("chmod")
+        .arg("-R")
+        .arg("a+rX")
+        .arg(dir)
+        .status()?;
+    if !st.success() {
+        return Err("chmod failed".into());
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- generators
+
+fn session_db(path: &Path, version: i64, record: &str, with_messages: bool) -> TestResult {
+    std::fs::create_dir_all(path.parent().ok_or("no parent")?)?;
+    let c = rusqlite::Connection::open(path)?;
+    c.execute_batch(
+        "CREATE TABLE sessions (key TEXT PRIMARY KEY, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, metadata TEXT NOT NULL,
+         provider_state TEXT, last_archived INTEGER NOT NULL, revision INTEGER NOT NULL, generation TEXT NOT NULL, title TEXT NOT NULL,
+         preview TEXT NOT NULL, visible_updated_at TEXT);
+         INSERT INTO sessions VALUES ('db:1', '2026-10-05T11:00:00', '2026-10-05T11:00:09', '{}', NULL, 0, 1, 'g', '', '', NULL);",
+    )?;
+    if with_messages {
+        c.execute_batch("CREATE TABLE messages (session_key TEXT NOT NULL, position INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (session_key, position));")?;
+        c.execute(
+            "INSERT INTO messages VALUES ('db:1', 0, ?1)",
+            [r#"{"role":"user","content":"from the database","timestamp":"2026-10-05T11:00:01"}"#],
+        )?;
+        c.execute("INSERT INTO messages VALUES ('db:1', 1, ?1)", [record])?;
+    }
+    c.pragma_update(None, "user_version", version)?;
+    Ok(())
+}
+
+const GOOD_RECORD: &str =
+    r#"{"role":"assistant","content":"db answer","timestamp":"2026-10-05T11:00:02"}"#;
+
+fn gen_db_user_version_2(h: &Path) -> TestResult {
+    session_db(&h.join(NS).join("sessions.sqlite3"), 2, GOOD_RECORD, true)
+}
+fn gen_db_missing_messages(h: &Path) -> TestResult {
+    session_db(&h.join(NS).join("sessions.sqlite3"), 1, GOOD_RECORD, false)
+}
+fn gen_db_record_not_object(h: &Path) -> TestResult {
+    session_db(&h.join(NS).join("sessions.sqlite3"), 1, "[1]", true)
+}
+fn gen_db_truncated(h: &Path) -> TestResult {
+    let p = h.join(NS).join("sessions.sqlite3");
+    session_db(&p, 1, GOOD_RECORD, true)?;
+    let c = rusqlite::Connection::open(&p)?;
+    for i in 2..400 {
+        c.execute(
+            "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
+            rusqlite::params![
+                i,
+                format!("{{\"role\":\"user\",\"content\":\"{}\"}}", "x".repeat(500))
+            ],
+        )?;
+    }
+    drop(c);
+    let len = std::fs::metadata(&p)?.len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)?
+        .set_len(len / 3)?;
+    Ok(())
+}
+fn gen_big_line(h: &Path) -> TestResult {
+    let ns = h.join(NS);
+    std::fs::create_dir_all(&ns)?;
+    let mut s = String::with_capacity(100_000_200);
+    s.push_str(r#"{"_type": "metadata", "key": "big:1", "created_at": "2026-10-05T10:00:00", "updated_at": "2026-10-05T10:00:00", "metadata": {}}"#);
+    s.push_str(
+        "\n{\"role\": \"tool\", \"tool_call_id\": \"c\", \"name\": \"exec\", \"content\": \"",
+    );
+    s.push_str(&"y".repeat(100_000_000));
+    s.push_str("\", \"timestamp\": \"2026-10-05T10:00:01\"}\n");
+    std::fs::write(ns.join("YmlnOjE.jsonl"), s)?;
+    Ok(())
+}
+fn gen_mode_000(h: &Path) -> TestResult {
+    let ns = h.join(NS);
+    std::fs::create_dir_all(&ns)?;
+    let p = ns.join("c2VjcmV0OjE.jsonl");
+    std::fs::write(&p, "{\"_type\": \"metadata\", \"key\": \"secret:1\"}\n")?;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000))?;
+    Ok(())
+}
+fn gen_symlink_loop(h: &Path) -> TestResult {
+    std::fs::create_dir_all(h.join(".nanobot/loopdir"))?;
+    std::os::unix::fs::symlink("..", h.join(".nanobot/loopdir/up"))?;
+    Ok(())
+}
+fn gen_symlink_outside(h: &Path) -> TestResult {
+    let ns = h.join(NS);
+    std::fs::create_dir_all(&ns)?;
+    std::os::unix::fs::symlink("/etc/hostname", ns.join("ZXZpbDox.jsonl"))?;
+    Ok(())
+}
+fn gen_outbound_missing(h: &Path) -> TestResult {
+    std::fs::create_dir_all(h.join("nc"))?;
+    copy_tree(&fixture("nanoclaw/home-a"), &h.join("nc"))
+}
+fn gen_v2_empty_main(h: &Path) -> TestResult {
+    let d = h.join("nc/data");
+    std::fs::create_dir_all(&d)?;
+    std::fs::write(d.join("v2.db"), b"")?;
+    std::fs::write(d.join("v2.db-wal"), vec![7u8; 4096])?;
+    Ok(())
+}
+
+/// A database another process holds EXCLUSIVE mid-transaction (rollback
+/// journal): the copy carries the hot journal and is rolled back privately.
+struct Locked {
+    _writer: rusqlite::Connection,
+}
+fn lock_db(h: &Path) -> Result<Locked, Box<dyn std::error::Error>> {
+    let p = h.join(NS).join("sessions.sqlite3");
+    session_db(&p, 1, GOOD_RECORD, true)?;
+    let c = rusqlite::Connection::open(&p)?;
+    c.execute_batch("PRAGMA cache_size = 1; BEGIN EXCLUSIVE;")?;
+    for i in 10..300 {
+        c.execute(
+            "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
+            rusqlite::params![
+                i,
+                format!(
+                    "{{\"role\":\"user\",\"content\":\"uncommitted {}\"}}",
+                    "z".repeat(300)
+                )
+            ],
+        )?;
+    }
+    Ok(Locked { _writer: c })
+}
+
+// ---------------------------------------------------------------- the matrix
+
+struct Case {
+    name: &'static str,
+    generate: Option<fn(&Path) -> TestResult>,
+    args: &'static [&'static str],
+    nobody: bool,
+    exit: i32,
+    /// (kind, path suffix, line) of the diagnostic, also on stderr; None: none at all.
+    diag: Option<(&'static str, &'static str, Option<i64>)>,
+    /// A query proving what the store itself still yields, and its answer.
+    check: (&'static str, &'static str),
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "torn_last_line",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_line", "dG9ybjox.jsonl", Some(3))),
+        check: (
+            "SELECT string_agg(turn_type, ',' ORDER BY ordinal) FROM events WHERE session_id = 'torn:1'",
+            "system,user,system",
+        ),
+    },
+    Case {
+        name: "line_not_object",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_line", "YXJyYXk6MQ.jsonl", Some(3))),
+        check: (
+            "SELECT string_agg(coalesce(text, ''), '|' ORDER BY ordinal) FROM events WHERE session_id = 'array:1' AND seq IS NOT NULL",
+            "first|parser: unparseable line 3 (expected a JSON object, found an array): [1, 2, 3]|after",
+        ),
+    },
+    Case {
+        name: "lone_surrogate",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("warning", "ZW1vamk6MQ.jsonl", Some(2))),
+        check: (
+            "SELECT text FROM events WHERE session_id = 'emoji:1' AND turn_type = 'user'",
+            "cut inside an emoji \u{fffd}",
+        ),
+    },
+    Case {
+        name: "invalid_utf8",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("warning", "Ynl0ZXM6MQ.jsonl", Some(2))),
+        check: (
+            "SELECT text FROM events WHERE session_id = 'bytes:1' AND turn_type = 'user'",
+            "caf\u{fffd}",
+        ),
+    },
+    Case {
+        name: "nul_bytes",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_line", "bnVsOjE.jsonl", Some(3))),
+        check: (
+            "SELECT string_agg(text, ',' ORDER BY ordinal) FROM events WHERE session_id = 'nul:1' AND turn_type = 'user'",
+            "before,after",
+        ),
+    },
+    Case {
+        name: "big_line",
+        generate: Some(gen_big_line),
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: None,
+        check: (
+            "SELECT length(text) FROM events WHERE session_id = 'big:1' AND turn_type = 'tool_result'",
+            "100000000",
+        ),
+    },
+    Case {
+        name: "empty_file",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("warning", "ZW1wdHk6MQ.jsonl", None)),
+        check: (
+            "SELECT rows || ' ' || status FROM sources WHERE source_path LIKE '%ZW1wdHk6MQ.jsonl'",
+            "0 ok",
+        ),
+    },
+    Case {
+        name: "metadata_missing",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_record", "bm9tZXRhOjE.jsonl", Some(1))),
+        check: (
+            "SELECT session_id || ' ' || text FROM events WHERE source_path LIKE '%bm9tZXRhOjE.jsonl'",
+            "nometa:1 orphan message",
+        ),
+    },
+    Case {
+        name: "duplicate_metadata",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_line", "ZHVwOjE.jsonl", Some(3))),
+        check: (
+            "SELECT string_agg(text, ',' ORDER BY ordinal) FROM events WHERE session_id = 'dup:1' AND turn_type = 'user'",
+            "one,two",
+        ),
+    },
+    Case {
+        name: "key_differs_from_name",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("warning", "Y2xpOmRpcmVjdA.jsonl", Some(1))),
+        check: (
+            "SELECT session_id FROM events WHERE turn_type = 'user' AND text = 'named wrong'",
+            "telegram:9",
+        ),
+    },
+    Case {
+        name: "db_not_a_database",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("unreadable", "sessions.sqlite3", None)),
+        check: (
+            "SELECT status FROM sources WHERE source_kind = 'nanobot.session_db'",
+            "failed",
+        ),
+    },
+    Case {
+        name: "db_truncated",
+        generate: Some(gen_db_truncated),
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("unreadable", "sessions.sqlite3", None)),
+        check: (
+            "SELECT count(*) FROM sources WHERE source_kind = 'nanobot.session_db' AND status IN ('failed', 'partial')",
+            "1",
+        ),
+    },
+    Case {
+        name: "db_user_version_2",
+        generate: Some(gen_db_user_version_2),
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("warning", "sessions.sqlite3", None)),
+        check: (
+            "SELECT string_agg(turn_type, ',' ORDER BY ordinal) FROM events WHERE session_id = 'db:1'",
+            "system,user,assistant",
+        ),
+    },
+    Case {
+        name: "db_missing_messages_table",
+        generate: Some(gen_db_missing_messages),
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("unreadable", "sessions.sqlite3", None)),
+        check: (
+            "SELECT left(text, 24) FROM events WHERE session_id = 'db:1'",
+            "session start: key=db:1 ",
+        ),
+    },
+    Case {
+        name: "db_record_not_object",
+        generate: Some(gen_db_record_not_object),
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_record", "sessions.sqlite3", Some(2))),
+        check: (
+            "SELECT string_agg(text, '|' ORDER BY ordinal) FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL",
+            "from the database|parser: unparseable record 1 (expected a JSON object, found an array): [1]",
+        ),
+    },
+    Case {
+        name: "mode_000_file",
+        generate: Some(gen_mode_000),
+        args: &[],
+        nobody: true,
+        exit: 1,
+        diag: Some(("unreadable", "c2VjcmV0OjE.jsonl", None)),
+        check: (
+            "SELECT status FROM sources WHERE source_path LIKE '%c2VjcmV0OjE.jsonl'",
+            "failed",
+        ),
+    },
+    Case {
+        name: "symlink_loop",
+        generate: Some(gen_symlink_loop),
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: None,
+        check: ("SELECT count(*) FROM sources", "1"),
+    },
+    Case {
+        name: "symlink_loop_followed",
+        generate: Some(gen_symlink_loop),
+        args: &["--follow-links"],
+        nobody: false,
+        exit: 0,
+        diag: Some(("warning", ".nanobot/loopdir/up", None)),
+        check: ("SELECT count(*) FROM sources", "1"),
+    },
+    Case {
+        name: "symlink_out_of_home",
+        generate: Some(gen_symlink_outside),
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("skipped_link", "ZXZpbDox.jsonl", None)),
+        check: (
+            "SELECT count(*) FROM events WHERE source_path LIKE '%ZXZpbDox%'",
+            "0",
+        ),
+    },
+    Case {
+        name: "nanoclaw_outbound_missing",
+        generate: Some(gen_outbound_missing),
+        args: &[],
+        nobody: false,
+        exit: 0,
+        diag: Some(("loss", "sess-1795989913797-oledfs/outbound.db", None)),
+        check: (
+            "SELECT text FROM events WHERE session_id = 'sess-1795989913797-oledfs' AND turn_type = 'user'",
+            "Remind Dana to confirm the offsite venue with the team.",
+        ),
+    },
+    Case {
+        name: "v2_db_empty_main_with_wal",
+        generate: Some(gen_v2_empty_main),
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("unreadable", "nc/data/v2.db", None)),
+        check: (
+            "SELECT message FROM diagnostics WHERE source_path = 'nc/data/v2.db'",
+            "main file empty; WAL not applied (4096 bytes of WAL ignored, as SQLite would)",
+        ),
+    },
+    Case {
+        name: "cron_run_not_json",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_record", "j1_1_ab.json", None)),
+        check: (
+            "SELECT left(text, 26) FROM events WHERE source_kind = 'nanobot.cron_run'",
+            "parser: unparseable line 1",
+        ),
+    },
+    Case {
+        name: "cli_history_bad_timestamp",
+        generate: None,
+        args: &[],
+        nobody: false,
+        exit: 1,
+        diag: Some(("bad_line", "cli_history", Some(5))),
+        check: (
+            "SELECT string_agg(text || '@' || coalesce(timestamp_local::VARCHAR, 'NULL'), ',' ORDER BY source_line) FROM events WHERE source_kind = 'nanobot.cli_history'",
+            "good entry@2026-10-05 10:00:00,entry with a bad stamp@NULL",
+        ),
+    },
+];
+
+#[test]
+fn bad_input_matrix() -> TestResult {
+    let runner = Runner::new()?;
+    let mut failures = Vec::new();
+    for case in CASES {
+        let home = tempfile::Builder::new()
+            .prefix("home-")
+            .tempdir_in(runner.base.path())?;
+        write_good(home.path())?;
+        let stat = fixture(&format!("bad/{}", case.name));
+        if stat.exists() {
+            copy_tree(&stat, home.path())?;
+        }
+        if let Some(g) = case.generate {
+            g(home.path())?;
+        }
+        if case.nobody {
+            world_readable(home.path())?;
+            // keep the case's own unreadable file unreadable
+            if case.name == "mode_000_file" {
+                std::fs::set_permissions(
+                    home.path().join(NS).join("c2VjcmV0OjE.jsonl"),
+                    std::fs::Permissions::from_mode(0o000),
+                )?;
+            }
+        }
+        let before = tree(home.path());
+        let start = Instant::now();
+        let o = runner.run(home.path(), case.args, case.nobody)?;
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        let mut problems = Vec::new();
+        if start.elapsed() > Duration::from_secs(300) {
+            problems.push("took over 5 minutes".to_string());
+        }
+        if o.status.code() != Some(case.exit) {
+            problems.push(format!("exit {:?}, want {}", o.status.code(), case.exit));
+        }
+        if stderr.contains("panicked") {
+            problems.push("panic".into());
+        }
+        if tree(home.path()) != before {
+            problems.push("HOME changed".into());
+        }
+        match runner.query("SELECT count(*) FROM events WHERE session_id = 'good:1'") {
+            Ok(v) if v == vec![vec!["3".to_string()]] => {}
+            other => problems.push(format!("good session rows: {other:?}")),
+        }
+        match runner.query(case.check.0) {
+            Ok(v) if v == vec![vec![case.check.1.to_string()]] => {}
+            other => problems.push(format!("check {:?} gave {other:?}", case.check.0)),
+        }
+        let diags = match runner.query("SELECT kind, source_path, coalesce(source_line, -1) FROM diagnostics WHERE kind <> 'loss' OR source_path LIKE 'nc/%'") {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(format!("{}: no output ({e}): {stderr}", case.name));
+                continue;
+            }
+        };
+        match case.diag {
+            None if !diags.is_empty() => problems.push(format!("unexpected diagnostics {diags:?}")),
+            None => {}
+            Some((kind, suffix, line)) => {
+                let found = diags.iter().any(|d| {
+                    d[0] == kind
+                        && d[1].ends_with(suffix)
+                        && line.is_none_or(|l| d[2] == l.to_string())
+                });
+                if !found {
+                    problems.push(format!(
+                        "no {kind} diagnostic for {suffix}:{line:?} in {diags:?}"
+                    ));
+                }
+                let prefix = format!("nanoload: {kind}: ");
+                let on_stderr = stderr.lines().any(|l| {
+                    l.starts_with(&prefix)
+                        && l.contains(suffix)
+                        && line.is_none_or(|n| l.contains(&format!("{suffix}:{n}: ")))
+                });
+                if !on_stderr {
+                    problems.push(format!("no one-line stderr message for {suffix}: {stderr}"));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            failures.push(format!("{}: {}", case.name, problems.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+#[test]
+fn a_locked_database_is_read_from_its_snapshot() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    write_good(home.path())?;
+    let lock = lock_db(home.path())?;
+    let journal = home.path().join(NS).join("sessions.sqlite3-journal");
+    assert!(journal.exists(), "the writer holds a hot journal");
+    let before = tree(home.path());
+    let o = runner.run(home.path(), &[], false)?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // committed rows only: the uncommitted ones are rolled back in the private copy
+    assert_eq!(
+        runner
+            .query("SELECT count(*) FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL")?,
+        vec![vec!["2".to_string()]]
+    );
+    assert_eq!(
+        tree(home.path()),
+        before,
+        "the hot journal was applied in HOME"
+    );
+    drop(lock);
+    Ok(())
+}
+
+#[test]
+fn a_hot_journal_beside_a_nanoclaw_session_db_stays_in_home() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    copy_tree(&fixture("nanoclaw/home-a"), home.path())?;
+    let sdir = home
+        .path()
+        .join("data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io");
+    // a crashed writer: copy the db and its journal while a transaction is open
+    let scratch = tempfile::tempdir()?;
+    let live = scratch.path().join("inbound.db");
+    std::fs::copy(sdir.join("inbound.db"), &live)?;
+    let c = rusqlite::Connection::open(&live)?;
+    c.execute_batch("PRAGMA cache_size = 1; BEGIN EXCLUSIVE;")?;
+    for i in 0..300 {
+        c.execute(
+            "INSERT INTO messages_in (id, seq, kind, timestamp, content) VALUES (?1, ?2, 'chat', '2026-11-29T23:00:00.000Z', ?3)",
+            rusqlite::params![format!("crash-{i}"), 1000 + 2 * i, format!("{{\"text\":\"{}\"}}", "w".repeat(400))],
+        )?;
+    }
+    std::fs::copy(&live, sdir.join("inbound.db"))?;
+    std::fs::copy(
+        scratch.path().join("inbound.db-journal"),
+        sdir.join("inbound.db-journal"),
+    )?;
+    drop(c);
+    let before = tree(home.path());
+    let o = runner.run(home.path(), &[], false)?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(tree(home.path()), before);
+    assert_eq!(
+        runner.query("SELECT count(*), count(*) FILTER (text LIKE 'www%') FROM events WHERE session_id = 'sess-1795989906279-qf49io' AND source_kind = 'nanoclaw.inbound' AND seq IS NOT NULL")?,
+        vec![vec!["6".to_string(), "0".into()]]
+    );
+    Ok(())
+}
+
+#[test]
+fn every_fixture_is_read_only_evidence() -> TestResult {
+    let runner = Runner::new()?;
+    for f in ["nanobot/home-a", "nanoclaw/home-a", "nanoclaw/home-b"] {
+        let home = fixture(f);
+        let before = tree(&home);
+        runner.run(
+            &home,
+            &[
+                "--db",
+                &runner.base.path().join("out/all.duckdb").to_string_lossy(),
+            ],
+            false,
+        )?;
+        assert_eq!(tree(&home), before, "{f} changed");
+        // and on a read-only copy, run without root's powers
+        let copy = tempfile::tempdir_in(runner.base.path())?;
+        copy_tree(&home, copy.path())?;
+        world_readable(copy.path())?;
+        let st = Command::new("chmod")
+            .arg("-R")
+            .arg("a-w")
+            .arg(copy.path())
+            .status()?;
+        assert!(st.success());
+        let before = tree(copy.path());
+        let o = runner.run(copy.path(), &[], true)?;
+        let want = if f == "nanoclaw/home-a" { 0 } else { 1 };
+        assert_eq!(
+            o.status.code(),
+            Some(want),
+            "{f} read-only: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(tree(copy.path()), before, "{f} read-only copy changed");
+        let _ = Command::new("chmod")
+            .arg("-R")
+            .arg("u+w")
+            .arg(copy.path())
+            .status();
+    }
+    Ok(())
+}
+
+#[test]
+fn a_store_that_vanishes_after_discovery_is_reported() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    write_good(home.path())?;
+    copy_tree(&fixture("bad/torn_last_line"), home.path())?;
+    let signal = runner.base.path().join("paused");
+    let child = runner
+        .command(home.path(), &[], false)
+        .env(
+            "NANOLOAD_TEST_PAUSE",
+            format!("discovered:{}", signal.display()),
+        )
+        .stderr(Stdio::piped())
+        .spawn()?;
+    wait_for(&signal)?;
+    std::fs::remove_file(home.path().join(NS).join("dG9ybjox.jsonl"))?;
+    std::fs::remove_file(&signal)?;
+    let o = child.wait_with_output()?;
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with(&format!(
+            "nanoload: unreadable: {NS}/dG9ybjox.jsonl: cannot open: No such file"
+        ))),
+        "{stderr}"
+    );
+    assert_eq!(
+        runner.query("SELECT count(*) FROM events WHERE session_id = 'good:1'")?,
+        vec![vec!["3".to_string()]]
+    );
+    Ok(())
+}
+
+fn wait_for(p: &Path) -> TestResult {
+    let start = Instant::now();
+    while !p.exists() {
+        if start.elapsed() > Duration::from_secs(120) {
+            return Err(format!("{} never appeared", p.display()).into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_killed_run_leaves_no_output_and_the_next_run_cleans_up() -> TestResult {
+    let runner = Runner::new()?;
+    let home = fixture("nanobot/home-a");
+    let unrelated = runner.base.path().join("out/.keep.nanoload-1.tmp");
+    std::fs::write(&unrelated, b"not ours")?;
+    let signal = runner.base.path().join("paused");
+    let mut child = runner
+        .command(&home, &[], false)
+        .env(
+            "NANOLOAD_TEST_PAUSE",
+            format!("written:{}", signal.display()),
+        )
+        .stderr(Stdio::null())
+        .spawn()?;
+    wait_for(&signal)?;
+    let pid = child.id();
+    child.kill()?; // SIGKILL
+    child.wait()?;
+    let _ = std::fs::remove_file(&signal);
+    assert!(
+        !runner.out().exists(),
+        "OUT appeared before the run finished"
+    );
+    let temp_out = runner
+        .base
+        .path()
+        .join(format!("out/.out.parquet.nanoload-{pid}.tmp"));
+    assert!(
+        temp_out.exists(),
+        "the killed run's temp output is where the next run looks"
+    );
+    let stale_dirs = |prefix: &str| -> Result<usize, std::io::Error> {
+        Ok(std::fs::read_dir(runner.base.path().join("tmp"))?
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            .count())
+    };
+    assert_eq!(stale_dirs(&format!("nanoload-{pid}-"))?, 1);
+    let o = runner.command(&home, &[], false).output()?;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(runner.out().exists());
+    assert!(!temp_out.exists(), "stale temp output not cleaned");
+    assert_eq!(
+        stale_dirs(&format!("nanoload-{pid}-"))?,
+        0,
+        "stale private dir not cleaned"
+    );
+    assert!(unrelated.exists(), "a file that is not ours was removed");
+    Ok(())
+}
+
+#[test]
+fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
+    let runner = Runner::new()?;
+    let home = fixture("nanobot/home-a");
+    let mut outs = Vec::new();
+    for t in ["1", "2", "8"] {
+        runner.run(&home, &["--threads", t], false)?;
+        outs.push(std::fs::read(runner.out())?);
+    }
+    // a copy whose files were created in the reverse order, mtimes kept
+    let copy = tempfile::tempdir()?;
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&home)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    files.reverse();
+    for f in &files {
+        let rel = f.strip_prefix(&home)?;
+        let dst = copy.path().join(rel);
+        std::fs::create_dir_all(dst.parent().ok_or("parent")?)?;
+        std::fs::copy(f, &dst)?;
+        let md = std::fs::metadata(f)?;
+        filetime::set_file_mtime(&dst, filetime::FileTime::from_last_modification_time(&md))?;
+    }
+    runner.run(copy.path(), &[], false)?;
+    let reordered = std::fs::read(runner.out())?;
+    // OUT holds no path of HOME itself, so the copy gives the same bytes
+    assert!(
+        outs.iter().all(|o| *o == outs[0]),
+        "thread count changed the bytes"
+    );
+    assert!(
+        reordered == outs[0],
+        "file creation order changed the bytes"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_live_writer_never_tears_a_snapshot() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    let ns = home.path().join(NS);
+    std::fs::create_dir_all(&ns)?;
+    let db = ns.join("sessions.sqlite3");
+    session_db(&db, 1, GOOD_RECORD, true)?;
+    let w = rusqlite::Connection::open(&db)?;
+    w.pragma_update(None, "journal_mode", "WAL")?;
+    for pos in 2..50 {
+        w.execute(
+            "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
+            rusqlite::params![pos, format!("{{\"role\":\"user\",\"content\":\"m{pos}\"}}")],
+        )?;
+    }
+    let committed_before = 50;
+    let jsonl = home.path().join(GOOD_NS).join("Z29vZDox.jsonl");
+    write_good(home.path())?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let jsonl2 = jsonl.clone();
+    let writer = std::thread::spawn(move || -> Result<i64, String> {
+        let mut pos = committed_before;
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            w.execute("BEGIN IMMEDIATE", [])
+                .map_err(|e| e.to_string())?;
+            for _ in 0..5 {
+                w.execute(
+                    "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
+                    rusqlite::params![pos, format!("{{\"role\":\"user\",\"content\":\"m{pos}\"}}")],
+                )
+                .map_err(|e| e.to_string())?;
+                pos += 1;
+            }
+            w.execute("COMMIT", []).map_err(|e| e.to_string())?;
+            if pos % 50 == 0 {
+                w.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    .map_err(|e| e.to_string())?;
+            }
+            // nanobot's JSONL save: write a temp file, rename it over
+            std::thread::sleep(Duration::from_millis(3));
+            let tmp = jsonl2.with_extension("tmp");
+            let body = std::fs::read_to_string(&jsonl2).map_err(|e| e.to_string())?;
+            std::fs::write(&tmp, body).map_err(|e| e.to_string())?;
+            std::fs::rename(&tmp, &jsonl2).map_err(|e| e.to_string())?;
+        }
+        Ok(pos)
+    });
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        let o = runner.run(home.path(), &[], false)?;
+        outcomes.push(o.status.code());
+        let positions = runner.query("SELECT count(DISTINCT seq), min(seq), max(seq) FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL")?;
+        let (n, lo, hi): (i64, i64, i64) = (
+            positions[0][0].parse()?,
+            positions[0][1].parse()?,
+            positions[0][2].parse()?,
+        );
+        assert_eq!(lo, 0);
+        assert!(
+            hi + 1 >= committed_before,
+            "rows committed before the run are missing: max seq {hi}"
+        );
+        assert_eq!(n, hi + 1, "a torn snapshot: positions have gaps");
+        assert_eq!(
+            runner.query("SELECT count(*) FROM events WHERE session_id = 'good:1'")?,
+            vec![vec!["3".to_string()]]
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().map_err(|_| "writer panicked")??;
+    assert!(
+        outcomes.iter().all(|c| matches!(c, Some(0) | Some(1))),
+        "{outcomes:?}"
+    );
+    Ok(())
+}
+
+/// Every backticked string of the "Secret…" section of each fixture's
+/// EXPECTED*.md, plus every pending pairing code of every pairing.json.
+fn fixture_secrets() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut secrets = Vec::new();
+    for e in walkdir::WalkDir::new(fixture(""))
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("EXPECTED") && name.ends_with(".md") {
+            let text = std::fs::read_to_string(e.path())?;
+            let mut in_section = false;
+            for line in text.lines() {
+                if line.starts_with("## ") {
+                    in_section = line.contains("Secret");
+                    continue;
+                }
+                if in_section {
+                    secrets.extend(
+                        line.split('`')
+                            .skip(1)
+                            .step_by(2)
+                            .filter(|s| s.len() >= 8)
+                            .map(String::from),
+                    );
+                }
+            }
+        }
+        if name == "pairing.json" {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
+            if let Some(p) = v.get("pending").and_then(|p| p.as_object()) {
+                secrets.extend(p.keys().cloned());
+            }
+        }
+    }
+    Ok(secrets)
+}
+
+#[test]
+fn every_output_of_every_fixture_is_free_of_secrets() -> TestResult {
+    let secrets = fixture_secrets()?;
+    // the lists the EXPECTED files give: 9 nanobot strings + its pairing code, and the nanoclaw ones
+    assert!(secrets.len() >= 12, "{secrets:?}");
+    assert!(secrets.iter().any(|s| s == "I7NE-KJ8F"));
+    assert!(
+        secrets
+            .iter()
+            .any(|s| s == "ghp_Q7xT2mVb9LkR4sWz8NcY1pHd6FjA3eUo5iGt")
+    );
+    for f in ["nanobot/home-a", "nanoclaw/home-a", "nanoclaw/home-b"] {
+        for extra in [&[][..], &["--include-thinking"][..]] {
+            let dir = tempfile::tempdir()?;
+            let (out, tables, db) = (
+                dir.path().join("out.parquet"),
+                dir.path().join("tables"),
+                dir.path().join("all.duckdb"),
+            );
+            let o = Command::new(bin())
+                .arg(fixture(f))
+                .arg(&out)
+                .arg("--tables")
+                .arg(&tables)
+                .arg("--db")
+                .arg(&db)
+                .args(extra)
+                .output()?;
+            assert!(matches!(o.status.code(), Some(0) | Some(1)));
+            let mut all = String::from_utf8_lossy(&o.stderr).into_owned();
+            all.push_str(&String::from_utf8_lossy(&o.stdout));
+            let c = duckdb::Connection::open(&db)?;
+            all.push_str(&all_text(
+                &c,
+                &[
+                    "events",
+                    "sessions",
+                    "llm_calls",
+                    "tz_offsets",
+                    "diagnostics",
+                    "sources",
+                ],
+            )?);
+            let m = duckdb::Connection::open_in_memory()?;
+            all.push_str(&all_text(
+                &m,
+                &[&format!("read_parquet('{}')", out.display())],
+            )?);
+            for t in [
+                "sessions",
+                "llm_calls",
+                "tz_offsets",
+                "diagnostics",
+                "sources",
+            ] {
+                all.push_str(&all_text(
+                    &m,
+                    &[&format!("read_parquet('{}/{t}.parquet')", tables.display())],
+                )?);
+            }
+            assert!(all.len() > 1000);
+            for s in &secrets {
+                assert!(!all.contains(s.as_str()), "{f}: secret {s} in an output");
+            }
+        }
+    }
+    Ok(())
+}
