@@ -180,3 +180,70 @@ pub fn all_text(c: &Connection, tables: &[&str]) -> Result<String, duckdb::Error
     }
     Ok(s)
 }
+
+/// The output tables besides `events`.
+pub const TABLES: [&str; 5] = [
+    "sessions",
+    "llm_calls",
+    "tz_offsets",
+    "diagnostics",
+    "sources",
+];
+
+/// Run with OUT, `--tables` and `--db`; return the exit code and every
+/// output decoded as text: OUT.parquet, each `--tables` file, every table of
+/// the `--db` file, stderr and stdout.
+pub fn all_outputs(
+    home: &Path,
+    extra: &[&str],
+) -> Result<(Option<i32>, String), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let (out, tables, db) = (
+        dir.path().join("out.parquet"),
+        dir.path().join("tables"),
+        dir.path().join("all.duckdb"),
+    );
+    let o = Command::cargo_bin("nanoload")?
+        .arg(home)
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .arg("--db")
+        .arg(&db)
+        .args(extra)
+        .output()?;
+    let mut all = String::from_utf8_lossy(&o.stderr).into_owned();
+    all.push_str(&String::from_utf8_lossy(&o.stdout));
+    let c = Connection::open(&db)?;
+    let mut db_tables = vec!["events"];
+    db_tables.extend(TABLES);
+    all.push_str(&all_text(&c, &db_tables)?);
+    let m = Connection::open_in_memory()?;
+    all.push_str(&all_text(
+        &m,
+        &[&format!("read_parquet('{}')", out.display())],
+    )?);
+    for t in TABLES {
+        all.push_str(&all_text(
+            &m,
+            &[&format!("read_parquet('{}/{t}.parquet')", tables.display())],
+        )?);
+    }
+    // nothing but the outputs is left behind
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    if o.status.code() != Some(2) && left != ["all.duckdb", "out.parquet", "tables"] {
+        return Err(format!("unexpected files beside the outputs: {left:?}").into());
+    }
+    Ok((o.status.code(), all))
+}
+
+/// Expected rows from string literals.
+pub fn strs(v: &[&[&str]]) -> Vec<Vec<String>> {
+    v.iter()
+        .map(|r| r.iter().map(|s| s.to_string()).collect())
+        .collect()
+}

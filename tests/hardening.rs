@@ -1021,53 +1021,8 @@ fn every_output_of_every_fixture_is_free_of_secrets() -> TestResult {
     );
     for f in ["nanobot/home-a", "nanoclaw/home-a", "nanoclaw/home-b"] {
         for extra in [&[][..], &["--include-thinking"][..]] {
-            let dir = tempfile::tempdir()?;
-            let (out, tables, db) = (
-                dir.path().join("out.parquet"),
-                dir.path().join("tables"),
-                dir.path().join("all.duckdb"),
-            );
-            let o = Command::new(bin())
-                .arg(fixture(f))
-                .arg(&out)
-                .arg("--tables")
-                .arg(&tables)
-                .arg("--db")
-                .arg(&db)
-                .args(extra)
-                .output()?;
-            assert!(matches!(o.status.code(), Some(0) | Some(1)));
-            let mut all = String::from_utf8_lossy(&o.stderr).into_owned();
-            all.push_str(&String::from_utf8_lossy(&o.stdout));
-            let c = duckdb::Connection::open(&db)?;
-            all.push_str(&all_text(
-                &c,
-                &[
-                    "events",
-                    "sessions",
-                    "llm_calls",
-                    "tz_offsets",
-                    "diagnostics",
-                    "sources",
-                ],
-            )?);
-            let m = duckdb::Connection::open_in_memory()?;
-            all.push_str(&all_text(
-                &m,
-                &[&format!("read_parquet('{}')", out.display())],
-            )?);
-            for t in [
-                "sessions",
-                "llm_calls",
-                "tz_offsets",
-                "diagnostics",
-                "sources",
-            ] {
-                all.push_str(&all_text(
-                    &m,
-                    &[&format!("read_parquet('{}/{t}.parquet')", tables.display())],
-                )?);
-            }
+            let (code, all) = all_outputs(&fixture(f), extra)?;
+            assert!(matches!(code, Some(0) | Some(1)));
             assert!(all.len() > 1000);
             for s in &secrets {
                 assert!(!all.contains(s.as_str()), "{f}: secret {s} in an output");

@@ -12,12 +12,6 @@ fn home_a() -> std::path::PathBuf {
     fixture("nanoclaw/home-a")
 }
 
-fn strs(v: &[&[&str]]) -> Vec<Vec<String>> {
-    v.iter()
-        .map(|r| r.iter().map(|s| s.to_string()).collect())
-        .collect()
-}
-
 #[test]
 fn sessions_messages_kinds_and_seq() -> TestResult {
     let r = run_home(&home_a(), &[])?;
@@ -168,50 +162,8 @@ fn questions_answers_and_agent_origin() -> TestResult {
 
 #[test]
 fn the_secret_answer_never_leaves_and_lisbon_stays() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let out = dir.path().join("out.parquet");
-    let db = dir.path().join("all.duckdb");
-    let tables = dir.path().join("tables");
-    let o = assert_cmd::Command::cargo_bin("nanoload")?
-        .arg(home_a())
-        .arg(&out)
-        .arg("--tables")
-        .arg(&tables)
-        .arg("--db")
-        .arg(&db)
-        .output()?;
-    assert_eq!(o.status.code(), Some(0));
-    let c = duckdb::Connection::open(&db)?;
-    let mut all = all_text(
-        &c,
-        &[
-            "events",
-            "sessions",
-            "llm_calls",
-            "tz_offsets",
-            "diagnostics",
-            "sources",
-        ],
-    )?;
-    let pc = duckdb::Connection::open_in_memory()?;
-    for t in [
-        "sessions",
-        "llm_calls",
-        "tz_offsets",
-        "diagnostics",
-        "sources",
-    ] {
-        all.push_str(&all_text(
-            &pc,
-            &[&format!("read_parquet('{}/{t}.parquet')", tables.display())],
-        )?);
-    }
-    all.push_str(&all_text(
-        &pc,
-        &[&format!("read_parquet('{}')", out.display())],
-    )?);
-    all.push_str(&String::from_utf8_lossy(&o.stderr));
-    all.push_str(&String::from_utf8_lossy(&o.stdout));
+    let (code, all) = all_outputs(&home_a(), &[])?;
+    assert_eq!(code, Some(0));
     assert!(all.contains("Lisbon"));
     assert!(all.contains("- Use the new token from the vault = [redacted]"));
     assert!(!all.contains(SECRET), "the secret answer reached an output");
@@ -219,8 +171,6 @@ fn the_secret_answer_never_leaves_and_lisbon_stays() -> TestResult {
         !all.contains("ghp_"),
         "a secret-shaped value reached an output"
     );
-    // no staging or temp file is left behind either
-    assert_eq!(std::fs::read_dir(dir.path())?.count(), 3);
     Ok(())
 }
 

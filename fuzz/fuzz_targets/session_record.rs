@@ -6,7 +6,8 @@ use nanoload::sources::nanobot::session_jsonl::{Line, classify, message_rows};
 
 fuzz_target!(|data: &[u8]| {
     let (line, _) = classify(data);
-    let mut m = SessionMapper { has_switch: data.first().is_some_and(|b| b & 1 == 1), ..SessionMapper::default() };
+    let mut m = SessionMapper::default();
+    m.has_switch = data.first().is_some_and(|b| b & 1 == 1);
     if let Line::Metadata(meta) = &line {
         let meta = nanoload::sources::nanobot::record::SessionMeta::from_line(meta);
         m.set_meta(&meta);

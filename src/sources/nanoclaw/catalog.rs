@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::content::{REDACTED, SecretRules};
+use super::content::{REDACTED, SecretRules, answer_secrets};
 use super::{TIME_COLUMNS, default_order, has_table, primary_key, read_table, state_row};
 use crate::diag::DiagKind;
 use crate::extract::{StoreError, StoreOutput};
@@ -48,28 +48,14 @@ fn excluded(table: &str) -> &'static [&'static str] {
 
 /// Redact secret-shaped option values in an `options_json` text.
 pub fn redact_options_json(text: &str, rules: &SecretRules) -> String {
-    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+    let Ok(options) = serde_json::from_str::<Value>(text) else {
         return text.to_string();
     };
     let mut secrets = Vec::new();
-    for opt in v.as_array_mut().into_iter().flatten() {
-        if let Some(val) = opt
-            .get("value")
-            .and_then(Value::as_str)
-            .filter(|s| rules.is_secret(s))
-            .map(String::from)
-        {
-            secrets.push(val);
-        }
-    }
-    if secrets.is_empty() {
-        return text.to_string();
-    }
-    let mut s = v.to_string();
-    for sec in secrets {
-        s = s.replace(&sec, REDACTED);
-    }
-    s
+    answer_secrets(&json!({ "options": options }), rules, &mut secrets);
+    secrets
+        .iter()
+        .fold(text.to_string(), |t, sec| t.replace(sec.as_str(), REDACTED))
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {

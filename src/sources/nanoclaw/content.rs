@@ -74,6 +74,26 @@ fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
     o.get(k).and_then(Value::as_str)
 }
 
+/// Secret-shaped answers anywhere in a content value: every string under a
+/// `selectedOption` or `value` key at any depth (a question_response's
+/// answer, an ask_question's options, and the same keys in any other shape).
+pub fn answer_secrets(v: &Value, rules: &SecretRules, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                match x.as_str() {
+                    Some(x) if (k == "selectedOption" || k == "value") && rules.is_secret(x) => {
+                        out.push(x.to_string())
+                    }
+                    _ => answer_secrets(x, rules, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| answer_secrets(x, rules, out)),
+        _ => {}
+    }
+}
+
 /// Replace every occurrence of each secret inside every string of `v`.
 fn scrub(v: &mut Value, secrets: &[String]) {
     match v {
@@ -110,29 +130,7 @@ pub fn map_content(kind: &str, content: &str, outbound: bool, rules: &SecretRule
     drop_attachment_bytes(&mut value);
     let mut secrets: Vec<String> = Vec::new();
     let mut m = Mapped::default();
-    if let Value::Object(o) = &mut value {
-        if s(o, "type") == Some("question_response")
-            && let Some(sel) = s(o, "selectedOption").filter(|v| rules.is_secret(v))
-        {
-            secrets.push(sel.to_string());
-        }
-        if s(o, "type") == Some("ask_question") {
-            for opt in o
-                .get("options")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(v) = opt
-                    .get("value")
-                    .and_then(Value::as_str)
-                    .filter(|v| rules.is_secret(v))
-                {
-                    secrets.push(v.to_string());
-                }
-            }
-        }
-    }
+    answer_secrets(&value, rules, &mut secrets);
     m.redacted = secrets.len();
     scrub(&mut value, &secrets);
     if let Value::Object(o) = &value {
@@ -313,5 +311,37 @@ mod tests {
             att.content.to_string(),
             r#"{"attachments":[{"name":"a.png"}],"text":"pic"}"#
         );
+    }
+
+    /// Inputs the fuzzer found (fixtures/fuzz/nanoclaw_content), replayed with
+    /// the fuzz target's property: no secret-shaped answer survives.
+    #[test]
+    fn fuzz_findings_stay_fixed() -> std::io::Result<()> {
+        const KINDS: [&str; 6] = ["chat", "chat-sdk", "task", "system", "task_log", "webhook"];
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/fuzz/nanoclaw_content"
+        );
+        let mut n = 0;
+        for e in std::fs::read_dir(dir)? {
+            let data = std::fs::read(e?.path())?;
+            let Some((&sel, rest)) = data.split_first() else {
+                continue;
+            };
+            let m = map_content(
+                KINDS[usize::from(sel) % KINDS.len()],
+                &String::from_utf8_lossy(rest),
+                sel & 0x80 != 0,
+                &SecretRules::default(),
+            );
+            let kept = m.content.to_string();
+            assert!(
+                !kept.contains(r#""selectedOption":"ghp_"#) && !kept.contains(r#""value":"ghp_"#),
+                "{kept}"
+            );
+            n += 1;
+        }
+        assert!(n >= 1);
+        Ok(())
     }
 }
