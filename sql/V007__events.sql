@@ -8,16 +8,49 @@
 --                     index inside the record;
 --            nanoclaw session-level rows, inbound by (seq, id), outbound by
 --                     (seq, id), then catalog/state rows (x_group 0…3).
+--          The window functions run over a narrow projection (integer ids
+--          for paths and sessions, no text), so one session of millions of
+--          rows still sorts within the memory limit; the wide rows join back.
 -- Grain:   one row per event.
 -- Inputs:  events_linked (V006), params (load_id).
-CREATE TABLE events_ordered AS
+CREATE TABLE order_paths AS
+SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
+FROM (SELECT DISTINCT source_path FROM events_linked);
+
+CREATE TABLE order_sessions AS
+SELECT agent, instance, session_id,
+    CAST(row_number() OVER (ORDER BY agent, instance, session_id NULLS FIRST) AS INTEGER) AS sess_id
+FROM (SELECT DISTINCT agent, instance, session_id FROM events_linked);
+
+CREATE TABLE order_keys AS
+SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
+    e.x_group, e.timestamp_utc, e.source_role = 'secondary' AS is_secondary,
+    e.seq, e.x_id, e.source_line, e.x_sub
+FROM events_linked e
+JOIN order_paths p USING (source_path)
+JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
+                     AND s.session_id IS NOT DISTINCT FROM e.session_id;
+
+CREATE TABLE order_times AS
 SELECT *,
     coalesce(timestamp_utc,
              last_value(timestamp_utc IGNORE NULLS) OVER (
-                 PARTITION BY source_path, session_id
+                 PARTITION BY path_id, sess_id
                  ORDER BY seq NULLS FIRST, source_line, x_sub
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS order_ts
-FROM events_linked;
+FROM order_keys;
+
+CREATE TABLE ordinals AS
+SELECT x_row,
+    row_number() OVER (
+        PARTITION BY sess_id
+        ORDER BY x_group,
+                 CASE WHEN is_nanobot THEN order_ts END NULLS LAST,
+                 CASE WHEN is_nanobot THEN is_secondary END,
+                 CASE WHEN is_nanobot THEN path_id END,
+                 seq NULLS FIRST, x_id NULLS FIRST, path_id, source_line, x_sub
+    ) AS ordinal
+FROM order_times;
 
 CREATE TABLE events AS
 SELECT
@@ -30,12 +63,6 @@ SELECT
     time_basis, turn_type, model, tool_name, tool_use_id, text,
     source_kind, source_role, source_path, source_line, native,
     (SELECT load_id FROM params) AS load_id,
-    row_number() OVER (
-        PARTITION BY agent, instance, session_id
-        ORDER BY x_group,
-                 CASE WHEN agent = 'nanobot' THEN order_ts END NULLS LAST,
-                 CASE WHEN agent = 'nanobot' THEN source_role END,
-                 CASE WHEN agent = 'nanobot' THEN source_path END,
-                 seq NULLS FIRST, x_id NULLS FIRST, source_path, source_line, x_sub
-    ) AS ordinal
-FROM events_ordered;
+    o.ordinal
+FROM events_linked
+JOIN ordinals o USING (x_row);

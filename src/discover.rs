@@ -323,7 +323,7 @@ pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::E
             }
         }
     }
-    let all: Vec<String> = stores.values().map(|s| s.rel.clone()).collect();
+    let all: std::collections::BTreeSet<String> = stores.values().map(|s| s.rel.clone()).collect();
     for store in stores.values_mut() {
         let ex = store.extractor();
         store.role = match ex.role {

@@ -6,6 +6,7 @@
 //! test a matched path must pass, how the store's role is decided, and the
 //! function that turns one store into rows.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::extract::{StoreError, StoreOutput};
@@ -31,7 +32,7 @@ pub struct Glob {
 
 /// Decides a store's role from its path (relative to HOME), HOME, and every
 /// discovered store path.
-pub type RoleFn = fn(&str, &Path, &[String]) -> Role;
+pub type RoleFn = fn(&str, &Path, &BTreeSet<String>) -> Role;
 
 pub struct Extractor {
     /// `source_kind` of its rows.

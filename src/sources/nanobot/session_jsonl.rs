@@ -73,9 +73,9 @@ fn namespace_of(rel: &str, home: &Path) -> Option<String> {
 }
 
 /// Secondary when the governing namespace holds a `sessions.sqlite3`.
-pub fn role(rel: &str, home: &Path, all: &[String]) -> Role {
+pub fn role(rel: &str, home: &Path, all: &std::collections::BTreeSet<String>) -> Role {
     match namespace_of(rel, home) {
-        Some(ns) if all.iter().any(|s| *s == format!("{ns}/sessions.sqlite3")) => Role::Secondary,
+        Some(ns) if all.contains(&format!("{ns}/sessions.sqlite3")) => Role::Secondary,
         _ => Role::Primary,
     }
 }
