@@ -181,14 +181,7 @@ pub fn all_text(c: &Connection, tables: &[&str]) -> Result<String, duckdb::Error
     Ok(s)
 }
 
-/// The output tables besides `events`.
-pub const TABLES: [&str; 5] = [
-    "sessions",
-    "llm_calls",
-    "tz_offsets",
-    "diagnostics",
-    "sources",
-];
+pub use nanoload::run::TABLES;
 
 /// Run with OUT, `--tables` and `--db`; return the exit code and every
 /// output decoded as text: OUT.parquet, each `--tables` file, every table of

@@ -105,6 +105,29 @@ impl Runner {
         self.command(home, args, nobody).output()
     }
 
+    /// Spawn with `NANOLOAD_TEST_PAUSE=<stage>:<signal>` and return once the
+    /// run has paused at `stage` (it waits until the signal file is removed).
+    fn spawn_paused(
+        &self,
+        home: &Path,
+        args: &[&str],
+        nobody: bool,
+        stage: &str,
+        stderr: Stdio,
+    ) -> Result<(std::process::Child, PathBuf), Box<dyn std::error::Error>> {
+        let signal = self.base.path().join("paused");
+        let child = self
+            .command(home, args, nobody)
+            .env(
+                "NANOLOAD_TEST_PAUSE",
+                format!("{stage}:{}", signal.display()),
+            )
+            .stderr(stderr)
+            .spawn()?;
+        wait_for(&signal)?;
+        Ok((child, signal))
+    }
+
     fn query(&self, sql: &str) -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
         let c = duckdb::Connection::open_in_memory()?;
         c.execute_batch(&format!(
@@ -295,207 +318,177 @@ struct Case {
     check: (&'static str, &'static str),
 }
 
+/// The defaults a case overrides: no generator, no pause, no flags, run as
+/// the current user, no diagnostic.
+const PLAIN: Case = Case {
+    name: "",
+    generate: None,
+    paused: None,
+    args: &[],
+    nobody: false,
+    exit: 0,
+    diag: None,
+    check: ("", ""),
+};
+
 const CASES: &[Case] = &[
     Case {
         name: "torn_last_line",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_line", "dG9ybjox.jsonl", Some(3))),
         check: (
             "SELECT string_agg(turn_type, ',' ORDER BY ordinal) FROM events WHERE session_id = 'torn:1'",
             "system,user,system",
         ),
+        ..PLAIN
     },
     Case {
         name: "line_not_object",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_line", "YXJyYXk6MQ.jsonl", Some(3))),
         check: (
             "SELECT string_agg(coalesce(text, ''), '|' ORDER BY ordinal) FROM events WHERE session_id = 'array:1' AND seq IS NOT NULL",
             "first|parser: unparseable line 3 (expected a JSON object, found an array): [1, 2, 3]|after",
         ),
+        ..PLAIN
     },
     Case {
         name: "lone_surrogate",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("warning", "ZW1vamk6MQ.jsonl", Some(2))),
         check: (
             "SELECT text FROM events WHERE session_id = 'emoji:1' AND turn_type = 'user'",
             "cut inside an emoji \u{fffd}",
         ),
+        ..PLAIN
     },
     Case {
         name: "invalid_utf8",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("warning", "Ynl0ZXM6MQ.jsonl", Some(2))),
         check: (
             "SELECT text FROM events WHERE session_id = 'bytes:1' AND turn_type = 'user'",
             "caf\u{fffd}",
         ),
+        ..PLAIN
     },
     Case {
         name: "nul_bytes",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_line", "bnVsOjE.jsonl", Some(3))),
         check: (
             "SELECT string_agg(text, ',' ORDER BY ordinal) FROM events WHERE session_id = 'nul:1' AND turn_type = 'user'",
             "before,after",
         ),
+        ..PLAIN
     },
     Case {
         name: "big_line",
         generate: Some(gen_big_line),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
-        diag: None,
         check: (
             "SELECT length(text) FROM events WHERE session_id = 'big:1' AND turn_type = 'tool_result'",
             "100000000",
         ),
+        ..PLAIN
     },
     Case {
         name: "empty_file",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("warning", "ZW1wdHk6MQ.jsonl", None)),
         check: (
             "SELECT rows || ' ' || status FROM sources WHERE source_path LIKE '%ZW1wdHk6MQ.jsonl'",
             "0 ok",
         ),
+        ..PLAIN
     },
     Case {
         name: "metadata_missing",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_record", "bm9tZXRhOjE.jsonl", Some(1))),
         check: (
             "SELECT session_id || ' ' || text FROM events WHERE source_path LIKE '%bm9tZXRhOjE.jsonl'",
             "nometa:1 orphan message",
         ),
+        ..PLAIN
     },
     Case {
         name: "duplicate_metadata",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_line", "ZHVwOjE.jsonl", Some(3))),
         check: (
             "SELECT string_agg(text, ',' ORDER BY ordinal) FROM events WHERE session_id = 'dup:1' AND turn_type = 'user'",
             "one,two",
         ),
+        ..PLAIN
     },
     Case {
         name: "key_differs_from_name",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("warning", "Y2xpOmRpcmVjdA.jsonl", Some(1))),
         check: (
             "SELECT session_id FROM events WHERE turn_type = 'user' AND text = 'named wrong'",
             "telegram:9",
         ),
+        ..PLAIN
     },
     Case {
         name: "db_not_a_database",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("unreadable", "sessions.sqlite3", None)),
         check: (
             "SELECT status FROM sources WHERE source_kind = 'nanobot.session_db'",
             "failed",
         ),
+        ..PLAIN
     },
     Case {
         name: "db_truncated",
         generate: Some(gen_db_truncated),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("unreadable", "sessions.sqlite3", None)),
         check: (
             "SELECT count(*) FROM sources WHERE source_kind = 'nanobot.session_db' AND status IN ('failed', 'partial')",
             "1",
         ),
+        ..PLAIN
     },
     Case {
         name: "db_user_version_2",
         generate: Some(gen_db_user_version_2),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("warning", "sessions.sqlite3", None)),
         check: (
             "SELECT string_agg(turn_type, ',' ORDER BY ordinal) FROM events WHERE session_id = 'db:1'",
             "system,user,assistant",
         ),
+        ..PLAIN
     },
     Case {
         name: "db_missing_messages_table",
         generate: Some(gen_db_missing_messages),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("unreadable", "sessions.sqlite3", None)),
         check: (
             "SELECT left(text, 24) FROM events WHERE session_id = 'db:1'",
             "session start: key=db:1 ",
         ),
+        ..PLAIN
     },
     Case {
         name: "db_record_not_object",
         generate: Some(gen_db_record_not_object),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_record", "sessions.sqlite3", Some(2))),
         check: (
             "SELECT string_agg(text, '|' ORDER BY ordinal) FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL",
             "from the database|parser: unparseable record 1 (expected a JSON object, found an array): [1]",
         ),
+        ..PLAIN
     },
     Case {
         name: "mode_000_file",
         generate: Some(gen_mode_000),
-        paused: None,
-        args: &[],
         nobody: true,
         exit: 1,
         diag: Some(("unreadable", "c2VjcmV0OjE.jsonl", None)),
@@ -503,117 +496,98 @@ const CASES: &[Case] = &[
             "SELECT status FROM sources WHERE source_path LIKE '%c2VjcmV0OjE.jsonl'",
             "failed",
         ),
+        ..PLAIN
     },
     Case {
         name: "symlink_loop",
         generate: Some(gen_symlink_loop),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
-        diag: None,
         check: ("SELECT count(*) FROM sources", "1"),
+        ..PLAIN
     },
     Case {
         name: "symlink_loop_followed",
         generate: Some(gen_symlink_loop),
-        paused: None,
         args: &["--follow-links"],
-        nobody: false,
         exit: 0,
         diag: Some(("warning", ".nanobot/loopdir/up", None)),
         check: ("SELECT count(*) FROM sources", "1"),
+        ..PLAIN
     },
     Case {
         name: "symlink_out_of_home",
         generate: Some(gen_symlink_outside),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("skipped_link", "ZXZpbDox.jsonl", None)),
         check: (
             "SELECT count(*) FROM events WHERE source_path LIKE '%ZXZpbDox%'",
             "0",
         ),
+        ..PLAIN
     },
     Case {
         name: "nanoclaw_outbound_missing",
         generate: Some(gen_outbound_missing),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
         diag: Some(("loss", "sess-1795989913797-oledfs/outbound.db", None)),
         check: (
             "SELECT text FROM events WHERE session_id = 'sess-1795989913797-oledfs' AND turn_type = 'user'",
             "Remind Dana to confirm the offsite venue with the team.",
         ),
+        ..PLAIN
     },
     Case {
         name: "v2_db_empty_main_with_wal",
         generate: Some(gen_v2_empty_main),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("unreadable", "nc/data/v2.db", None)),
         check: (
             "SELECT message FROM diagnostics WHERE source_path = 'nc/data/v2.db'",
             "main file empty; WAL not applied (4096 bytes of WAL ignored, as SQLite would)",
         ),
+        ..PLAIN
     },
     Case {
         name: "cron_run_not_json",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_record", "j1_1_ab.json", None)),
         check: (
             "SELECT left(text, 26) FROM events WHERE source_kind = 'nanobot.cron_run'",
             "parser: unparseable line 1",
         ),
+        ..PLAIN
     },
     Case {
         name: "cli_history_bad_timestamp",
-        generate: None,
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("bad_line", "cli_history", Some(5))),
         check: (
             "SELECT string_agg(text || '@' || coalesce(timestamp_local::VARCHAR, 'NULL'), ',' ORDER BY source_line) FROM events WHERE source_kind = 'nanobot.cli_history'",
             "good entry@2026-10-05 10:00:00,entry with a bad stamp@NULL",
         ),
+        ..PLAIN
     },
     Case {
         name: "db_locked_by_another_process",
         generate: Some(gen_db_locked),
-        paused: None,
-        args: &[],
-        nobody: false,
         exit: 0,
-        diag: None,
         check: (
             "SELECT count(*) FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL",
             "2",
         ),
+        ..PLAIN
     },
     Case {
         name: "file_vanishes_after_discovery",
         generate: Some(gen_vanishing),
         paused: Some(vanish),
-        args: &[],
-        nobody: false,
         exit: 1,
         diag: Some(("unreadable", "dmFuaXNoOjE.jsonl", None)),
         check: (
             "SELECT status FROM sources WHERE source_path LIKE '%dmFuaXNoOjE.jsonl'",
             "failed",
         ),
+        ..PLAIN
     },
 ];
 
@@ -648,16 +622,13 @@ fn bad_input_matrix() -> TestResult {
         let o = match case.paused {
             None => runner.run(home.path(), case.args, case.nobody)?,
             Some(during) => {
-                let signal = runner.base.path().join("paused");
-                let child = runner
-                    .command(home.path(), case.args, case.nobody)
-                    .env(
-                        "NANOLOAD_TEST_PAUSE",
-                        format!("discovered:{}", signal.display()),
-                    )
-                    .stderr(Stdio::piped())
-                    .spawn()?;
-                wait_for(&signal)?;
+                let (child, signal) = runner.spawn_paused(
+                    home.path(),
+                    case.args,
+                    case.nobody,
+                    "discovered",
+                    Stdio::piped(),
+                )?;
                 during(home.path())?;
                 std::fs::remove_file(&signal)?;
                 child.wait_with_output()?
@@ -828,16 +799,7 @@ fn a_killed_run_leaves_no_output_and_the_next_run_cleans_up() -> TestResult {
     let home = fixture("nanobot/home-a");
     let unrelated = runner.base.path().join("out/.keep.nanoload-1.tmp");
     std::fs::write(&unrelated, b"not ours")?;
-    let signal = runner.base.path().join("paused");
-    let mut child = runner
-        .command(&home, &[], false)
-        .env(
-            "NANOLOAD_TEST_PAUSE",
-            format!("written:{}", signal.display()),
-        )
-        .stderr(Stdio::null())
-        .spawn()?;
-    wait_for(&signal)?;
+    let (mut child, signal) = runner.spawn_paused(&home, &[], false, "written", Stdio::null())?;
     let pid = child.id();
     child.kill()?; // SIGKILL
     child.wait()?;

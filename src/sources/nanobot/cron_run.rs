@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::run_records::{extract_with, num, rows, s};
+use super::run_records::{error_suffix, extract_with, num, rows, s};
 use crate::extract::{StoreError, StoreOutput};
 use crate::schema::EventRow;
 
@@ -36,14 +36,7 @@ pub fn cron_rows(o: &Map<String, Value>) -> Vec<EventRow> {
         "cron run: job {job_name} ({job_id}) run {run_id} status={}",
         s(o, "status").unwrap_or_default()
     );
-    if let Some(e) = o.get("error").filter(|e| !e.is_null()) {
-        status.push_str(&format!(
-            " error={}",
-            e.as_str()
-                .map(String::from)
-                .unwrap_or_else(|| e.to_string())
-        ));
-    }
+    status.push_str(&error_suffix(o));
     rows(o, prompt, started.or(num(o, "updated_at_ms")), status)
 }
 

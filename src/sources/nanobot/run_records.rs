@@ -44,6 +44,15 @@ pub fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
     o.get(k).and_then(Value::as_str)
 }
 
+/// ` error=<error>` when the record carries a non-null error, else "".
+pub fn error_suffix(o: &Map<String, Value>) -> String {
+    match o.get("error").filter(|e| !e.is_null()) {
+        Some(Value::String(e)) => format!(" error={e}"),
+        Some(e) => format!(" error={e}"),
+        None => String::new(),
+    }
+}
+
 pub fn num(o: &Map<String, Value>, k: &str) -> Option<i64> {
     o.get(k)
         .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::run_records::{extract_with, num, rows, s};
+use super::run_records::{error_suffix, extract_with, num, rows, s};
 use crate::extract::{StoreError, StoreOutput};
 use crate::schema::EventRow;
 
@@ -33,14 +33,7 @@ pub fn trigger_rows(o: &Map<String, Value>) -> Vec<EventRow> {
         s(o, "delivery_id").unwrap_or_default(),
         s(o, "status").unwrap_or_default()
     );
-    if let Some(e) = o.get("error").filter(|e| !e.is_null()) {
-        status.push_str(&format!(
-            " error={}",
-            e.as_str()
-                .map(String::from)
-                .unwrap_or_else(|| e.to_string())
-        ));
-    }
+    status.push_str(&error_suffix(o));
     rows(o, prompt, num(o, "created_at_ms"), status)
 }
 

@@ -22,7 +22,7 @@
 //! Attachment `data` (base64 bytes) is always dropped.
 
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 pub const REDACTED: &str = "[redacted]";
 
@@ -118,6 +118,38 @@ fn drop_attachment_bytes(v: &mut Value) {
             }
         }
     }
+}
+
+/// The shared start of a message row's `native`: its mapped content, and a
+/// map holding `table`, `agent_group_id` and the record's `keys` that exist.
+pub fn message_native(
+    rec: &Map<String, Value>,
+    table: &str,
+    agent_group: &str,
+    keys: &[&str],
+    rules: &SecretRules,
+) -> (Mapped, Map<String, Value>) {
+    let kind = s(rec, "kind").unwrap_or_default();
+    let content = s(rec, "content").unwrap_or_default();
+    let m = map_content(kind, content, table == "messages_out", rules);
+    let mut n = Map::new();
+    n.insert("table".into(), json!(table));
+    n.insert("agent_group_id".into(), json!(agent_group));
+    for &k in keys {
+        if let Some(v) = rec.get(k) {
+            n.insert(k.into(), v.clone());
+        }
+    }
+    if kind == "system" {
+        n.insert("tool_plumbing".into(), json!(true));
+    }
+    if let Some(q) = &m.question_id {
+        n.insert("question_id".into(), json!(q));
+    }
+    if let Some(t) = &m.subtype {
+        n.insert("content_type".into(), json!(t));
+    }
+    (m, n)
 }
 
 /// Map one `content` text. `outbound` selects the messages_out shapes.

@@ -20,7 +20,7 @@
 use serde_json::{Map, Value, json};
 
 use super::SessionDb;
-use super::content::{SecretRules, map_content};
+use super::content::{SecretRules, message_native};
 use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
 
@@ -30,36 +30,30 @@ pub fn inbound_native(
     agent_group: &str,
     rules: &SecretRules,
 ) -> (Option<String>, Value) {
+    let (m, mut n) = message_native(
+        rec,
+        "messages_in",
+        agent_group,
+        &[
+            "id",
+            "kind",
+            "trigger",
+            "status",
+            "channel_type",
+            "platform_id",
+            "thread_id",
+            "series_id",
+            "source_session_id",
+            "process_after",
+            "recurrence",
+            "tries",
+            "on_wake",
+        ],
+        rules,
+    );
     let kind = rec.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let content = rec
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let m = map_content(kind, content, false, rules);
     let channel = rec.get("channel_type").and_then(Value::as_str);
     let source = rec.get("source_session_id").filter(|v| !v.is_null());
-    let mut n = Map::new();
-    n.insert("table".into(), json!("messages_in"));
-    n.insert("agent_group_id".into(), json!(agent_group));
-    for k in [
-        "id",
-        "kind",
-        "trigger",
-        "status",
-        "channel_type",
-        "platform_id",
-        "thread_id",
-        "series_id",
-        "source_session_id",
-        "process_after",
-        "recurrence",
-        "tries",
-        "on_wake",
-    ] {
-        if let Some(v) = rec.get(k) {
-            n.insert(k.into(), v.clone());
-        }
-    }
     n.insert(
         "agent_origin".into(),
         json!(channel == Some("agent") && source.is_some()),
@@ -72,15 +66,6 @@ pub fn inbound_native(
         if let Some(o) = m.content.get("originSessionId").filter(|v| !v.is_null()) {
             n.insert("origin_session_id".into(), o.clone());
         }
-    }
-    if kind == "system" {
-        n.insert("tool_plumbing".into(), json!(true));
-    }
-    if let Some(q) = &m.question_id {
-        n.insert("question_id".into(), json!(q));
-    }
-    if let Some(t) = &m.subtype {
-        n.insert("content_type".into(), json!(t));
     }
     if let Some(p) = m.content.get("id").filter(|_| kind == "chat-sdk") {
         n.insert("platform_message_id".into(), p.clone());

@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::SessionDb;
-use super::content::{SecretRules, map_content};
+use super::content::{SecretRules, message_native};
 use crate::diag::{DiagKind, Diagnostic};
 use crate::extract::{StoreError, StoreOutput};
 use crate::schema::TurnType;
@@ -30,40 +30,25 @@ pub fn outbound_native(
     agent_group: &str,
     rules: &SecretRules,
 ) -> (Option<String>, Value) {
+    let (m, mut n) = message_native(
+        rec,
+        "messages_out",
+        agent_group,
+        &[
+            "id",
+            "kind",
+            "in_reply_to",
+            "platform_id",
+            "channel_type",
+            "thread_id",
+            "deliver_after",
+            "recurrence",
+        ],
+        rules,
+    );
     let kind = rec.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let content = rec
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let m = map_content(kind, content, true, rules);
-    let mut n = Map::new();
-    n.insert("table".into(), json!("messages_out"));
-    n.insert("agent_group_id".into(), json!(agent_group));
-    for k in [
-        "id",
-        "kind",
-        "in_reply_to",
-        "platform_id",
-        "channel_type",
-        "thread_id",
-        "deliver_after",
-        "recurrence",
-    ] {
-        if let Some(v) = rec.get(k) {
-            n.insert(k.into(), v.clone());
-        }
-    }
     if kind == "task_log" {
         n.insert("harness_injection".into(), json!(true));
-    }
-    if kind == "system" {
-        n.insert("tool_plumbing".into(), json!(true));
-    }
-    if let Some(q) = &m.question_id {
-        n.insert("question_id".into(), json!(q));
-    }
-    if let Some(t) = &m.subtype {
-        n.insert("content_type".into(), json!(t));
     }
     n.insert("content".into(), m.content);
     (m.text, Value::Object(n))
