@@ -12,6 +12,8 @@
 --          for paths and sessions, no text), so one session of millions of
 --          rows still sorts within the memory limit; the wide rows join back.
 -- Grain:   one row per event.
+-- Output:  events (view), events_wide (the same rows with the writer's
+--          x_row, out_pos, out_offset, x_bytes).
 -- Inputs:  events_linked (V006), params (load_id).
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
@@ -25,7 +27,8 @@ FROM (SELECT DISTINCT agent, instance, session_id FROM events_linked);
 CREATE TABLE order_keys AS
 SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
     e.x_group, e.timestamp_utc, e.source_role = 'secondary' AS is_secondary,
-    e.seq, e.x_id, e.source_line, e.x_sub
+    e.seq, e.x_id, e.source_line, e.x_sub,
+    coalesce(strlen(e.text), 0) + coalesce(strlen(e.native), 0) AS x_bytes
 FROM events_linked e
 JOIN order_paths p USING (source_path)
 JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
@@ -41,7 +44,7 @@ SELECT *,
 FROM order_keys;
 
 CREATE TABLE ordinals AS
-SELECT x_row,
+SELECT x_row, sess_id, x_bytes,
     row_number() OVER (
         PARTITION BY sess_id
         ORDER BY x_group,
@@ -52,7 +55,22 @@ SELECT x_row,
     ) AS ordinal
 FROM order_times;
 
-CREATE TABLE events AS
+-- out_pos: the row's place in OUT.parquet (DESIGN.md "Write": agent,
+-- instance, session, ordinal; sess_id follows the first three and ordinal
+-- is unique in a session, so this is the total order); out_offset: the
+-- text and native bytes of all rows before it. Both are computed narrow
+-- so the writer can cut OUT into byte ranges and never sorts the wide
+-- rows at once.
+CREATE TABLE out_positions AS
+SELECT x_row, ordinal, x_bytes,
+    row_number() OVER w AS out_pos,
+    coalesce(sum(x_bytes) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS out_offset
+FROM ordinals
+WINDOW w AS (ORDER BY sess_id, ordinal);
+
+-- events_wide: the contract columns plus the writer's helpers (x_row,
+-- out_pos, out_offset, x_bytes); `events` shows the contract columns.
+CREATE TABLE events_wide AS
 SELECT
     agent, instance, session_id, parent_session_id, project_path,
     CAST(NULL AS VARCHAR) AS git_branch,
@@ -63,6 +81,9 @@ SELECT
     time_basis, turn_type, model, tool_name, tool_use_id, text,
     source_kind, source_role, source_path, source_line, native,
     (SELECT load_id FROM params) AS load_id,
-    o.ordinal
+    p.ordinal,
+    x_row, p.out_pos, p.out_offset, p.x_bytes
 FROM events_linked
-JOIN ordinals o USING (x_row);
+JOIN out_positions p USING (x_row);
+
+CREATE VIEW events AS SELECT * EXCLUDE (x_row, out_pos, out_offset, x_bytes) FROM events_wide;

@@ -8,30 +8,43 @@
 --          its parent's turn) the turn with the latest user message wins;
 --          otherwise session_id is NULL (e.g. the consolidation call of /new).
 -- Grain:   one row per llm_calls row of each instance.
--- Inputs:  stage_llm_calls, events_linked (V006).
+-- Inputs:  stage_llm_calls, events_linked (V006), order_sessions and
+--          order_paths (V007).
+-- The turn arithmetic runs over integer ids (order_sessions, order_paths
+-- of V007), not the session and path strings, so one session of millions
+-- of messages stays within the memory limit.
 CREATE TABLE turn_messages AS
-SELECT instance, session_id, source_path, seq, source_line, x_sub, turn_type, timestamp_utc
-FROM events_linked
-WHERE agent = 'nanobot' AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
-  AND seq IS NOT NULL AND timestamp_utc IS NOT NULL AND session_id IS NOT NULL;
+SELECT s.sess_id, p.path_id, e.seq, e.source_line, e.x_sub,
+    e.turn_type = 'user' AS is_user, e.timestamp_utc
+FROM events_linked e
+JOIN order_paths p USING (source_path)
+JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
+                     AND s.session_id = e.session_id
+WHERE e.agent = 'nanobot' AND e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+  AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL;
 
-CREATE TABLE turns AS
+CREATE TABLE turn_spans AS
 WITH numbered AS (
     SELECT *,
-        sum(CASE WHEN turn_type = 'user' THEN 1 ELSE 0 END) OVER (
-            PARTITION BY instance, session_id, source_path
+        sum(CASE WHEN is_user THEN 1 ELSE 0 END) OVER (
+            PARTITION BY sess_id, path_id
             ORDER BY seq, source_line, x_sub ROWS UNBOUNDED PRECEDING) AS turn_no
     FROM turn_messages
 ),
 starts AS (
-    SELECT instance, session_id, source_path, turn_no, timestamp_utc AS turn_start
-    FROM numbered WHERE turn_type = 'user'
+    SELECT sess_id, path_id, turn_no, timestamp_utc AS turn_start
+    FROM numbered WHERE is_user
 )
-SELECT s.instance, s.session_id, s.turn_start,
-    max(n.timestamp_utc) FILTER (n.timestamp_utc <= s.turn_start + INTERVAL 10 MINUTE) + INTERVAL 10 SECOND AS turn_end
-FROM starts s
-JOIN numbered n USING (instance, session_id, source_path, turn_no)
-GROUP BY ALL;
+SELECT st.sess_id, st.turn_start,
+    max(n.timestamp_utc) FILTER (n.timestamp_utc <= st.turn_start + INTERVAL 10 MINUTE) + INTERVAL 10 SECOND AS turn_end
+FROM starts st
+JOIN numbered n USING (sess_id, path_id, turn_no)
+GROUP BY st.sess_id, st.turn_start;
+
+CREATE TABLE turns AS
+SELECT s.instance, s.session_id, t.turn_start, t.turn_end
+FROM turn_spans t
+JOIN order_sessions s USING (sess_id);
 
 CREATE TABLE llm_attribution AS
 SELECT c.instance, c.id, t.session_id

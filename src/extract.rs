@@ -130,11 +130,10 @@ impl<'a> StoreOutput<'a> {
             TurnType::ToolUse | TurnType::ToolResult => None,
             _ => row.x_match.take().map(match_key),
         };
-        self.max_row_bytes = self.max_row_bytes.max(
-            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, String::len),
-        );
-        self.buf_bytes +=
+        let bytes =
             row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, String::len);
+        self.max_row_bytes = self.max_row_bytes.max(bytes);
+        self.buf_bytes += bytes;
         self.buf.push(row);
         self.rows += 1;
         if self.buf.len() >= BATCH || self.buf_bytes >= BATCH_BYTES {

@@ -431,7 +431,13 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     // The views may declare further losses: the table is the source of truth.
     let diagnostics = read_diagnostics(&conn).map_err(sql)?;
 
-    let written = write_outputs(&conn, &pending, tables_dir.is_some(), db.is_some());
+    let written = write_outputs(
+        &conn,
+        tmp.path(),
+        &pending,
+        tables_dir.is_some(),
+        db.is_some(),
+    );
     if let Err(e) = written {
         pending.iter().for_each(Pending::discard);
         return Err(e);
@@ -616,8 +622,65 @@ impl Engine<'_> {
     }
 }
 
+/// Text bytes per row group of OUT.parquet and of the sort buckets: the
+/// writer buffers a whole group per thread and the reader reads a column
+/// chunk at once (DuckDB's default of 122 880 rows is kept when rows are
+/// small; 2 048 rows is its minimum).
+const ROW_GROUP_BYTES: i64 = 4 << 20;
+
+/// Text bytes per sort bucket of [`write_events`].
+pub const SORT_BUCKET_BYTES: i64 = 16 << 20;
+
+/// Copy `events` to the Parquet file `dest` in [`EVENTS_ORDER`] without
+/// sorting the wide rows at once (DuckDB's sort does not spill rows of long
+/// texts within a small memory limit). V007 gives each row its place
+/// (`out_pos`) and the bytes before it (`out_offset`), computed narrow:
+///
+/// ```text
+/// for each range [k·bucket, (k+1)·bucket) of out_offset:
+///     rows of the range, sorted by out_pos  → scratch/sorted-<k>.parquet
+/// the sorted files, read in order (insertion order kept) → dest
+/// ```
+pub fn write_events(
+    conn: &Connection,
+    scratch: &Path,
+    dest: &Path,
+    bucket_bytes: i64,
+) -> duckdb::Result<()> {
+    let bucket = bucket_bytes.max(1);
+    let (total, rows): (i64, i64) = conn.query_row(
+        "SELECT CAST(coalesce(max(out_offset + x_bytes), 0) AS BIGINT), count(*) FROM events_wide",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let group = (ROW_GROUP_BYTES * rows.max(1) / total.max(1)).clamp(2048, 122_880);
+    let mut sorted = Vec::new();
+    for k in 0..=total / bucket {
+        let f = scratch.join(format!("sorted-{k:012}.parquet"));
+        conn.execute_batch(&format!(
+            "COPY (SELECT * EXCLUDE (x_row, out_pos, out_offset, x_bytes) FROM events_wide
+                   WHERE out_offset >= {lo} AND out_offset < {hi} ORDER BY out_pos)
+             TO {} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE {group});",
+            sql_str(&f),
+            lo = k * bucket,
+            hi = (k + 1) * bucket,
+        ))?;
+        sorted.push(f);
+    }
+    conn.execute_batch(&format!(
+        "COPY (SELECT * FROM read_parquet({})) TO {} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {group});",
+        sql_list(&sorted),
+        sql_str(dest)
+    ))?;
+    for f in &sorted {
+        let _ = std::fs::remove_file(f);
+    }
+    Ok(())
+}
+
 fn write_outputs(
     conn: &Connection,
+    scratch: &Path,
     pending: &[Pending],
     tables: bool,
     db: bool,
@@ -626,12 +689,9 @@ fn write_outputs(
     let err = |p: &Pending, e: duckdb::Error| {
         RunError::Output(p.dest.clone(), crate::diag::one_line(&e.to_string()))
     };
-    if let Some(p) = it.next() {
-        conn.execute_batch(&format!(
-            "COPY (SELECT * FROM events ORDER BY {EVENTS_ORDER}) TO {} (FORMAT parquet, COMPRESSION zstd)",
-            sql_str(&p.tmp)
-        ))
-        .map_err(|e| err(p, e))?;
+    let out = it.next();
+    if let Some(p) = out {
+        write_events(conn, scratch, &p.tmp, SORT_BUCKET_BYTES).map_err(|e| err(p, e))?;
     }
     if tables {
         for t in TABLES {
@@ -648,8 +708,13 @@ fn write_outputs(
             "ATTACH {} AS outdb (STORAGE_VERSION 'v1.0.0');\n",
             sql_str(&p.tmp)
         );
+        // OUT.parquet is already in order: copy it rather than sort again
+        let events = match out {
+            Some(o) => format!("read_parquet({})", sql_str(&o.tmp)),
+            None => format!("(SELECT * FROM events ORDER BY {EVENTS_ORDER})"),
+        };
         script.push_str(&format!(
-            "CREATE TABLE outdb.events AS SELECT * FROM events ORDER BY {EVENTS_ORDER};\n"
+            "CREATE TABLE outdb.events AS SELECT * FROM {events};\n"
         ));
         for t in TABLES {
             script.push_str(&format!(
@@ -660,4 +725,53 @@ fn write_outputs(
         conn.execute_batch(&script).map_err(|e| err(p, e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 3 000 rows whose place (`pos` = out_pos) is a permutation of their
+    /// storage order, texts of 0–1 999 bytes, one of 50 000.
+    fn events_wide(conn: &Connection) -> duckdb::Result<()> {
+        conn.execute_batch(
+            "CREATE TABLE rows AS
+             SELECT i AS x_row, (i * 1237) % 3000 + 1 AS pos,
+                 repeat('x', CASE WHEN i = 1500 THEN 50000 ELSE (i * 31) % 2000 END) AS text,
+                 CAST(NULL AS VARCHAR) AS native
+             FROM range(3000) t(i);
+             CREATE TABLE events_wide AS
+             SELECT pos, text, x_row, pos AS out_pos, strlen(text) AS x_bytes,
+                 coalesce(sum(strlen(text)) OVER (ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS out_offset
+             FROM rows;",
+        )
+    }
+
+    #[test]
+    fn bucketed_write_keeps_the_one_sorted_order() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let conn = Connection::open_in_memory()?;
+        events_wide(&conn)?;
+        let whole = dir.path().join("whole.parquet");
+        let cut = dir.path().join("cut.parquet");
+        write_events(&conn, dir.path(), &whole, i64::MAX)?;
+        // buckets far smaller than the data (and than its largest row)
+        write_events(&conn, dir.path(), &cut, 4096)?;
+        // the same rows, each at its out_pos, in both files
+        let (n, same): (i64, bool) = conn.query_row(
+            &format!(
+                "SELECT count(*), bool_and(w.pos = w.n AND c.pos = c.n AND w.text = c.text)
+                 FROM (SELECT pos, text, row_number() OVER () AS n FROM read_parquet({})) w
+                 JOIN (SELECT pos, text, row_number() OVER () AS n FROM read_parquet({})) c USING (n)",
+                sql_str(&whole),
+                sql_str(&cut)
+            ),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        assert_eq!((n, same), (3000, true));
+        // only the two outputs are left in the scratch dir
+        assert_eq!(std::fs::read_dir(dir.path())?.count(), 2);
+        Ok(())
+    }
 }

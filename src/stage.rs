@@ -59,8 +59,11 @@ pub struct Staged {
     pub llm_calls: Vec<PathBuf>,
 }
 
+/// Row-group bounds of the staging files. DuckDB reads a column chunk as one
+/// buffer and the writer holds a row group until it is full, so the byte
+/// bound caps memory on both sides (a single larger row still fits alone).
 const ROW_GROUP_ROWS: usize = 65_536;
-const ROW_GROUP_BYTES: usize = 64 << 20;
+const ROW_GROUP_BYTES: usize = 16 << 20;
 
 impl Stage {
     pub fn new(dir: &Path) -> Result<Stage, StageError> {

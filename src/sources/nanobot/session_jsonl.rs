@@ -270,8 +270,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Before the first message: a file without a metadata line takes its key
-/// from its name (reported once).
 /// Push mapped rows, or report and push a bad line.
 fn push_rows(
     out: &mut StoreOutput<'_>,
@@ -288,6 +286,8 @@ fn push_rows(
     }
 }
 
+/// Before the first message: a file without a metadata line takes its key
+/// from its name (reported once).
 fn ensure_key(
     out: &mut StoreOutput<'_>,
     mapper: &mut SessionMapper,
