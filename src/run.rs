@@ -689,10 +689,11 @@ fn write_outputs(
     let err = |p: &Pending, e: duckdb::Error| {
         RunError::Output(p.dest.clone(), crate::diag::one_line(&e.to_string()))
     };
-    let out = it.next();
-    if let Some(p) = out {
-        write_events(conn, scratch, &p.tmp, SORT_BUCKET_BYTES).map_err(|e| err(p, e))?;
-    }
+    // OUT.parquet always comes first
+    let Some(out) = it.next() else {
+        return Ok(());
+    };
+    write_events(conn, scratch, &out.tmp, SORT_BUCKET_BYTES).map_err(|e| err(out, e))?;
     if tables {
         for t in TABLES {
             let Some(p) = it.next() else { break };
@@ -709,12 +710,9 @@ fn write_outputs(
             sql_str(&p.tmp)
         );
         // OUT.parquet is already in order: copy it rather than sort again
-        let events = match out {
-            Some(o) => format!("read_parquet({})", sql_str(&o.tmp)),
-            None => format!("(SELECT * FROM events ORDER BY {EVENTS_ORDER})"),
-        };
         script.push_str(&format!(
-            "CREATE TABLE outdb.events AS SELECT * FROM {events};\n"
+            "CREATE TABLE outdb.events AS SELECT * FROM read_parquet({});\n",
+            sql_str(&out.tmp)
         ));
         for t in TABLES {
             script.push_str(&format!(
