@@ -66,3 +66,7 @@ CREATE TABLE events_kept AS
 SELECT r.*
 FROM raw_events r
 ANTI JOIN dropped_rows d USING (x_row);
+
+-- raw_events (a full copy of every row) is not read after this file: free
+-- its memory and spill space.
+DROP TABLE raw_events;

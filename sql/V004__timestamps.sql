@@ -43,3 +43,7 @@ FROM events_kept e
 CROSS JOIN params p
 LEFT JOIN local_day_offsets o
        ON o.instance = e.instance AND o.day = CAST(e.ts_local AS DATE) AND e.ts_utc IS NULL;
+
+-- events_kept (a full copy of every row) is not read after this file: free
+-- its memory and spill space.
+DROP TABLE events_kept;

@@ -69,3 +69,7 @@ FROM events_utc e
 LEFT JOIN session_projects p
        ON e.source_kind = 'nanobot.webui_transcript' AND p.instance = e.instance AND p.session_id = e.session_id
 ANTI JOIN window_drops d USING (x_row);
+
+-- events_utc (a full copy of every row) is not read after this file: free
+-- its memory and spill space.
+DROP TABLE events_utc;

@@ -98,3 +98,7 @@ LEFT JOIN nc_delivery_joined dj
        ON e.source_kind = 'nanoclaw.outbound' AND dj.instance = e.instance
       AND dj.session_id = e.session_id AND dj.message_out_id = e.x_id
 WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined);
+
+-- events_final (a full copy of every row) is not read after this file: free
+-- its memory and spill space.
+DROP TABLE events_final;

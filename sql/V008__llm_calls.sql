@@ -66,3 +66,7 @@ SELECT c.instance,
     c.source_path
 FROM stage_llm_calls c
 LEFT JOIN llm_attribution a USING (instance, id);
+
+-- events_linked (a full copy of every row) is not read after this file: free
+-- its memory and spill space.
+DROP TABLE events_linked;
