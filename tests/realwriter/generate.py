@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Generate a real nanobot home (nanobot-ai 0.3.5's own code) plus facts.json.
+
+    python generate.py --list
+    python generate.py --scenario gateway --out DIR [--seed N]
+
+Run it with the interpreter of the venv that ``setup.sh`` prints.  Steps:
+
+1. wipe the fixed generation root ``/tmp/nanoload-realwriter`` (HOME is
+   ``/tmp/nanoload-realwriter/home`` because nanobot writes absolute paths);
+2. run the scenario in a worker process with a fixed environment
+   (``harness/main_worker.py``: nanobot gateway + WebUI/Telegram/cron/trigger
+   drivers, classic-CLI subprocesses, scripted LLM backend, frozen clock);
+3. snapshot the home into ``DIR/home.tar.gz`` (deterministic tar: sorted
+   entries, uid/gid 0, mode bits kept, mtimes as left in the home, gzip
+   mtime 0) -- or ``DIR/home/`` when no workspace holds a ``.git``;
+4. compute ``DIR/facts.json`` in a fresh process from nanobot's own readers
+   run on the (now private) generation copy (``harness/facts_worker.py``);
+5. remove the generation root.
+
+Seeds of the committed fixtures: ``seeds.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import gzip
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from harness import env  # noqa: E402  (nanobot-free module)
+from harness.catalog import SCENARIOS  # noqa: E402
+
+
+def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
+    environ = env.worker_environ(env.FIXED_HOME, tz)
+    with open(log, "wb") as stderr:
+        proc = subprocess.run(
+            [sys.executable, "-m", module, *args],
+            cwd=HERE, env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            timeout=600,
+        )
+    if proc.returncode != 0:
+        sys.stderr.write(log.read_text(encoding="utf-8", errors="replace"))
+        raise SystemExit(f"{module} failed with exit code {proc.returncode} (log: {log})")
+
+
+def has_nested_git(home: Path) -> bool:
+    return any(p.name == ".git" and p.is_dir() for p in home.rglob(".git"))
+
+
+def write_tarball(home: Path, target: Path) -> None:
+    """Deterministic tar.gz of *home* with member names ``./...``."""
+    paths: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(home):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            paths.append(Path(dirpath) / name)
+    paths.sort(key=lambda p: p.relative_to(home).as_posix())
+    with open(target, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+            with tarfile.open(fileobj=gz, mode="w", format=tarfile.GNU_FORMAT) as tar:
+                for path in [home, *paths]:
+                    st = path.lstat()
+                    name = "." if path == home else "./" + path.relative_to(home).as_posix()
+                    info = tarfile.TarInfo(name)
+                    info.mode = stat.S_IMODE(st.st_mode)
+                    info.mtime = int(st.st_mtime)
+                    info.uid = info.gid = 0
+                    info.uname = info.gname = ""
+                    if stat.S_ISDIR(st.st_mode):
+                        info.type = tarfile.DIRTYPE
+                        tar.addfile(info)
+                    elif stat.S_ISLNK(st.st_mode):
+                        info.type = tarfile.SYMTYPE
+                        info.linkname = os.readlink(path)
+                        tar.addfile(info)
+                    elif stat.S_ISREG(st.st_mode):
+                        info.size = st.st_size
+                        with open(path, "rb") as handle:
+                            tar.addfile(info, handle)
+                    else:
+                        raise RuntimeError(f"unexpected file type: {path}")
+
+
+def copy_home(home: Path, target: Path) -> None:
+    shutil.copytree(home, target, symlinks=True, copy_function=shutil.copy2)
+    for dirpath, _dirnames, _files in os.walk(home, topdown=False):
+        src = Path(dirpath)
+        shutil.copystat(src, target / src.relative_to(home))
+
+
+def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict:
+    info = SCENARIOS[scenario]
+    root = env.FIXED_ROOT
+    root.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(str(root) + ".lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        if root.exists():
+            shutil.rmtree(root)
+        for sub in (env.FIXED_HOME, env.WORK_DIR, root / "tmp"):
+            sub.mkdir(parents=True)
+        start_ms = env.local_to_utc_ms(datetime.fromisoformat(info.start_local), ZoneInfo(info.tz))
+        spec = {"scenario": scenario, "seed": seed, "tz": info.tz, "start_ms": start_ms}
+        spec_path = env.WORK_DIR / "main.spec.json"
+        result_path = env.WORK_DIR / "main.result.json"
+        env.write_json(spec_path, spec)
+        run_worker("harness.main_worker", str(spec_path), str(result_path), tz=info.tz,
+                   log=env.WORK_DIR / "main.log")
+
+        out.mkdir(parents=True, exist_ok=True)
+        for old in ("home", "home.tar.gz", "facts.json"):
+            target = out / old
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        if has_nested_git(env.FIXED_HOME):
+            spec["archive"] = "home.tar.gz"
+            write_tarball(env.FIXED_HOME, out / "home.tar.gz")
+        else:
+            spec["archive"] = None
+            copy_home(env.FIXED_HOME, out / "home")
+        # From here on the generation home is a private copy.
+        env.write_json(spec_path, spec)
+        run_worker("harness.facts_worker", str(spec_path), str(result_path), str(out / "facts.json"),
+                   tz=info.tz, log=env.WORK_DIR / "facts.log")
+        log = json.loads(result_path.read_text(encoding="utf-8"))
+        return {"spec": spec, "notes": log.get("notes", []), "turns": len(log["turns"]), "calls": len(log["calls"])}
+    finally:
+        if not keep and root.exists():
+            shutil.rmtree(root)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="list scenarios and exit")
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("--seed", type=int, help="default: the scenario's seed in seeds.json")
+    parser.add_argument("--out", type=Path, help="output directory (home.tar.gz or home/, facts.json)")
+    parser.add_argument("--keep", action="store_true", help="keep /tmp/nanoload-realwriter for debugging")
+    args = parser.parse_args()
+    if args.list:
+        seeds = json.loads((HERE / "seeds.json").read_text(encoding="utf-8"))
+        for name, info in SCENARIOS.items():
+            print(f"{name}\tseed {seeds.get(name, '-')}\t{info.tz}\t{info.summary}")
+        return
+    if not args.scenario or not args.out:
+        parser.error("--scenario and --out are required (or --list)")
+    seed = args.seed
+    if seed is None:
+        seed = json.loads((HERE / "seeds.json").read_text(encoding="utf-8"))[args.scenario]
+    summary = generate(args.scenario, seed, args.out.resolve(), keep=args.keep)
+    for note in summary["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"{args.scenario} seed {seed}: {summary['turns']} driven actions, {summary['calls']} model calls "
+          f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
