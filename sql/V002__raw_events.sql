@@ -1,17 +1,32 @@
--- V001 raw_events
--- Purpose: one typed table of every row the extractors staged, before dedup.
+-- V002 raw_events
+-- Purpose: one typed table of every row the extractors staged, before
+--          dedup, with its session_uid (V001) and its store's final role
+--          (a demoted legacy copy is secondary, a promoted JSONL primary).
 -- Grain:   one row per extracted event (all stores, all agents).
 -- Inputs:  stage_events (view over the staged Parquet files, created by the
---          engine before this file runs).
+--          engine before the first file runs), session_identity,
+--          promoted_stores and demoted_stores (V001).
 CREATE TABLE raw_events AS
 SELECT
-    agent, instance, session_id, parent_session_id, project_path,
-    seq,
-    CAST(ts_utc AS TIMESTAMP)   AS ts_utc,
-    CAST(ts_local AS TIMESTAMP) AS ts_local,
-    turn_type, model, tool_name, tool_use_id, text,
-    source_kind, source_role, source_path, source_line, native,
-    x_group, x_sub, x_record, x_match, x_id, x_meta, x_call_source,
+    s.agent, s.instance, s.session_id, s.parent_session_id, s.project_path,
+    s.seq,
+    CAST(s.ts_utc AS TIMESTAMP)   AS ts_utc,
+    CAST(s.ts_local AS TIMESTAMP) AS ts_local,
+    s.turn_type, s.model, s.tool_name, s.tool_use_id, s.text,
+    s.source_kind,
+    CASE WHEN d.source_path IS NOT NULL THEN 'secondary'
+         WHEN p.source_path IS NOT NULL THEN 'primary'
+         ELSE s.source_role END AS source_role,
+    s.source_path, s.source_line, s.native,
+    s.x_group, s.x_sub, s.x_record, s.x_match, s.x_id, s.x_meta, s.x_call_source,
+    s.x_msgkey, s.x_turn,
+    i.session_uid,
     -- a row identity for the views' joins (never output, so its order is free)
     row_number() OVER () AS x_row
-FROM stage_events;
+FROM stage_events s
+LEFT JOIN session_identity i
+       ON i.agent = s.agent AND i.instance = s.instance AND i.session_id = s.session_id
+      AND i.x_namespace IS NOT DISTINCT FROM s.x_namespace
+      AND i.is_store = (s.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl'))
+LEFT JOIN demoted_stores d ON d.source_path = s.source_path
+LEFT JOIN promoted_stores p ON p.source_path = s.source_path;

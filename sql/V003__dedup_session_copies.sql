@@ -1,29 +1,37 @@
--- V002 dedup_frozen_copies
--- Purpose: drop secondary session copies (frozen namespace JSONL, jsonl-backup,
---          workspace-layout files beside a database) whose records the
---          primary store still holds. Same session key and the same JSON
---          object (x_record = hash of its canonical JSON; the database stores
---          compact JSON, the files spaced JSON) are the same message: the
---          primary row wins. A record only in a copy (lost to /new, a rewind,
---          a deleted session) stays, once, from the first copy by path.
---          Session-metadata rows of a copy (model, relay, permission mode)
---          are dropped when a primary store has the session.
+-- V003 dedup_session_copies
+-- Purpose: drop secondary session copies (frozen namespace JSONL,
+--          jsonl-backup, legacy and migration copies demoted in V001,
+--          .migration-conflicts) whose messages the primary store still
+--          holds (docs/design.md "Dedup: session copies"). Within one
+--          session_uid a copy's record is the primary's message when
+--            - it is the same JSON object (x_record = hash of its canonical
+--              JSON; the database stores compact JSON, the files spaced
+--              JSON), or
+--            - it has the same position (seq), role and timestamp string
+--              (x_msgkey) as a primary record whose content differs: the
+--              store of record rewrote the message after the copy froze.
+--          The primary row wins. A record only in copies (lost to /new, a
+--          rewind, a deleted session) stays, once, from the first copy by
+--          path. Session-metadata rows of a copy (model, relay, permission
+--          mode) are dropped when a primary session store (database or
+--          primary session JSONL; not the memory journal or any other
+--          store) has the session.
 -- Grain:   dropped_rows: one row per dropped raw row (with its reason);
 --          events_kept: raw_events minus dropped_rows.
--- Inputs:  raw_events.
+-- Inputs:  raw_events (V002).
 CREATE TABLE session_records AS
-SELECT DISTINCT agent, instance, session_id, x_record, source_role, source_path, source_line
+SELECT DISTINCT session_uid, x_record, seq, x_msgkey, source_role, source_path, source_line
 FROM raw_events
 WHERE x_record IS NOT NULL;
 
 CREATE TABLE record_occurrences AS
 SELECT *,
-    row_number() OVER (PARTITION BY agent, instance, session_id, x_record, source_path
+    row_number() OVER (PARTITION BY session_uid, x_record, source_path
                        ORDER BY source_line) AS occ
 FROM session_records;
 
 CREATE TABLE record_primary_counts AS
-SELECT agent, instance, session_id, x_record, count(*) AS n
+SELECT session_uid, x_record, count(*) AS n
 FROM session_records
 WHERE source_role = 'primary'
 GROUP BY ALL;
@@ -33,10 +41,10 @@ GROUP BY ALL;
 CREATE TABLE dropped_records AS
 WITH sec AS (
     SELECT o.*, coalesce(p.n, 0) AS primary_n,
-        row_number() OVER (PARTITION BY o.agent, o.instance, o.session_id, o.x_record, o.occ
+        row_number() OVER (PARTITION BY o.session_uid, o.x_record, o.occ
                            ORDER BY o.source_path) AS copy_rank
     FROM record_occurrences o
-    LEFT JOIN record_primary_counts p USING (agent, instance, session_id, x_record)
+    LEFT JOIN record_primary_counts p USING (session_uid, x_record)
     WHERE o.source_role = 'secondary'
 )
 SELECT source_path, source_line,
@@ -45,10 +53,23 @@ SELECT source_path, source_line,
 FROM sec
 WHERE occ <= primary_n OR (occ > primary_n AND copy_rank > 1);
 
+-- The same message, rewritten by the store of record after the copy froze.
+INSERT INTO dropped_records
+SELECT DISTINCT s.source_path, s.source_line,
+    'same message in the primary store, rewritten there (same position, role and timestamp)'
+FROM session_records s
+JOIN session_records p
+  ON p.session_uid = s.session_uid AND p.seq = s.seq AND p.x_msgkey = s.x_msgkey
+ AND p.source_role = 'primary' AND p.x_record <> s.x_record
+WHERE s.source_role = 'secondary' AND s.x_msgkey IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM dropped_records d
+                  WHERE d.source_path = s.source_path AND d.source_line = s.source_line);
+
 CREATE TABLE primary_sessions AS
-SELECT DISTINCT agent, instance, session_id
+SELECT DISTINCT session_uid
 FROM raw_events
-WHERE source_role = 'primary' AND session_id IS NOT NULL;
+WHERE source_role = 'primary' AND session_uid IS NOT NULL
+  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
 
 CREATE TABLE dropped_rows AS
 SELECT r.x_row, r.source_kind, d.reason
@@ -59,7 +80,7 @@ UNION ALL
 SELECT r.x_row, r.source_kind,
     'session metadata of a copy; the primary store has the session'
 FROM raw_events r
-SEMI JOIN primary_sessions p USING (agent, instance, session_id)
+SEMI JOIN primary_sessions p USING (session_uid)
 WHERE r.source_role = 'secondary' AND r.x_meta;
 
 CREATE TABLE events_kept AS

@@ -1,4 +1,4 @@
--- V003 tz_offsets
+-- V004 tz_offsets
 -- Purpose: derive each nanobot instance's UTC offset per local calendar day
 --          from true-UTC evidence, on the 15-minute grid from −12:00 to +14:00
 --          (integer minutes; bundled DuckDB has no ICU time zones). A pair is:
@@ -16,16 +16,16 @@
 -- Grain:   tz_evidence: one row per (pair, candidate offset);
 --          tz_days: one row per instance and local day with evidence;
 --          tz_offsets: one row per instance and range of days.
--- Inputs:  events_kept (V002), stage_llm_calls.
+-- Inputs:  events_kept (V003), stage_llm_calls.
 CREATE TABLE tz_session_users AS
-SELECT instance, session_id, ts_local, x_match, x_call_source
+SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept
 WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_local IS NOT NULL
   AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
 
 -- UTC-stamped records that have a session copy: WebUI user records, run prompts.
 CREATE TABLE tz_utc_records AS
-SELECT instance, session_id, ts_utc, x_match,
+SELECT instance, session_uid, ts_utc, x_match,
     CASE WHEN source_kind = 'nanobot.webui_transcript' THEN 'webui' ELSE 'run' END AS kind
 FROM events_kept
 WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_utc IS NOT NULL AND session_id IS NOT NULL
@@ -54,7 +54,7 @@ copies AS (
         epoch_ms(u.ts_local) - epoch_ms(r.ts_utc) AS d
     FROM tz_session_users u
     JOIN tz_utc_records r
-      ON r.instance = u.instance AND r.session_id = u.session_id AND r.x_match = u.x_match
+      ON r.instance = u.instance AND r.session_uid = u.session_uid AND r.x_match = u.x_match
      AND r.ts_utc BETWEEN u.ts_local - INTERVAL 14 HOUR - INTERVAL 10 SECOND
                       AND u.ts_local + INTERVAL 12 HOUR + INTERVAL 10 SECOND
 ),

@@ -1,4 +1,4 @@
--- V004 timestamps
+-- V005 timestamps
 -- Purpose: timestamp_utc for every kept row. True-UTC sources keep their time
 --          (time_basis 'utc'). A local-time row gets local − offset where the
 --          offset is, in order: --utc-offset ('local_given'); the derived
@@ -6,7 +6,7 @@
 --          evidence (ties: the earlier day) ('local_derived'); else 0
 --          ('local_as_utc', the instance has no evidence at all).
 -- Grain:   one row per kept event.
--- Inputs:  events_kept (V002), tz_days (V003), params (given_offset_minutes).
+-- Inputs:  events_kept (V003), tz_days (V004), params (given_offset_minutes).
 CREATE TABLE local_days AS
 SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day
 FROM events_kept

@@ -1,4 +1,4 @@
--- V006 nanoclaw_links
+-- V007 nanoclaw_links
 -- Purpose: nanoclaw joins that span stores.
 --          delivered: a `delivered` row (inbound.db) whose message_out_id is an
 --            outbound row of the same session is folded into that row's
@@ -6,13 +6,14 @@
 --            one whose outbound row is missing stays as an orphan fact,
 --            `nanoclaw delivered: … (outbound row missing)`.
 --          transcripts: Claude Code transcript rows join the session whose
---            `continuation:claude` names their file.
+--            `continuation:claude` names their file (and take its
+--            session_uid: nanoclaw's namespace is '').
 --          project_path: `groups/<folder>` of the row's agent group.
 --          A session folder without a catalog row is declared a loss
 --            (`catalog_row_missing`); its rows are kept. A catalog session
 --            without its folder is one too (`session_folder_missing`).
 -- Grain:   events_linked: one row per kept event (joined delivered rows folded).
--- Inputs:  events_final (V005), sources, diagnostics.
+-- Inputs:  events_final (V006), sources, diagnostics.
 CREATE TABLE nc_rows AS
 SELECT *, native::JSON AS j
 FROM events_final
@@ -80,6 +81,9 @@ CREATE TABLE events_linked AS
 SELECT e.* REPLACE (
         CASE WHEN e.source_kind = 'nanoclaw.claude_transcript' THEN coalesce(e.session_id, t.session_id)
              ELSE e.session_id END AS session_id,
+        CASE WHEN e.source_kind = 'nanoclaw.claude_transcript' AND e.session_id IS NULL AND t.session_id IS NOT NULL
+             THEN left(sha256('nanoclaw' || chr(0) || e.instance || chr(0) || '' || chr(0) || t.session_id), 16)
+             ELSE e.session_uid END AS session_uid,
         coalesce(e.project_path, 'groups/' || f.folder) AS project_path,
         CASE WHEN dj.message_out_id IS NOT NULL
              THEN CAST(json_merge_patch(e.native::JSON, json_object('delivered', dj.record)) AS VARCHAR)

@@ -1,7 +1,7 @@
--- V007 events
+-- V008 events
 -- Purpose: the final `events` table (OUT.parquet): contract columns in
---          contract order, plus `load_id` and `ordinal`.
---          ordinal = position in the session's native order:
+--          contract order, plus `load_id`, `ordinal` and `session_uid`.
+--          ordinal = position in the session's (session_uid's) native order:
 --            nanobot  session-level rows, then by time (a row without a time
 --                     takes the time of the row before it in its store),
 --                     primary before secondary, source_path, seq, source_line,
@@ -14,15 +14,15 @@
 -- Grain:   one row per event.
 -- Output:  events (view), events_wide (the same rows with the writer's
 --          x_row, out_pos, out_offset, x_bytes).
--- Inputs:  events_linked (V006), params (load_id).
+-- Inputs:  events_linked (V007), params (load_id).
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
 FROM (SELECT DISTINCT source_path FROM events_linked);
 
 CREATE TABLE order_sessions AS
-SELECT agent, instance, session_id,
-    CAST(row_number() OVER (ORDER BY agent, instance, session_id NULLS FIRST) AS INTEGER) AS sess_id
-FROM (SELECT DISTINCT agent, instance, session_id FROM events_linked);
+SELECT agent, instance, session_id, session_uid,
+    CAST(row_number() OVER (ORDER BY agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST) AS INTEGER) AS sess_id
+FROM (SELECT DISTINCT agent, instance, session_id, session_uid FROM events_linked);
 
 CREATE TABLE order_keys AS
 SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
@@ -32,7 +32,8 @@ SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
 FROM events_linked e
 JOIN order_paths p USING (source_path)
 JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
-                     AND s.session_id IS NOT DISTINCT FROM e.session_id;
+                     AND s.session_id IS NOT DISTINCT FROM e.session_id
+                     AND s.session_uid IS NOT DISTINCT FROM e.session_uid;
 
 CREATE TABLE order_times AS
 SELECT *,
@@ -55,9 +56,10 @@ SELECT x_row, sess_id, x_bytes,
     ) AS ordinal
 FROM order_times;
 
--- out_pos: the row's place in OUT.parquet (DESIGN.md "Write": agent,
--- instance, session, ordinal; sess_id follows the first three and ordinal
--- is unique in a session, so this is the total order); out_offset: the
+-- out_pos: the row's place in OUT.parquet (docs/design.md "Output order":
+-- agent, instance, session_id, session_uid, ordinal; sess_id follows the
+-- first four and ordinal is unique in a session, so this is the total
+-- order); out_offset: the
 -- text and native bytes of all rows before it. Both are computed narrow
 -- so the writer can cut OUT into byte ranges and never sorts the wide
 -- rows at once.
@@ -82,6 +84,7 @@ SELECT
     source_kind, source_role, source_path, source_line, native,
     (SELECT load_id FROM params) AS load_id,
     p.ordinal,
+    session_uid,
     x_row, p.out_pos, p.out_offset, p.x_bytes
 FROM events_linked
 JOIN out_positions p USING (x_row);

@@ -1,27 +1,33 @@
--- V008 llm_calls
+-- V009 llm_calls
 -- Purpose: nanobot's llm_usage rows with `instance`, `started_at` as UTC and
---          the attributed session. A call belongs to the session whose turn
---          contains its start: a turn runs from a session `user` message
---          (primary or surviving secondary copy) to the last message before
---          the next user message that is at most 10 minutes after it,
---          offset-corrected, plus 10 s. Where turns overlap (a subagent inside
---          its parent's turn) the turn with the latest user message wins;
---          otherwise session_id is NULL (e.g. the consolidation call of /new).
+--          the attributed session (docs/design.md "LLM call attribution").
+--          A call belongs to the session whose turn contains its start: a
+--          turn runs from a session `user` message (primary or surviving
+--          secondary copy) to the last user/assistant/tool message before the
+--          next user message of that store, however long, plus 10 s; a WebUI transcript or run
+--          record turn that no session turn mirrors (a chat /new erased)
+--          runs from its first to its last record, plus 10 s. Where turns
+--          overlap (a subagent inside its parent's turn) the turn with the
+--          latest start wins; a call in no turn has session NULL (between
+--          turns, the archive call of a /new).
 -- Grain:   one row per llm_calls row of each instance.
--- Inputs:  stage_llm_calls, events_linked (V006), order_sessions and
---          order_paths (V007).
+-- Inputs:  stage_llm_calls, events_linked (V007), copy_turns and
+--          copy_turn_matches (V006), order_sessions and order_paths (V008).
 -- The turn arithmetic runs over integer ids (order_sessions, order_paths
--- of V007), not the session and path strings, so one session of millions
+-- of V008), not the session and path strings, so one session of millions
 -- of messages stays within the memory limit.
 CREATE TABLE turn_messages AS
 SELECT s.sess_id, p.path_id, e.seq, e.source_line, e.x_sub,
     e.turn_type = 'user' AS is_user, e.timestamp_utc
 FROM events_linked e
+-- chat rows only: a hidden summary checkpoint (a `system` row) is written
+-- when the next turn compacts, not inside the turn before it
 JOIN order_paths p USING (source_path)
 JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
-                     AND s.session_id = e.session_id
+                     AND s.session_id = e.session_id AND s.session_uid = e.session_uid
 WHERE e.agent = 'nanobot' AND e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
-  AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL;
+  AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL
+  AND e.turn_type <> 'system';
 
 CREATE TABLE turn_spans AS
 WITH numbered AS (
@@ -30,30 +36,36 @@ WITH numbered AS (
             PARTITION BY sess_id, path_id
             ORDER BY seq, source_line, x_sub ROWS UNBOUNDED PRECEDING) AS turn_no
     FROM turn_messages
-),
-starts AS (
-    SELECT sess_id, path_id, turn_no, timestamp_utc AS turn_start
-    FROM numbered WHERE is_user
 )
-SELECT st.sess_id, st.turn_start,
-    max(n.timestamp_utc) FILTER (n.timestamp_utc <= st.turn_start + INTERVAL 10 MINUTE) + INTERVAL 10 SECOND AS turn_end
-FROM starts st
-JOIN numbered n USING (sess_id, path_id, turn_no)
-GROUP BY st.sess_id, st.turn_start;
+SELECT sess_id, min(timestamp_utc) FILTER (is_user) AS turn_start,
+    max(timestamp_utc) + INTERVAL 10 SECOND AS turn_end
+FROM numbered
+WHERE turn_no > 0
+GROUP BY sess_id, path_id, turn_no
+UNION ALL
+-- copy turns that mirror no session turn
+SELECT s.sess_id, c.t0, max(r.timestamp_utc) + INTERVAL 10 SECOND
+FROM copy_turns c
+JOIN copy_rows r USING (session_uid, copy_turn)
+JOIN order_sessions s ON s.agent = 'nanobot' AND s.session_uid = c.session_uid
+WHERE NOT EXISTS (SELECT 1 FROM copy_turn_matches m
+                  WHERE m.session_uid = c.session_uid AND m.copy_turn = c.copy_turn)
+GROUP BY s.sess_id, c.session_uid, c.copy_turn, c.t0;
 
 CREATE TABLE turns AS
-SELECT s.instance, s.session_id, t.turn_start, t.turn_end
+SELECT s.instance, s.session_id, s.session_uid, t.turn_start, t.turn_end
 FROM turn_spans t
-JOIN order_sessions s USING (sess_id);
+JOIN order_sessions s USING (sess_id)
+WHERE t.turn_start IS NOT NULL;
 
 CREATE TABLE llm_attribution AS
-SELECT c.instance, c.id, t.session_id
+SELECT c.instance, c.source_path, c.id, t.session_id, t.session_uid
 FROM stage_llm_calls c
 JOIN turns t
   ON t.instance = c.instance
  AND make_timestamp(c.started_at_ms * 1000) BETWEEN t.turn_start AND t.turn_end
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
-                           ORDER BY t.turn_start DESC, t.session_id) = 1;
+                           ORDER BY t.turn_start DESC, t.session_id, t.session_uid) = 1;
 
 CREATE TABLE llm_calls AS
 SELECT c.instance,
@@ -63,9 +75,10 @@ SELECT c.instance,
     c.timed_requests, c.error_status_code, c.error_kind,
     CAST(make_timestamp(c.started_at_ms * 1000) AS TIMESTAMPTZ) AS started_at,
     a.session_id,
-    c.source_path
+    c.source_path,
+    a.session_uid
 FROM stage_llm_calls c
-LEFT JOIN llm_attribution a USING (instance, id);
+LEFT JOIN llm_attribution a USING (instance, source_path, id);
 
 -- events_linked (a full copy of every row) is not read after this file: free
 -- its memory and spill space.

@@ -1,5 +1,6 @@
--- V009 sessions
--- Purpose: one row per (agent, instance, session_id): channel and chat, the
+-- V010 sessions
+-- Purpose: one row per session (session_uid, docs/design.md "Session
+--          identity"; two namespaces' `cli:direct` are two rows): channel and chat, the
 --          session's own created/updated times (as written), first/last event
 --          time (UTC), row counts by turn type, tool calls, parent, model
 --          preset, project, whether the primary store still has the session
@@ -8,14 +9,15 @@
 --          reported: not reported is not zero), and for nanoclaw the agent
 --          group, messaging group, thread, status, message counts, the
 --          backing continuation and the declared losses.
--- Grain:   one row per session.
--- Inputs:  events (V007), llm_calls (V008), diagnostics.
+--          The namespace and session_uid close the row.
+-- Grain:   one row per session_uid.
+-- Inputs:  events (V008), llm_calls (V009), session_identity (V001), diagnostics.
 CREATE TABLE session_starts AS
-SELECT agent, instance, session_id, source_role, native::JSON AS j, timestamp_local,
-    row_number() OVER (PARTITION BY agent, instance, session_id
+SELECT session_uid, source_role, native::JSON AS j, timestamp_local,
+    row_number() OVER (PARTITION BY session_uid
                        ORDER BY source_role, source_kind, source_path) AS pick
 FROM events
-WHERE text LIKE 'session start:%' AND session_id IS NOT NULL;
+WHERE text LIKE 'session start:%' AND session_uid IS NOT NULL;
 
 CREATE TABLE session_losses AS
 SELECT agent, instance, session_id,
@@ -29,7 +31,7 @@ WHERE kind = 'loss' AND session_id IS NOT NULL
 GROUP BY ALL;
 
 CREATE TABLE session_continuations AS
-SELECT instance, session_id,
+SELECT session_uid,
     string_agg(DISTINCT (native::JSON->'continuation'->>'provider') || ':' || (native::JSON->'continuation'->>'id'), ',') AS continuation
 FROM events
 WHERE source_kind = 'nanoclaw.outbound' AND (native::JSON->'continuation') IS NOT NULL
@@ -37,7 +39,7 @@ GROUP BY ALL;
 
 CREATE TABLE sessions AS
 WITH ev AS (
-    SELECT agent, instance, session_id,
+    SELECT agent, instance, session_id, session_uid,
         min(timestamp_utc) AS first_event_utc,
         max(timestamp_utc) AS last_event_utc,
         count(*) AS rows,
@@ -56,18 +58,18 @@ WITH ev AS (
         count(*) FILTER (source_kind = 'nanoclaw.inbound' AND turn_type = 'user') AS messages_in,
         count(*) FILTER (source_kind = 'nanoclaw.outbound' AND turn_type = 'assistant') AS messages_out
     FROM events
-    WHERE session_id IS NOT NULL
+    WHERE session_uid IS NOT NULL
     GROUP BY ALL
 ),
 calls AS (
-    SELECT instance, session_id,
+    SELECT session_uid,
         count(*) AS llm_calls,
         sum(input_tokens) AS input_tokens,
         sum(output_tokens) AS output_tokens,
         sum(total_tokens) AS total_tokens,
         sum(cache_read_tokens) AS cache_read_tokens,
         sum(cache_write_tokens) AS cache_write_tokens
-    FROM llm_calls WHERE session_id IS NOT NULL
+    FROM llm_calls WHERE session_uid IS NOT NULL
     GROUP BY ALL
 )
 SELECT ev.agent, ev.instance, ev.session_id,
@@ -105,9 +107,12 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.inbound_missing, false) END AS inbound_missing,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.catalog_row_missing, false) END AS catalog_row_missing,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.transcript_missing, false) END AS transcript_missing,
-    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.session_folder_missing, false) END AS session_folder_missing
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.session_folder_missing, false) END AS session_folder_missing,
+    ns.namespace,
+    ev.session_uid
 FROM ev
-LEFT JOIN session_starts s ON s.agent = ev.agent AND s.instance = ev.instance AND s.session_id = ev.session_id AND s.pick = 1
-LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.instance = ev.instance AND c.session_id = ev.session_id
+LEFT JOIN session_starts s ON s.session_uid = ev.session_uid AND s.pick = 1
+LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.session_uid = ev.session_uid
 LEFT JOIN session_losses l ON l.agent = ev.agent AND l.instance = ev.instance AND l.session_id = ev.session_id
-LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.instance = ev.instance AND k.session_id = ev.session_id;
+LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.session_uid = ev.session_uid
+LEFT JOIN (SELECT DISTINCT session_uid, namespace FROM session_identity) ns ON ns.session_uid = ev.session_uid;

@@ -14,9 +14,10 @@ use crate::run::Options;
 /// Nothing is ever written inside HOME: SQLite stores are read from private
 /// copies.
 ///
-/// Exit codes: 0 every store read (declared losses and skipped links
-/// allowed); 1 output written, but some lines, records or stores could not be
-/// read (listed on stderr and in the `diagnostics` table); 2 nothing written.
+/// Exit codes: 0 every store read (declared losses and warnings allowed);
+/// 1 output written, but some lines, records or stores could not be read, or
+/// a link to agent state out of HOME was not followed (listed on stderr and
+/// in the `diagnostics` table); 2 nothing written.
 #[derive(Debug, Parser)]
 #[command(name = "nanoload", version, about, long_about)]
 pub struct Args {
@@ -49,8 +50,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Follow symbolic links, also out of HOME. Without it no link is
-    /// followed; a link that names a store is reported as skipped_link.
+    /// Also follow symbolic links that leave HOME. Links whose target stays
+    /// inside HOME are always followed (a file reached twice is read once,
+    /// under its own path). Without this flag a link out of HOME to agent
+    /// state (an instance root, a nanoclaw root or data/, a sessions/ or
+    /// webui/ directory, a store file) is reported as skipped_link and the
+    /// exit code is 1.
     #[arg(long)]
     pub follow_links: bool,
 

@@ -2,8 +2,9 @@
 //!
 //! One [`Diagnostic`] = one row of the `diagnostics` table and one line on
 //! stderr (`nanoload: <kind>: <path>[:<line>]: <message>`). Read failures
-//! (`bad_line`, `bad_record`, `unreadable`) make the exit code 1; declared
-//! losses, skipped links and warnings do not.
+//! (`bad_line`, `bad_record`, `unreadable`) and links to agent state that
+//! were not followed (`skipped_link`) make the exit code 1; declared losses
+//! and warnings do not (docs/design.md "Exit codes").
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,7 +27,8 @@ pub enum DiagKind {
     BadRecord,
     /// A whole store (or file) that could not be read.
     Unreadable,
-    /// A symlink matching a store glob, not followed.
+    /// A symlink to agent state that was not followed (out of HOME without
+    /// `--follow-links`, or dangling).
     SkippedLink,
     /// Read, but something is odd (a key that disagrees with its file name…).
     Warning,
@@ -61,7 +63,7 @@ impl DiagKind {
     pub fn is_read_failure(self) -> bool {
         matches!(
             self,
-            DiagKind::BadLine | DiagKind::BadRecord | DiagKind::Unreadable
+            DiagKind::BadLine | DiagKind::BadRecord | DiagKind::Unreadable | DiagKind::SkippedLink
         )
     }
 }
@@ -203,11 +205,11 @@ mod tests {
     }
 
     #[test]
-    fn only_read_failures_change_the_exit_code() {
+    fn read_failures_and_skipped_links_change_the_exit_code() {
         assert!(DiagKind::BadLine.is_read_failure());
         assert!(DiagKind::Unreadable.is_read_failure());
         assert!(!DiagKind::Loss.is_read_failure());
-        assert!(!DiagKind::SkippedLink.is_read_failure());
+        assert!(DiagKind::SkippedLink.is_read_failure());
         assert!(!DiagKind::Warning.is_read_failure());
     }
 }

@@ -8,10 +8,14 @@
 //! every file ──rel path──▶ GlobSet::matches() ──▶ glob indices ──▶ (extractor, glob)
 //!                                     0 kinds: not a store      2+ kinds: a bug (Conflict)
 //! ```
-//! Hidden directories are walked. Symlinks are not followed unless
-//! `follow_links`; a skipped link that a store glob matches gets a
-//! `skipped_link` diagnostic, other links are only counted.
-//! Discovery only stats files: nothing inside HOME is opened for writing.
+//! Hidden directories are walked. A symlink whose target stays inside HOME
+//! is followed, its files named by the path through the link; a file that is
+//! also reached under its own path is read once, there (the link gets a
+//! `warning`). A link out of HOME is followed only with `--follow-links`;
+//! without it a link to agent state gets a `skipped_link` diagnostic (exit
+//! code 1), any other is only counted (docs/design.md "Discovery").
+//! Discovery only stats files and lists directories: nothing inside HOME is
+//! opened for writing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -180,10 +184,10 @@ fn mtime_ns(md: &std::fs::Metadata) -> i128 {
         .unwrap_or(0)
 }
 
-fn file_info(home: &Path, abs: &Path) -> Option<FileInfo> {
+fn file_info(rel: String, abs: &Path) -> Option<FileInfo> {
     let md = std::fs::metadata(abs).ok()?;
     md.is_file().then(|| FileInfo {
-        rel: rel_of(home, abs).unwrap_or_else(|| abs.to_string_lossy().into_owned()),
+        rel,
         abs: abs.to_path_buf(),
         bytes: md.len(),
         mtime_ns: mtime_ns(&md),
@@ -208,86 +212,212 @@ pub fn instance_of(agent: Agent, rel: &str) -> String {
 
 /// Walk HOME and group the matched files into stores.
 pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::Error> {
-    let matcher = Matcher::new()?;
-    let mut out = Discovery::default();
-    // store key (extractor, main rel) → store
-    let mut stores: BTreeMap<(usize, String), Store> = BTreeMap::new();
-    let walker = WalkDir::new(home)
-        .follow_links(follow_links)
-        .sort_by_file_name();
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let path = e
-                    .path()
-                    .and_then(|p| rel_of(home, p))
-                    .unwrap_or_else(|| ".".into());
-                let kind = if e.loop_ancestor().is_some() || !looks_like_agent_path(&path) {
-                    DiagKind::Warning
-                } else {
-                    DiagKind::Unreadable
-                };
-                let msg = match e.loop_ancestor() {
-                    Some(_) => "symlink loop: directory not walked again".to_string(),
-                    None => e
+    let mut w = Walk {
+        home,
+        matcher: Matcher::new()?,
+        follow_links,
+        out: Discovery::default(),
+        stores: BTreeMap::new(),
+        duplicate_links: BTreeMap::new(),
+        via_links: BTreeMap::new(),
+    };
+    w.walk(home, "");
+    let Walk {
+        mut out,
+        mut stores,
+        duplicate_links,
+        ..
+    } = w;
+    for (link, (target, n)) in duplicate_links {
+        out.diagnostics.push(Diagnostic::new(
+            DiagKind::Warning,
+            link,
+            format!("symlink to {target}: its {n} store file(s) are read once, under {target}"),
+        ));
+    }
+    for store in stores.values_mut() {
+        store.parts.sort();
+        for suffix in ["-wal", "-journal"] {
+            let mut p = store.abs.clone().into_os_string();
+            p.push(suffix);
+            if let Some(f) = file_info(format!("{}{suffix}", store.rel), Path::new(&p)) {
+                store.sidecars.push(f);
+            }
+        }
+    }
+    let all: std::collections::BTreeSet<String> = stores.values().map(|s| s.rel.clone()).collect();
+    for store in stores.values_mut() {
+        let ex = store.extractor();
+        store.role = match ex.role {
+            Some(role) => role(&store.rel, home, &all),
+            None => ex.default_role,
+        };
+    }
+    out.stores = stores.into_values().collect();
+    out.stores
+        .sort_by(|a, b| (a.kind, &a.rel).cmp(&(b.kind, &b.rel)));
+    out.diagnostics.sort();
+    Ok(out)
+}
+
+/// One discovery walk: HOME, and every directory a followed link leads to,
+/// each file named by its path through the links (relative to HOME).
+struct Walk<'a> {
+    home: &'a Path,
+    matcher: Matcher,
+    follow_links: bool,
+    out: Discovery,
+    /// store key (extractor, main rel) → store
+    stores: BTreeMap<(usize, String), Store>,
+    /// link rel → (the rel its files are read under, how many)
+    duplicate_links: BTreeMap<String, (String, usize)>,
+    /// real path → the link path a file reached only through links is read under
+    via_links: BTreeMap<PathBuf, String>,
+}
+
+impl Walk<'_> {
+    /// Walk the directory `dir` whose path relative to HOME is `prefix`
+    /// ("" for HOME itself). Links are never followed by walkdir itself:
+    /// [`Walk::link`] decides each one.
+    fn walk(&mut self, dir: &Path, prefix: &str) {
+        for entry in WalkDir::new(dir).follow_links(false).sort_by_file_name() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let path = e
+                        .path()
+                        .and_then(|p| rel_under(dir, prefix, p))
+                        .unwrap_or_else(|| ".".into());
+                    let kind = if looks_like_agent_path(&path) {
+                        DiagKind::Unreadable
+                    } else {
+                        DiagKind::Warning
+                    };
+                    let msg = e
                         .io_error()
                         .map(|io| io.to_string())
-                        .unwrap_or_else(|| e.to_string()),
-                };
-                out.diagnostics.push(Diagnostic::new(kind, path, msg));
+                        .unwrap_or_else(|| e.to_string());
+                    self.out.diagnostics.push(Diagnostic::new(kind, path, msg));
+                    continue;
+                }
+            };
+            let Some(rel) = rel_under(dir, prefix, entry.path()) else {
                 continue;
+            };
+            let ft = entry.file_type();
+            if ft.is_symlink() {
+                self.link(entry.path(), &rel);
+            } else if ft.is_file() {
+                let md = entry.metadata().ok();
+                self.file(entry.path(), rel, md.as_ref(), !prefix.is_empty());
             }
-        };
-        let ft = entry.file_type();
-        let Some(rel) = rel_of(home, entry.path()) else {
-            continue;
-        };
-        if ft.is_symlink() {
-            // Only reached when links are not followed (walkdir reports the
-            // link itself), or for a dangling link when they are.
-            if matcher.matches_any(&rel) {
-                let why = if follow_links {
-                    "dangling symlink"
+        }
+    }
+
+    /// A symlink at `rel`: followed when its target stays inside HOME (or
+    /// with `--follow-links`); a link out of HOME that holds agent state is
+    /// reported as `skipped_link` (exit code 1), any other only counted.
+    fn link(&mut self, abs: &Path, rel: &str) {
+        let target = match std::fs::canonicalize(abs) {
+            Ok(t) => t,
+            Err(e) => {
+                let to = std::fs::read_link(abs)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                if self.matcher.matches_any(rel) {
+                    self.out.diagnostics.push(Diagnostic::new(
+                        DiagKind::SkippedLink,
+                        rel,
+                        format!("symlink → {to}: dangling ({e})"),
+                    ));
                 } else {
-                    "symlink not followed (use --follow-links)"
-                };
-                out.diagnostics
-                    .push(Diagnostic::new(DiagKind::SkippedLink, rel, why));
-            } else {
-                out.links_skipped += 1;
+                    self.out.links_skipped += 1;
+                }
+                return;
             }
-            continue;
+        };
+        let inside = target.starts_with(self.home);
+        if !inside && !self.follow_links {
+            if holds_agent_state(&self.matcher, rel, &target) {
+                self.out.diagnostics.push(Diagnostic::new(
+                    DiagKind::SkippedLink,
+                    rel,
+                    format!(
+                        "symlink → {} leaves HOME: not read (use --follow-links to read it)",
+                        target.display()
+                    ),
+                ));
+            } else {
+                self.out.links_skipped += 1;
+            }
+            return;
         }
-        if !ft.is_file() {
-            continue;
+        if target.is_dir() {
+            // a link to a directory that holds it would walk forever
+            let here = abs
+                .parent()
+                .and_then(|p| std::fs::canonicalize(p).ok())
+                .unwrap_or_default();
+            if here.starts_with(&target) {
+                self.out.diagnostics.push(Diagnostic::new(
+                    DiagKind::Warning,
+                    rel,
+                    format!(
+                        "symlink loop: → {} holds the link itself; not walked again",
+                        target.display()
+                    ),
+                ));
+                return;
+            }
+            self.walk(&target, rel);
+        } else if target.is_file() {
+            let md = std::fs::metadata(&target).ok();
+            self.file(&target, rel.to_string(), md.as_ref(), true);
         }
-        out.files_seen += 1;
-        let (ei, gi) = match matcher.classify(&rel, home) {
+    }
+
+    /// A regular file at `rel` (`via_link`: reached through a symlink).
+    fn file(&mut self, abs: &Path, rel: String, md: Option<&std::fs::Metadata>, via_link: bool) {
+        let (ei, gi) = match self.matcher.classify(&rel, self.home) {
             Ok(Some(x)) => x,
-            Ok(None) => continue,
+            Ok(None) => {
+                self.out.files_seen += 1;
+                return;
+            }
             Err(c) => {
-                out.diagnostics.push(Diagnostic::new(
+                self.out.files_seen += 1;
+                self.out.diagnostics.push(Diagnostic::new(
                     DiagKind::Warning,
                     rel,
                     format!("internal: {c}; file not read"),
                 ));
-                continue;
+                return;
             }
         };
+        if via_link && let Some(real) = self.read_elsewhere(abs, &rel) {
+            let link = self.link_of(&rel, &real);
+            let e = self
+                .duplicate_links
+                .entry(link.0)
+                .or_insert_with(|| (link.1, 0));
+            e.1 += 1;
+            return;
+        }
+        self.out.files_seen += 1;
         let ex = &REGISTRY[ei];
-        let md = entry.metadata().ok();
         let info = FileInfo {
             rel: rel.clone(),
-            abs: entry.path().to_path_buf(),
-            bytes: md.as_ref().map(|m| m.len()).unwrap_or(0),
-            mtime_ns: md.as_ref().map(mtime_ns).unwrap_or(0),
+            abs: abs.to_path_buf(),
+            bytes: md.map(|m| m.len()).unwrap_or(0),
+            mtime_ns: md.map(mtime_ns).unwrap_or(0),
         };
         let main_rel = match ex.globs[gi].part {
             GlobPart::Store => rel.clone(),
             GlobPart::PartOf(owner) => owner(&rel),
         };
-        let store = stores
+        let home = self.home;
+        let store = self
+            .stores
             .entry((ei, main_rel.clone()))
             .or_insert_with(|| Store {
                 extractor: ei,
@@ -313,29 +443,83 @@ pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::E
             GlobPart::PartOf(_) => store.parts.push(info),
         }
     }
-    for store in stores.values_mut() {
-        store.parts.sort();
-        for suffix in ["-wal", "-journal"] {
-            let mut p = store.abs.clone().into_os_string();
-            p.push(suffix);
-            if let Some(f) = file_info(home, Path::new(&p)) {
-                store.sidecars.push(f);
+
+    /// For a file reached through a link: the path it is read under
+    /// instead — its own path inside HOME when that names a store too (the
+    /// walk reads it there), else the first link path that reached it.
+    fn read_elsewhere(&mut self, abs: &Path, rel: &str) -> Option<String> {
+        let real = std::fs::canonicalize(abs).ok()?;
+        if let Some(real_rel) = rel_of(self.home, &real)
+            && real_rel != rel
+            && matches!(self.matcher.classify(&real_rel, self.home), Ok(Some(_)))
+        {
+            return Some(real_rel);
+        }
+        match self.via_links.get(&real) {
+            Some(first) => Some(first.clone()),
+            None => {
+                self.via_links.insert(real, rel.to_string());
+                None
             }
         }
     }
-    let all: std::collections::BTreeSet<String> = stores.values().map(|s| s.rel.clone()).collect();
-    for store in stores.values_mut() {
-        let ex = store.extractor();
-        store.role = match ex.role {
-            Some(role) => role(&store.rel, home, &all),
-            None => ex.default_role,
+
+    /// The link (relative to HOME) through which `rel` was reached, and the
+    /// directory its target is read under: the longest common tail of the
+    /// two paths is the part below the link.
+    fn link_of(&self, rel: &str, real_rel: &str) -> (String, String) {
+        let a: Vec<&str> = rel.split('/').collect();
+        let b: Vec<&str> = real_rel.split('/').collect();
+        let tail = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let head = |v: &[&str]| {
+            let s = v[..v.len() - tail].join("/");
+            if s.is_empty() { ".".to_string() } else { s }
         };
+        (head(&a), head(&b))
     }
-    out.stores = stores.into_values().collect();
-    out.stores
-        .sort_by(|a, b| (a.kind, &a.rel).cmp(&(b.kind, &b.rel)));
-    out.diagnostics.sort();
-    Ok(out)
+}
+
+/// `p` (under the walked directory `dir`) as a path relative to HOME, given
+/// that `dir` is `prefix` relative to HOME.
+fn rel_under(dir: &Path, prefix: &str, p: &Path) -> Option<String> {
+    let r = rel_of(dir, p)?;
+    Some(match (prefix.is_empty(), r.is_empty()) {
+        (true, _) => r,
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}/{r}"),
+    })
+}
+
+/// Whether a link out of HOME leads to agent state, judged from names only
+/// (the link's own path and the names one level inside its target): an
+/// instance root (`.nanobot*` directly under HOME), a nanoclaw install root
+/// or its `data/`, a `sessions/` or `webui/` directory, or a store file.
+fn holds_agent_state(matcher: &Matcher, rel: &str, target: &Path) -> bool {
+    if matcher.matches_any(rel) {
+        return true;
+    }
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if (!rel.contains('/') && name.starts_with(".nanobot"))
+        || matches!(name, "sessions" | "webui" | "data" | "v2-sessions")
+    {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(target) else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|e| {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        matches!(
+            n.as_ref(),
+            "v2.db" | "v2-sessions" | "sessions" | "webui" | "llm_usage.sqlite3"
+        ) || (n == "data" && e.path().join("v2.db").exists())
+    })
 }
 
 /// Whether an unreadable directory could hold agent state (then it is a read

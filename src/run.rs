@@ -58,12 +58,13 @@ impl Options {
     }
 }
 
-/// The process exit code (DESIGN.md "Exit codes").
+/// The process exit code (docs/design.md "Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
-    /// Every store read (declared losses and skipped links allowed).
+    /// Every store read (declared losses and warnings allowed).
     Ok = 0,
-    /// Output written, but some lines, records or stores could not be read.
+    /// Output written, but some lines, records or stores could not be read,
+    /// or a link to agent state out of HOME was not followed.
     Partial = 1,
     /// Nothing written.
     Failed = 2,
@@ -108,6 +109,8 @@ pub struct Summary {
     pub links_skipped: usize,
     pub elapsed: Duration,
     pub outputs: Vec<PathBuf>,
+    /// Rows dropped as duplicates, per reason (docs/design.md "Dedup").
+    pub drop_reasons: Vec<(String, u64)>,
 }
 
 impl Summary {
@@ -146,6 +149,9 @@ impl Summary {
             self.count(DiagKind::Warning),
             self.links_skipped + self.count(DiagKind::SkippedLink),
         );
+        for (reason, n) in &self.drop_reasons {
+            let _ = writeln!(s, "    {n:>6} {reason}");
+        }
         let _ = write!(
             s,
             "  took {:.2}s; exit code {}",
@@ -263,9 +269,8 @@ pub const TABLES: [&str; 5] = [
     "sources",
 ];
 
-/// The total order of OUT.parquet (DESIGN.md "Write").
-pub const EVENTS_ORDER: &str =
-    "agent, instance, session_id NULLS FIRST, ordinal, source_kind, source_path, source_line";
+/// The total order of OUT.parquet (docs/design.md "Output order").
+pub const EVENTS_ORDER: &str = "agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST, ordinal, source_kind, source_path, source_line";
 
 /// Run nanoload.
 pub fn run(opts: &Options) -> Result<Summary, RunError> {
@@ -474,6 +479,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     for (k, n) in counts("SELECT source_kind, count(*) FROM dropped_rows GROUP BY 1")? {
         kinds.entry(k).or_default().duplicates = n;
     }
+    let drop_reasons = counts("SELECT reason, count(*) FROM dropped_rows GROUP BY 1 ORDER BY 1")?;
     let events = counts("SELECT 'events', count(*) FROM events")?
         .first()
         .map(|(_, n)| *n)
@@ -492,6 +498,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         links_skipped: discovery.links_skipped,
         elapsed: started.elapsed(),
         outputs: pending.iter().map(|p| p.dest.clone()).collect(),
+        drop_reasons,
     })
 }
 
@@ -633,7 +640,7 @@ pub const SORT_BUCKET_BYTES: i64 = 16 << 20;
 
 /// Copy `events` to the Parquet file `dest` in [`EVENTS_ORDER`] without
 /// sorting the wide rows at once (DuckDB's sort does not spill rows of long
-/// texts within a small memory limit). V007 gives each row its place
+/// texts within a small memory limit). V008 gives each row its place
 /// (`out_pos`) and the bytes before it (`out_offset`), computed narrow:
 ///
 /// ```text

@@ -2,17 +2,19 @@
 //!
 //! Every event-producing extractor emits [`EventRow`]s; they are batched into
 //! Arrow `RecordBatch`es of [`events_schema`] and staged as Parquet. The first
-//! eighteen columns are the `events` contract of DESIGN.md (minus the columns
-//! the views compute: `timestamp_utc`, `utc_offset_minutes`, `time_basis`,
-//! `load_id`, `ordinal`); the `x_*` columns are helpers the SQL views use for
-//! ordering and dedup and never reach OUT.parquet.
+//! eighteen columns are the `events` contract of docs/design.md (minus the
+//! columns the views compute: `timestamp_utc`, `utc_offset_minutes`,
+//! `time_basis`, `load_id`, `ordinal`, `session_uid`); the `x_*` columns are
+//! helpers the SQL views use for identity, ordering and dedup and never reach
+//! OUT.parquet.
 //!
 //! ```text
 //! one EventRow = one row of events before dedup:
 //!   agent instance session_id … text source_kind source_role source_path source_line native
 //!   ts_utc   (true UTC, when the store writes UTC)     ─┐ exactly one is set for timed rows
 //!   ts_local (naive host-local time, as written)       ─┘
-//!   x_group x_sub x_record x_match x_id x_meta x_call_source   (helpers)
+//!   x_group x_sub x_record x_match x_id x_meta x_call_source
+//!   x_namespace x_legacy x_msgkey x_turn                       (helpers)
 //! ```
 
 use std::sync::Arc;
@@ -125,6 +127,22 @@ pub struct EventRow {
     /// For session `user` rows: which `llm_calls.source` a turn started by
     /// this message records (`user`, or `cron` for automation turns).
     pub x_call_source: Option<String>,
+    /// nanobot: the workspace-id namespace directory of the store. For a
+    /// session store it is the session's namespace; for a workspace store
+    /// (memory journal, run records) a hint the views use when that
+    /// namespace holds the key; NULL: resolved by key in the views
+    /// (docs/design.md "Session identity").
+    pub x_namespace: Option<String>,
+    /// A session JSONL in a layout nanobot no longer loads (pre-namespace
+    /// global or workspace files, a legacy-named file in a namespace): it
+    /// becomes secondary where a store of record holds the same session.
+    pub x_legacy: bool,
+    /// Session message records: `<role>\t<timestamp as written>`; with `seq`
+    /// it names one message across copies even when its content was
+    /// rewritten (docs/design.md "Dedup").
+    pub x_msgkey: Option<String>,
+    /// WebUI transcript: the record's `turn_id`.
+    pub x_turn: Option<String>,
 }
 
 fn ts_type() -> DataType {
@@ -160,6 +178,10 @@ pub fn events_schema() -> SchemaRef {
         s("x_id", true),
         Field::new("x_meta", DataType::Boolean, false),
         s("x_call_source", true),
+        s("x_namespace", true),
+        Field::new("x_legacy", DataType::Boolean, false),
+        s("x_msgkey", true),
+        s("x_turn", true),
     ]))
 }
 
@@ -185,8 +207,11 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         rows.iter().for_each(|r| b.append_option(f(r)));
         Arc::new(b.finish())
     }
-    let mut meta = BooleanBuilder::with_capacity(rows.len());
-    rows.iter().for_each(|r| meta.append_value(r.x_meta));
+    fn flag(rows: &[EventRow], f: impl Fn(&EventRow) -> bool) -> ArrayRef {
+        let mut b = BooleanBuilder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    }
     let columns: Vec<ArrayRef> = vec![
         text(rows, |r| Some(r.agent.unwrap_or(Agent::Nanobot).as_str())),
         text(rows, |r| Some(&r.instance)),
@@ -211,8 +236,12 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         text(rows, |r| r.x_record.as_deref()),
         text(rows, |r| r.x_match.as_deref()),
         text(rows, |r| r.x_id.as_deref()),
-        Arc::new(meta.finish()),
+        flag(rows, |r| r.x_meta),
         text(rows, |r| r.x_call_source.as_deref()),
+        text(rows, |r| r.x_namespace.as_deref()),
+        flag(rows, |r| r.x_legacy),
+        text(rows, |r| r.x_msgkey.as_deref()),
+        text(rows, |r| r.x_turn.as_deref()),
     ];
     RecordBatch::try_new(events_schema(), columns)
 }

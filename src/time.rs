@@ -47,7 +47,7 @@ pub fn from_epoch_secs_f64(s: f64) -> Option<i64> {
 }
 
 /// ISO-8601 UTC with `Z`, seconds precision plus milliseconds when non-zero
-/// (`2026-10-22T09:10:00Z`), as DESIGN.md's permission rows use.
+/// (`2026-10-22T09:10:00Z`), as docs/design.md's permission rows use.
 pub fn format_utc(us: i64) -> String {
     match DateTime::from_timestamp_micros(us) {
         Some(t) if t.timestamp_subsec_millis() == 0 => t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),

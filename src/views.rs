@@ -13,37 +13,41 @@ use duckdb::Connection;
 /// (file name, SQL text), in version order.
 pub const MIGRATIONS: &[(&str, &str)] = &[
     (
-        "V001__raw_events.sql",
-        include_str!("../sql/V001__raw_events.sql"),
+        "V001__session_identity.sql",
+        include_str!("../sql/V001__session_identity.sql"),
     ),
     (
-        "V002__dedup_frozen_copies.sql",
-        include_str!("../sql/V002__dedup_frozen_copies.sql"),
+        "V002__raw_events.sql",
+        include_str!("../sql/V002__raw_events.sql"),
     ),
     (
-        "V003__tz_offsets.sql",
-        include_str!("../sql/V003__tz_offsets.sql"),
+        "V003__dedup_session_copies.sql",
+        include_str!("../sql/V003__dedup_session_copies.sql"),
     ),
     (
-        "V004__timestamps.sql",
-        include_str!("../sql/V004__timestamps.sql"),
+        "V004__tz_offsets.sql",
+        include_str!("../sql/V004__tz_offsets.sql"),
     ),
     (
-        "V005__dedup_secondary_windows.sql",
-        include_str!("../sql/V005__dedup_secondary_windows.sql"),
+        "V005__timestamps.sql",
+        include_str!("../sql/V005__timestamps.sql"),
     ),
     (
-        "V006__nanoclaw_links.sql",
-        include_str!("../sql/V006__nanoclaw_links.sql"),
-    ),
-    ("V007__events.sql", include_str!("../sql/V007__events.sql")),
-    (
-        "V008__llm_calls.sql",
-        include_str!("../sql/V008__llm_calls.sql"),
+        "V006__dedup_secondary_copies.sql",
+        include_str!("../sql/V006__dedup_secondary_copies.sql"),
     ),
     (
-        "V009__sessions.sql",
-        include_str!("../sql/V009__sessions.sql"),
+        "V007__nanoclaw_links.sql",
+        include_str!("../sql/V007__nanoclaw_links.sql"),
+    ),
+    ("V008__events.sql", include_str!("../sql/V008__events.sql")),
+    (
+        "V009__llm_calls.sql",
+        include_str!("../sql/V009__llm_calls.sql"),
+    ),
+    (
+        "V010__sessions.sql",
+        include_str!("../sql/V010__sessions.sql"),
     ),
 ];
 

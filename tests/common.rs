@@ -190,48 +190,58 @@ pub fn all_outputs(
     home: &Path,
     extra: &[&str],
 ) -> Result<(Option<i32>, String), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let (out, tables, db) = (
-        dir.path().join("out.parquet"),
-        dir.path().join("tables"),
-        dir.path().join("all.duckdb"),
-    );
-    let o = Command::cargo_bin("nanoload")?
-        .arg(home)
-        .arg(&out)
-        .arg("--tables")
-        .arg(&tables)
-        .arg("--db")
-        .arg(&db)
-        .args(extra)
-        .output()?;
-    let mut all = String::from_utf8_lossy(&o.stderr).into_owned();
-    all.push_str(&String::from_utf8_lossy(&o.stdout));
-    let c = Connection::open(&db)?;
+    let (run, all) = run_with_all_outputs(home, extra)?;
+    Ok((run.code(), all))
+}
+
+/// [`all_outputs`], keeping the run for queries.
+pub fn run_with_all_outputs(
+    home: &Path,
+    extra: &[&str],
+) -> Result<(Run, String), Box<dyn std::error::Error>> {
+    let db = tempfile::tempdir()?;
+    let db_file = db.path().join("all.duckdb");
+    let mut args: Vec<&str> = vec!["--db", db_file.to_str().ok_or("path")?];
+    args.extend(extra);
+    let run = run_home(home, &args)?;
+    let mut all = run.stderr();
+    all.push_str(&run.stdout());
+    if run.code() == Some(2) {
+        return Ok((run, all));
+    }
+    let c = Connection::open(&db_file)?;
     let mut db_tables = vec!["events"];
     db_tables.extend(TABLES);
     all.push_str(&all_text(&c, &db_tables)?);
     let m = Connection::open_in_memory()?;
     all.push_str(&all_text(
         &m,
-        &[&format!("read_parquet('{}')", out.display())],
+        &[&format!("read_parquet('{}')", run.out.display())],
     )?);
     for t in TABLES {
         all.push_str(&all_text(
             &m,
-            &[&format!("read_parquet('{}/{t}.parquet')", tables.display())],
+            &[&format!(
+                "read_parquet('{}/{t}.parquet')",
+                run.tables.display()
+            )],
         )?);
     }
     // nothing but the outputs is left behind
-    let mut left: Vec<String> = std::fs::read_dir(dir.path())?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
-    if o.status.code() != Some(2) && left != ["all.duckdb", "out.parquet", "tables"] {
-        return Err(format!("unexpected files beside the outputs: {left:?}").into());
+    for (dir, want) in [
+        (run.dir.path(), vec!["out.parquet", "tables"]),
+        (db.path(), vec!["all.duckdb"]),
+    ] {
+        let mut left: Vec<String> = std::fs::read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        if left != want {
+            return Err(format!("unexpected files beside the outputs: {left:?}").into());
+        }
     }
-    Ok((o.status.code(), all))
+    Ok((run, all))
 }
 
 /// Expected rows from string literals.

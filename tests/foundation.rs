@@ -167,7 +167,7 @@ fn frozen_copies_dedup_against_the_database() -> TestResult {
     // the 4 telegram messages lost to /new survive once, as secondary rows
     let tg = ".nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/dGVsZWdyYW06NDgyMTMzNzc.jsonl";
     assert_eq!(
-        r.rows("SELECT source_path, seq, turn_type, text FROM events WHERE source_kind = 'nanobot.session_jsonl' AND source_role = 'secondary' AND seq IS NOT NULL ORDER BY ordinal")?,
+        r.rows("SELECT source_path, seq, turn_type, text FROM events WHERE instance = '.nanobot' AND source_kind = 'nanobot.session_jsonl' AND source_role = 'secondary' AND seq IS NOT NULL ORDER BY ordinal")?,
         vec![
             vec![tg.to_string(), "0".into(), "user".into(), "what is using port 8080?".into()],
             vec![tg.into(), "1".into(), "thinking".into(), "Check listening sockets with ss.".into()],
@@ -178,7 +178,7 @@ fn frozen_copies_dedup_against_the_database() -> TestResult {
     );
     // each copy keeps its own session start row; the copies' model/relay/permission rows go
     assert_eq!(
-        r.rows("SELECT source_path, text FROM events WHERE source_kind = 'nanobot.session_jsonl' AND source_role = 'secondary' AND seq IS NULL ORDER BY source_path")?
+        r.rows("SELECT source_path, text FROM events WHERE instance = '.nanobot' AND source_kind = 'nanobot.session_jsonl' AND source_role = 'secondary' AND seq IS NULL ORDER BY source_path")?
             .iter()
             .map(|r| (r[0].rsplit('/').next().unwrap_or_default().to_string(), r[1].split(' ').take(3).collect::<Vec<_>>().join(" ")))
             .collect::<Vec<_>>(),
@@ -212,8 +212,12 @@ fn frozen_copies_dedup_against_the_database() -> TestResult {
     Ok(())
 }
 
+/// The JSONL-only instance: its canonical namespace file is primary; the
+/// legacy-named `discord_99001.jsonl` that nanobot 0.3.5 moved into the
+/// namespace (and never loads: it reads only `<urlsafe-b64 key>.jsonl`) is
+/// secondary, its session kept whole (docs/design.md "Stores and roles").
 #[test]
-fn jsonl_only_instance_is_primary_and_survives_its_torn_line() -> TestResult {
+fn jsonl_only_instance_survives_its_torn_line() -> TestResult {
     let r = run_home(&home_a(), &[])?;
     let stem = ".nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3";
     assert!(
@@ -224,7 +228,7 @@ fn jsonl_only_instance_is_primary_and_survives_its_torn_line() -> TestResult {
     assert_eq!(
         r.rows("SELECT session_id, source_role, count(DISTINCT seq), count(*) FILTER (turn_type = 'tool_use') FROM events WHERE instance = '.nanobot-work' AND source_kind = 'nanobot.session_jsonl' GROUP BY ALL ORDER BY 1")?,
         vec![
-            vec!["discord:99001".to_string(), "primary".into(), "4".into(), "1".into()],
+            vec!["discord:99001".to_string(), "secondary".into(), "4".into(), "1".into()],
             vec!["slack:C0WORK7".into(), "primary".into(), "9".into(), "2".into()],
         ]
     );
@@ -474,18 +478,18 @@ fn out_parquet_types_and_order() -> TestResult {
         .or_else(|_| query(&c, "SELECT string_agg(column_name, ',') FROM (DESCRIBE events)"))?;
     assert_eq!(
         cols[0][0],
-        "agent,instance,session_id,parent_session_id,project_path,git_branch,seq,timestamp_utc,timestamp_local,utc_offset_minutes,time_basis,turn_type,model,tool_name,tool_use_id,text,source_kind,source_role,source_path,source_line,native,load_id,ordinal"
+        "agent,instance,session_id,parent_session_id,project_path,git_branch,seq,timestamp_utc,timestamp_local,utc_offset_minutes,time_basis,turn_type,model,tool_name,tool_use_id,text,source_kind,source_role,source_path,source_line,native,load_id,ordinal,session_uid"
     );
     // file order is the total order; ordinal is 1..n per session
     let unordered = query(
         &c,
         "SELECT count(*) FROM (SELECT *, row_number() OVER () AS file_pos,
-            row_number() OVER (ORDER BY agent, instance, session_id NULLS FIRST, ordinal, source_kind, source_path, source_line) AS sorted_pos
+            row_number() OVER (ORDER BY agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST, ordinal, source_kind, source_path, source_line) AS sorted_pos
             FROM events) WHERE file_pos <> sorted_pos",
     )?;
     assert_eq!(unordered[0][0], "0");
     assert_eq!(
-        r.one("SELECT count(*) FROM (SELECT agent, instance, session_id, max(ordinal) m, count(*) n FROM events GROUP BY ALL) WHERE m <> n")?,
+        r.one("SELECT count(*) FROM (SELECT agent, instance, session_id, session_uid, max(ordinal) m, count(*) n FROM events GROUP BY ALL) WHERE m <> n")?,
         "0"
     );
     // local times as written; UTC derived from evidence (+02:00 in this home)

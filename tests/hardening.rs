@@ -245,6 +245,30 @@ fn gen_symlink_outside(h: &Path) -> TestResult {
     std::os::unix::fs::symlink("/etc/hostname", ns.join("ZXZpbDox.jsonl"))?;
     Ok(())
 }
+fn gen_symlink_dangling(h: &Path) -> TestResult {
+    let ns = h.join(NS);
+    std::fs::create_dir_all(&ns)?;
+    std::os::unix::fs::symlink("gone/away.jsonl", ns.join("Z29uZToy.jsonl"))?;
+    Ok(())
+}
+/// A session file kept elsewhere in HOME (not a store path): read through
+/// the link, under the link's path.
+fn gen_symlink_inside_home(h: &Path) -> TestResult {
+    let ns = h.join(NS);
+    std::fs::create_dir_all(&ns)?;
+    std::fs::create_dir_all(h.join("backup"))?;
+    std::fs::write(
+        h.join("backup/linked.jsonl"),
+        concat!(
+            r#"{"_type": "metadata", "key": "linked:1", "created_at": "2026-10-05T09:00:00", "updated_at": "2026-10-05T09:00:05", "metadata": {}, "last_archived": 0}"#,
+            "\n",
+            r#"{"role": "user", "content": "through a link", "timestamp": "2026-10-05T09:00:01"}"#,
+            "\n"
+        ),
+    )?;
+    std::os::unix::fs::symlink("../../../backup/linked.jsonl", ns.join("bGlua2VkOjE.jsonl"))?;
+    Ok(())
+}
 fn gen_outbound_missing(h: &Path) -> TestResult {
     std::fs::create_dir_all(h.join("nc"))?;
     copy_tree(&fixture("nanoclaw/home-a"), &h.join("nc"))
@@ -502,6 +526,7 @@ const CASES: &[Case] = &[
         name: "symlink_loop",
         generate: Some(gen_symlink_loop),
         exit: 0,
+        diag: Some(("warning", ".nanobot/loopdir/up", None)),
         check: ("SELECT count(*) FROM sources", "1"),
         ..PLAIN
     },
@@ -515,9 +540,27 @@ const CASES: &[Case] = &[
         ..PLAIN
     },
     Case {
+        name: "symlink_dangling",
+        generate: Some(gen_symlink_dangling),
+        exit: 1,
+        diag: Some(("skipped_link", "Z29uZToy.jsonl", None)),
+        check: ("SELECT count(*) FROM sources", "1"),
+        ..PLAIN
+    },
+    Case {
+        name: "symlink_inside_home",
+        generate: Some(gen_symlink_inside_home),
+        exit: 0,
+        check: (
+            "SELECT string_agg(source_path || ':' || text, ',') FROM events WHERE session_id = 'linked:1' AND seq IS NOT NULL",
+            ".nanobot/sessions/0123456789abcdef0123456789abcdef/bGlua2VkOjE.jsonl:through a link",
+        ),
+        ..PLAIN
+    },
+    Case {
         name: "symlink_out_of_home",
         generate: Some(gen_symlink_outside),
-        exit: 0,
+        exit: 1,
         diag: Some(("skipped_link", "ZXZpbDox.jsonl", None)),
         check: (
             "SELECT count(*) FROM events WHERE source_path LIKE '%ZXZpbDox%'",

@@ -7,3 +7,4 @@ mod foundation; // issue 2: nanobot session stores end to end
 mod hardening; // issue 5: evidence, bad input, atomicity, reproducibility
 mod nanobot_stores; // issue 3: the other nanobot stores, offsets, dedup windows
 mod nanoclaw; // issue 4: nanoclaw catalog and session databases
+mod realwriter; // issue 9: homes nanobot's own code wrote, checked against its own readers

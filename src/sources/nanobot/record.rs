@@ -169,6 +169,10 @@ pub struct SessionMapper {
     pub parent_session_id: Option<String>,
     pub project_path: Option<String>,
     pub role: Role,
+    /// The store's workspace-id namespace (`x_namespace`).
+    pub namespace: Option<String>,
+    /// The store is a legacy-layout copy (`x_legacy`).
+    pub legacy: bool,
     /// `metadata._nanobot_model_preset`.
     pub preset: Option<String>,
     /// Whether the session holds a `/model` switch: then the model column is
@@ -274,6 +278,15 @@ impl SessionMapper {
         };
     }
 
+    /// The session's identity columns, without the model in force: the
+    /// start of a row that stands for an unreadable record of the session.
+    pub fn bare_row(&self) -> EventRow {
+        EventRow {
+            model: None,
+            ..self.base()
+        }
+    }
+
     fn base(&self) -> EventRow {
         EventRow {
             session_id: self.session_id.clone(),
@@ -281,6 +294,8 @@ impl SessionMapper {
             project_path: self.project_path.clone(),
             source_role: self.role,
             model: self.current_model.clone(),
+            x_namespace: self.namespace.clone(),
+            x_legacy: self.legacy,
             ..Default::default()
         }
     }
@@ -440,12 +455,16 @@ impl SessionMapper {
             source_line: Some(line),
             x_group: 1,
             x_record: Some(record_key),
+            x_msgkey: rec
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .map(|t| format!("{role}\t{t}")),
             ..self.base()
         };
         let mut rows = Vec::new();
         match role {
             "user" => {
-                let hidden = rec.get("_hidden_history").and_then(Value::as_bool) == Some(true);
+                let hidden = is_hidden_history(rec);
                 let automation = rec.contains_key("_automation_turn")
                     || rec.get("_cron_turn").and_then(Value::as_bool) == Some(true);
                 let typed = text.as_deref().map(|t| strip_runtime_context(t, rec));
@@ -600,6 +619,18 @@ impl SessionMapper {
     }
 }
 
+/// nanobot's hidden-history marker (`session/history_visibility.py`):
+/// `_hidden_history` is `true` (a summary checkpoint) or an object (a
+/// subagent result injected into the turn, `{"kind": "subagent_result"}`).
+/// Such a message is not a chat turn: it maps to a `system` row and starts
+/// no turn.
+pub fn is_hidden_history(rec: &Map<String, Value>) -> bool {
+    matches!(
+        rec.get("_hidden_history"),
+        Some(Value::Bool(true)) | Some(Value::Object(_))
+    )
+}
+
 /// Whether a decoded record is a `/model` switch reply (for the pre-scan that
 /// decides `has_switch`).
 pub fn is_switch_reply(v: &Value) -> bool {
@@ -691,6 +722,33 @@ mod tests {
         assert!(
             rows.iter()
                 .all(|r| r.project_path.as_deref() == Some("/w") && r.seq == Some(1))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn hidden_history_markers_are_system_rows() -> Result<(), String> {
+        let mut m = SessionMapper::new(Role::Primary, None);
+        // a summary checkpoint (`true`) and a subagent result (an object,
+        // agent/loop.py of nanobot-ai 0.3.5) are not chat turns
+        for rec in [
+            r#"{"role":"user","content":"Continue the active task from the working-memory checkpoint above.","_hidden_history":true,"timestamp":"2026-10-24T09:00:00"}"#,
+            r#"{"role":"user","content":"[Subagent result] done","_hidden_history":{"kind":"subagent_result","subagent_task_id":"t1"},"injected_event":"subagent_result","subagent_task_id":"t1","timestamp":"2026-10-24T09:20:00"}"#,
+        ] {
+            let rows = m.map(&v(rec), 3, 4)?;
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].turn_type, TurnType::System);
+            assert_eq!(rows[0].x_call_source, None, "starts no turn");
+        }
+        let rows = m.map(
+            &v(r#"{"role":"user","content":"hi","_hidden_history":false,"timestamp":"2026-10-24T09:30:00"}"#),
+            5,
+            6,
+        )?;
+        assert_eq!(rows[0].turn_type, TurnType::User);
+        assert_eq!(
+            rows[0].x_msgkey.as_deref(),
+            Some("user\t2026-10-24T09:30:00")
         );
         Ok(())
     }

@@ -28,16 +28,14 @@ use crate::jsonl::decode_text;
 use crate::schema::{EventRow, Role, TurnType};
 use crate::time::from_epoch_ms;
 
-/// The workspace project of `<workspace>/{cron,triggers}/runs/x.json`.
-fn project_of(rel: &str, home: &Path) -> Option<String> {
+/// The workspace of `<workspace>/{cron,triggers}/runs/x.json`.
+fn workspace_of(rel: &str, home: &Path) -> workspace::WorkspaceIdentity {
     let parts: Vec<&str> = rel.split('/').collect();
     let n = parts.len();
     if n < 4 {
-        return None;
+        return workspace::WorkspaceIdentity::default();
     }
-    let ws = home.join(parts[..n - 3].join("/"));
-    let id = workspace::workspace_id(&ws)?;
-    workspace::project_path(&home.join(parts[0]).join("sessions").join(id))
+    workspace::identity(home, parts[0], &parts[..n - 3].join("/"))
 }
 
 pub fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
@@ -111,7 +109,8 @@ pub fn extract_with(
     map: fn(&Map<String, Value>) -> Vec<EventRow>,
 ) -> Result<(), StoreError> {
     let bytes = std::fs::read(&out.store.abs).map_err(|e| StoreError::io("cannot read", e))?;
-    let project = project_of(&out.store.rel, out.home);
+    let ws = workspace_of(&out.store.rel, out.home);
+    let project = ws.project_path.clone();
     let text = String::from_utf8_lossy(&bytes);
     let value = match decode_text(&text) {
         Ok(d) => d.value,
@@ -144,6 +143,7 @@ pub fn extract_with(
     for row in map(o) {
         out.push(EventRow {
             project_path: project.clone(),
+            x_namespace: ws.namespace.clone(),
             ..row
         })?;
     }

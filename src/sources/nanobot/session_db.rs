@@ -55,6 +55,16 @@ struct SessionRow {
     extra: Map<String, Value>,
 }
 
+/// Whether the database holds no table at all.
+fn no_tables(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n == 0)
+}
+
 fn table_exists(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
@@ -79,6 +89,21 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let has_sessions = table_exists(conn, "sessions").map_err(|e| sqlerr("schema", e))?;
     let has_messages = table_exists(conn, "messages").map_err(|e| sqlerr("schema", e))?;
     if !has_sessions && !has_messages {
+        if no_tables(conn).map_err(|e| sqlerr("schema", e))? {
+            // nanobot creates the file, then imports the namespace's JSONL in
+            // one transaction; an aborted import (a duplicate key) leaves the
+            // file without tables and the JSONL the store of record (V001)
+            out.push_diag(
+                crate::diag::Diagnostic::new(
+                    DiagKind::Warning,
+                    store.rel.as_str(),
+                    "no tables: the one-time JSONL import never completed; the namespace's JSONL files stay the store of record",
+                )
+                .of(store.agent, &store.instance)
+                .code("session_db_empty"),
+            );
+            return Ok(());
+        }
         return Err(StoreError::Unreadable(
             "not a nanobot session database: no sessions or messages table".into(),
         ));
@@ -89,6 +114,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         .map(|p| p.to_path_buf())
         .unwrap_or_default();
     let project = workspace::project_path(&namespace);
+    let namespace_id = namespace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
 
     let mut sessions: Vec<SessionRow> = Vec::new();
     if has_sessions {
@@ -159,11 +187,16 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     } else {
         Vec::new()
     };
+    let new_mapper = |key: &str| {
+        let mut m = SessionMapper::new(store.role, project.clone());
+        m.namespace.clone_from(&namespace_id);
+        m.session_id = Some(key.to_string());
+        m.has_switch = switch_keys.contains(&key.to_string());
+        m
+    };
 
     for s in &sessions {
-        let mut mapper = SessionMapper::new(store.role, project.clone());
-        mapper.session_id = Some(s.key.clone());
-        mapper.has_switch = switch_keys.contains(&s.key);
+        let mut mapper = new_mapper(&s.key);
         let mut meta = SessionMeta {
             key: Some(s.key.clone()),
             created_at: s.created_at.clone(),
@@ -207,7 +240,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 source_line: Some(s.rowid),
                 x_sub: 9,
                 native: Some(record::raw_native(raw.as_bytes())),
-                ..session_base(&mapper)
+                ..mapper.bare_row()
             })?;
         }
         if has_messages {
@@ -215,9 +248,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         }
     }
     for key in orphan_keys {
-        let mut mapper = SessionMapper::new(store.role, project.clone());
-        mapper.session_id = Some(key.clone());
-        mapper.has_switch = switch_keys.contains(&key);
+        let mut mapper = new_mapper(&key);
         out.diag(
             DiagKind::Warning,
             None,
@@ -233,16 +264,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
 
 fn preview(s: &str) -> String {
     s.chars().take(200).collect()
-}
-
-fn session_base(m: &SessionMapper) -> EventRow {
-    EventRow {
-        session_id: m.session_id.clone(),
-        parent_session_id: m.parent_session_id.clone(),
-        project_path: m.project_path.clone(),
-        source_role: m.role,
-        ..Default::default()
-    }
 }
 
 /// Keys of sessions holding a `/model` switch reply.
@@ -306,7 +327,7 @@ fn messages(
                     source_line: Some(rowid),
                     x_group: 1,
                     native: Some(record::raw_native(raw.as_bytes())),
-                    ..session_base(mapper)
+                    ..mapper.bare_row()
                 })?;
             }
         }

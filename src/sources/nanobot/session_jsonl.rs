@@ -72,12 +72,68 @@ fn namespace_of(rel: &str, home: &Path) -> Option<String> {
     }
 }
 
-/// Secondary when the governing namespace holds a `sessions.sqlite3`.
+/// The role of a session JSONL, from the paths discovery found:
+/// - a namespace's canonical file (`<urlsafe-b64 key>.jsonl`): primary,
+///   secondary beside a `sessions.sqlite3` (the import froze it);
+/// - files nanobot 0.3.5 never loads — a legacy-named file in a namespace,
+///   `jsonl-backup/`, `.migration-conflicts/` — secondary;
+/// - the global pre-namespace directory: secondary once the instance has a
+///   namespace (0.3.x ran, and ignores it), else primary;
+/// - a workspace's `sessions/`: secondary once that workspace's namespace
+///   holds a session store (0.3.5 copied the file there), else primary.
+///
+/// A primary legacy file may still become secondary in the views, where a
+/// store of record holds the same session ([`is_legacy`], V001).
 pub fn role(rel: &str, home: &Path, all: &std::collections::BTreeSet<String>) -> Role {
-    match namespace_of(rel, home) {
-        Some(ns) if all.contains(&format!("{ns}/sessions.sqlite3")) => Role::Secondary,
-        _ => Role::Primary,
+    let has_store = |ns: &str| {
+        let prefix = format!("{ns}/");
+        all.range(prefix.clone()..)
+            .take_while(|p| p.starts_with(&prefix))
+            .next()
+            .is_some()
+    };
+    let secondary = match layout(rel) {
+        Layout::Namespace { namespace } => {
+            is_legacy(rel) || all.contains(&format!("{namespace}/sessions.sqlite3"))
+        }
+        Layout::Global => {
+            let inst = rel.split('/').next().unwrap_or_default();
+            let sessions = format!("{inst}/sessions/");
+            all.range(sessions.clone()..)
+                .take_while(|p| p.starts_with(&sessions))
+                .any(|p| p[sessions.len()..].contains('/'))
+        }
+        Layout::Workspace { .. } => namespace_of(rel, home).is_some_and(|ns| has_store(&ns)),
+    };
+    if secondary {
+        Role::Secondary
+    } else {
+        Role::Primary
     }
+}
+
+/// A file in a layout nanobot 0.3.x never loads as a session: the global
+/// pre-namespace directory, a workspace's `sessions/`, a legacy-named file
+/// moved into a namespace (0.3.5 loads only `<urlsafe-b64 key>.jsonl`),
+/// `.migration-conflicts/` and `jsonl-backup/` copies. Where a store of
+/// record (the database or a canonical namespace file) holds the same
+/// session, the views make such a file secondary (docs/design.md "Stores and
+/// roles").
+pub fn is_legacy(rel: &str) -> bool {
+    match layout(rel) {
+        Layout::Global | Layout::Workspace { .. } => true,
+        Layout::Namespace { .. } => {
+            rel.contains("/.migration-conflicts/")
+                || rel.contains("/jsonl-backup/")
+                || decode_stem(stem_of(rel)).is_none()
+        }
+    }
+}
+
+/// The workspace-id of the namespace that governs this file (the last part
+/// of [`namespace_of`]).
+pub fn namespace_id(rel: &str, home: &Path) -> Option<String> {
+    namespace_of(rel, home).and_then(|ns| ns.rsplit('/').next().map(String::from))
 }
 
 /// nanobot's `safe_key`: `:` and characters unsafe in file names → `_`.
@@ -183,13 +239,15 @@ pub fn message_rows(
         Line::Bad(reason) => reason.clone(),
         Line::Blank | Line::Metadata(_) | Line::ProviderState => return Ok(Vec::new()),
     };
+    let bad = record::bad_line_row(line, &reason, raw);
     let row = EventRow {
-        session_id: mapper.session_id.clone(),
-        parent_session_id: mapper.parent_session_id.clone(),
-        project_path: mapper.project_path.clone(),
-        source_role: mapper.role,
         seq: Some(seq),
-        ..record::bad_line_row(line, &reason, raw)
+        text: bad.text,
+        source_line: bad.source_line,
+        x_group: bad.x_group,
+        native: bad.native,
+        turn_type: bad.turn_type,
+        ..mapper.bare_row()
     };
     Err(Box::new((reason, row)))
 }
@@ -200,6 +258,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let project =
         namespace_of(&rel, out.home).and_then(|ns| workspace::project_path(&out.home.join(ns)));
     let mut mapper = SessionMapper::new(store.role, project);
+    mapper.namespace = namespace_id(&rel, out.home);
+    mapper.legacy = is_legacy(&rel);
     // One open file for both passes: a rename over the path meanwhile (how
     // nanobot saves) cannot mix two versions.
     let mut file = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
@@ -230,12 +290,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 let meta = SessionMeta::from_line(&m);
                 check_name(out, &stem, meta.key.as_deref(), line);
                 if meta.key.is_none() {
-                    out.diag(
-                        DiagKind::BadRecord,
-                        None,
-                        Some(line),
-                        "metadata line has no key; session key taken from the file name",
-                    );
+                    // nanobot loads a session by its file name; releases
+                    // before 0.1.4.post6 wrote no key into the metadata line
                     mapper.session_id = Some(key_from_name(&stem));
                 }
                 mapper.set_meta(&meta);

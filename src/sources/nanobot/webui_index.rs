@@ -83,8 +83,14 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         .and_then(|d| index_rows(&d.value));
     match rows {
         Ok(rows) => {
+            // the cache lives in its namespace directory: that namespace is
+            // the rows' hint (docs/design.md "Session identity")
+            let namespace = out.store.rel.rsplit('/').nth(1).map(String::from);
             for r in rows {
-                out.push(r)?;
+                out.push(EventRow {
+                    x_namespace: namespace.clone(),
+                    ..r
+                })?;
             }
             Ok(())
         }

@@ -8,13 +8,15 @@
 //!   user          → user
 //!   message       → tool_use / tool_result per tool_events[] (phase start / end|error);
 //!                   no kind and text → assistant; a kind and no tool events → system breadcrumb
-//!   stream_end    → assistant (unless merge_next)
+//!   stream_end    → assistant (unless merge_next or the text is empty)
 //!   reasoning_end → thinking (only with --include-thinking)
 //!   file_edit, fork_marker, context_compaction, user_message, unknown → system
 //!   delta, reasoning_delta, turn_end → no row (turn_end's usage and latency go
 //!                   into `native` of the turn's last row)
 //! ```
-//! Session `websocket:<chat_id>`; `seq` = record index across the files.
+//! Session `websocket:<chat_id>`; `seq` = record index across the files;
+//! `x_turn` = the record's `turn_id` (the views pair a transcript turn with
+//! the session turn it mirrors, docs/design.md "Dedup: secondary sources").
 
 use std::fs::File;
 use std::io::BufReader;
@@ -158,6 +160,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 source_path: rel.clone(),
                 source_line: Some(line),
                 x_group: 1,
+                x_turn: turn.id.clone(),
                 ..Default::default()
             };
             if rec.get("event").and_then(Value::as_str) == Some("turn_end") {
@@ -315,7 +318,10 @@ pub fn map_record(
             }
         }
         "stream_end" => {
-            if rec.get("merge_next").and_then(Value::as_bool) != Some(true) {
+            // an empty text is a step that only called tools: no chat row
+            if rec.get("merge_next").and_then(Value::as_bool) != Some(true)
+                && text.as_deref().is_some_and(|t| !t.is_empty())
+            {
                 rows.push(row(TurnType::Assistant, text, native_of(rec, &[])));
             }
         }

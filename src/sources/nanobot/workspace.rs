@@ -42,3 +42,25 @@ pub fn project_path(namespace_dir: &Path) -> Option<String> {
 pub fn workspace_id(workspace_dir: &Path) -> Option<String> {
     read_trimmed(&workspace_dir.join(".nanobot/workspace-id")).map(|s| s.trim().to_string())
 }
+
+/// What a workspace of an instance tells a store inside it: its workspace-id
+/// (the session namespace it binds to) and that namespace's `.workspace`
+/// text (the project path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceIdentity {
+    pub namespace: Option<String>,
+    pub project_path: Option<String>,
+}
+
+/// The identity of the workspace `ws_rel` (relative to HOME) of instance
+/// `instance`.
+pub fn identity(home: &Path, instance: &str, ws_rel: &str) -> WorkspaceIdentity {
+    let namespace = workspace_id(&home.join(ws_rel));
+    let project_path = namespace
+        .as_ref()
+        .and_then(|id| project_path(&home.join(instance).join("sessions").join(id)));
+    WorkspaceIdentity {
+        namespace,
+        project_path,
+    }
+}

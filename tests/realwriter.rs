@@ -1,0 +1,806 @@
+//! Issue 9: homes that nanobot's own code wrote (tests/realwriter/), checked
+//! against `facts.json`, which the generator takes from nanobot's own readers
+//! and the harness clock only (tests/realwriter/FACTS.md). Every committed
+//! home under `fixtures/realwriter/`, and the home `.ci/run` generates from a
+//! committed seed (`NANOLOAD_REALWRITER_GENERATED`), must pass every check.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::common::*;
+
+/// `session_uid` as docs/design.md "Session identity" defines it.
+pub fn session_uid(agent: &str, instance: &str, namespace: &str, key: &str) -> String {
+    let d = Sha256::digest(format!("{agent}\0{instance}\0{namespace}\0{key}").as_bytes());
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A real-writer home ready to load: the committed directory, or the
+/// committed tarball unpacked into a temp dir (kept alive here).
+pub struct Home {
+    pub dir: PathBuf,
+    pub facts: Value,
+    _unpacked: Option<tempfile::TempDir>,
+}
+
+impl Home {
+    pub fn open(case: &Path) -> Result<Home, Box<dyn std::error::Error>> {
+        let facts: Value =
+            serde_json::from_str(&std::fs::read_to_string(case.join("facts.json"))?)?;
+        match facts.get("archive").and_then(Value::as_str) {
+            Some(archive) => {
+                let tmp = tempfile::tempdir()?;
+                let home = tmp.path().join("home");
+                std::fs::create_dir(&home)?;
+                let st = std::process::Command::new("tar")
+                    .arg("-xzf")
+                    .arg(case.join(archive))
+                    .arg("-C")
+                    .arg(&home)
+                    .status()?;
+                if !st.success() {
+                    return Err(format!("tar -xzf {archive} failed").into());
+                }
+                Ok(Home {
+                    dir: home,
+                    facts,
+                    _unpacked: Some(tmp),
+                })
+            }
+            None => Ok(Home {
+                dir: case.join("home"),
+                facts,
+                _unpacked: None,
+            }),
+        }
+    }
+}
+
+/// Every committed real-writer case (a directory with `facts.json`).
+pub fn committed_cases() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixture("realwriter"))
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("facts.json").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn s<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+fn opt<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+fn arr<'a>(v: &'a Value, k: &str) -> &'a [Value] {
+    v.get(k)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn uid_of(instance: &str, namespace: Option<&str>, key: &str) -> String {
+    session_uid("nanobot", instance, namespace.unwrap_or(""), key)
+}
+
+/// `2026-10-24T07:00:00Z` / `…T07:00:00.250000Z` → microseconds since the epoch.
+fn utc_us(iso: &str) -> Option<i64> {
+    chrono::NaiveDateTime::parse_from_str(iso.trim_end_matches('Z'), "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|t| t.and_utc().timestamp_micros())
+}
+
+/// One primary session-store row of the output, as the checks compare it.
+#[derive(Debug, Clone)]
+struct PrimaryRow {
+    turn_type: String,
+    /// tool_use_id, else text
+    what: String,
+    utc_us: Option<i64>,
+    basis: String,
+    local: String,
+}
+
+/// The rows one session message must give, as (turn_type, id or text).
+fn expected_rows(m: &Value) -> Vec<(String, String)> {
+    let text = opt(m, "text").unwrap_or("").to_string();
+    match s(m, "role") {
+        "user" if m.get("hidden").and_then(Value::as_bool) == Some(true) => {
+            vec![("system".into(), text)]
+        }
+        "user" => vec![("user".into(), text)],
+        "assistant" => {
+            let calls = arr(m, "tool_calls");
+            let mut v: Vec<(String, String)> = calls
+                .iter()
+                .map(|c| ("tool_use".to_string(), c.as_str().unwrap_or("").to_string()))
+                .collect();
+            if !text.is_empty() || calls.is_empty() {
+                v.push(("assistant".into(), text));
+            }
+            v
+        }
+        "tool" => vec![("tool_result".into(), s(m, "tool_call_id").to_string())],
+        other => vec![("system".into(), format!("role {other}"))],
+    }
+}
+
+/// Check one home against its facts; every failed check is one line of the
+/// returned list.
+pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let f = &home.facts;
+    let mut bad: Vec<String> = Vec::new();
+    let (r, all_text) = run_with_all_outputs(&home.dir, &[])?;
+    let want_exit = f.get("exit_code").and_then(Value::as_i64).unwrap_or(0) as i32;
+    if r.code() != Some(want_exit) {
+        bad.push(format!(
+            "exit {:?}, want {want_exit}: {}",
+            r.code(),
+            r.stderr()
+        ));
+    }
+
+    // offsets: which instance-days have evidence, from which local time
+    let evidence: BTreeMap<String, bool> = arr(f, "instances")
+        .iter()
+        .map(|i| {
+            (
+                s(i, "instance").to_string(),
+                i.get("offset_evidence").and_then(Value::as_bool) == Some(true),
+            )
+        })
+        .collect();
+    let mut days: BTreeMap<(String, String), (i64, Option<String>)> = BTreeMap::new();
+    for o in arr(f, "offsets") {
+        days.insert(
+            (s(o, "instance").to_string(), s(o, "day").to_string()),
+            (
+                o.get("offset_minutes").and_then(Value::as_i64).unwrap_or(0),
+                opt(o, "from_local").map(|t| t.replace('T', " ")),
+            ),
+        );
+    }
+
+    // 1. every message SessionManager returns: in events exactly once, as primary
+    let mut actual: BTreeMap<(String, i64), Vec<PrimaryRow>> = BTreeMap::new();
+    for row in r.rows(
+        "SELECT session_uid, seq, turn_type, coalesce(tool_use_id, text, ''), epoch_us(timestamp_utc),
+                coalesce(time_basis, 'NULL'), coalesce(timestamp_local::VARCHAR, 'NULL')
+         FROM events
+         WHERE agent = 'nanobot' AND source_role = 'primary' AND seq IS NOT NULL
+           AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+           AND turn_type <> 'thinking' AND NOT (turn_type = 'system' AND text LIKE 'model: %')
+         ORDER BY ordinal",
+    )? {
+        let seq: i64 = row[1].parse()?;
+        actual.entry((row[0].clone(), seq)).or_default().push(PrimaryRow {
+            turn_type: row[2].clone(),
+            what: row[3].clone(),
+            utc_us: row[4].parse().ok(),
+            basis: row[5].clone(),
+            local: row[6].clone(),
+        });
+    }
+    let mut expected_primary = 0usize;
+    // tool ids per session: (uid, id) → (uses, results)
+    let mut tool_counts: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
+    for sess in arr(f, "sessions") {
+        let instance = s(sess, "instance");
+        let uid = uid_of(instance, opt(sess, "namespace"), s(sess, "key"));
+        for m in arr(sess, "messages") {
+            let idx = m.get("index").and_then(Value::as_i64).unwrap_or(-1);
+            let want = expected_rows(m);
+            expected_primary += want.len();
+            for (t, id) in &want {
+                let e = tool_counts.entry((uid.clone(), id.clone())).or_default();
+                match t.as_str() {
+                    "tool_use" => e.0 += 1,
+                    "tool_result" => e.1 += 1,
+                    _ => {}
+                }
+            }
+            let got = actual.get(&(uid.clone(), idx)).cloned().unwrap_or_default();
+            let got_rows: Vec<(String, String)> = got
+                .iter()
+                .map(|g| (g.turn_type.clone(), g.what.clone()))
+                .collect();
+            let where_ = format!("{instance} {} #{idx}", s(sess, "key"));
+            if got_rows != want {
+                bad.push(format!("{where_}: rows {got_rows:?}, want {want:?}"));
+                continue;
+            }
+            // timestamp_utc equals the harness clock's UTC instant
+            let local = s(m, "timestamp").replace('T', " ");
+            let day = local.get(..10).unwrap_or("").to_string();
+            let has_evidence = evidence.get(instance).copied().unwrap_or(false);
+            for g in &got {
+                match days.get(&(instance.to_string(), day.clone())) {
+                    Some((_, Some(from))) if local.as_str() < from.as_str() => {}
+                    Some(_) if g.utc_us != utc_us(s(m, "utc")) => bad.push(format!(
+                        "{where_}: timestamp_utc {:?} µs ({}, local {}), want {}",
+                        g.utc_us,
+                        g.basis,
+                        g.local,
+                        s(m, "utc")
+                    )),
+                    None if !has_evidence && g.basis != "local_as_utc" => bad.push(format!(
+                        "{where_}: time_basis {} on an instance without evidence",
+                        g.basis
+                    )),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let got_primary: usize = actual.values().map(Vec::len).sum();
+    if got_primary != expected_primary {
+        bad.push(format!(
+            "{got_primary} primary session rows, want {expected_primary} (one per message part)"
+        ));
+    }
+
+    // 2. secondary-only rows: exactly these, once each, as secondary; and
+    //    no WebUI, run-record or CLI-history row duplicates a session message
+    let mut want_secondary: Vec<Vec<String>> = Vec::new();
+    for x in arr(f, "secondary_only") {
+        let uid = match opt(x, "key") {
+            Some(k) => uid_of(s(x, "instance"), opt(x, "namespace"), k),
+            None => "NULL".into(),
+        };
+        let kind = s(x, "kind");
+        let what = if kind.starts_with("tool") {
+            s(x, "call_id").to_string()
+        } else {
+            s(x, "text").to_string()
+        };
+        if kind.starts_with("tool") {
+            let e = tool_counts.entry((uid.clone(), what.clone())).or_default();
+            if kind == "tool_use" {
+                e.0 += 1
+            } else {
+                e.1 += 1
+            }
+        }
+        want_secondary.push(vec![
+            s(x, "source").to_string(),
+            s(x, "instance").to_string(),
+            uid,
+            kind.to_string(),
+            what,
+        ]);
+    }
+    want_secondary.sort();
+    let got_secondary = r.rows(
+        "SELECT source_kind, instance, coalesce(session_uid, 'NULL'), turn_type,
+                CASE WHEN turn_type LIKE 'tool%' THEN coalesce(tool_use_id, '') ELSE coalesce(text, '') END
+         FROM events
+         WHERE agent = 'nanobot' AND turn_type IN ('user', 'assistant', 'tool_use', 'tool_result')
+           AND (source_kind IN ('nanobot.webui_transcript', 'nanobot.cron_run', 'nanobot.trigger_run', 'nanobot.cli_history')
+                OR (source_kind = 'nanobot.session_jsonl' AND source_role = 'secondary'))
+         ORDER BY ALL",
+    )?;
+    if got_secondary != want_secondary {
+        let extra: Vec<&Vec<String>> = got_secondary
+            .iter()
+            .filter(|g| !want_secondary.contains(g))
+            .collect();
+        let missing: Vec<&Vec<String>> = want_secondary
+            .iter()
+            .filter(|w| !got_secondary.contains(w))
+            .collect();
+        bad.push(format!(
+            "secondary rows differ ({} got, {} want): extra (duplicates of session messages?) {extra:?}; missing {missing:?}",
+            got_secondary.len(),
+            want_secondary.len()
+        ));
+    }
+    let bad_secondary_role = r.one(
+        "SELECT count(*) FROM events WHERE agent = 'nanobot' AND source_role <> 'secondary'
+           AND source_kind IN ('nanobot.webui_transcript', 'nanobot.cron_run', 'nanobot.trigger_run', 'nanobot.cli_history')",
+    )?;
+    if bad_secondary_role != "0" {
+        bad.push(format!(
+            "{bad_secondary_role} copy rows not marked secondary"
+        ));
+    }
+
+    // 3. each tool call id: one tool_use and one tool_result per call in its session
+    let mut got_tools: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
+    for row in r.rows(
+        "SELECT session_uid, tool_use_id, count(*) FILTER (turn_type = 'tool_use'),
+                count(*) FILTER (turn_type = 'tool_result')
+         FROM events WHERE agent = 'nanobot' AND tool_use_id IS NOT NULL AND session_uid IS NOT NULL
+         GROUP BY ALL",
+    )? {
+        got_tools.insert(
+            (row[0].clone(), row[1].clone()),
+            (row[2].parse()?, row[3].parse()?),
+        );
+    }
+    tool_counts.retain(|_, v| *v != (0, 0));
+    if got_tools != tool_counts {
+        let diff: Vec<String> = tool_counts
+            .iter()
+            .filter(|(k, v)| got_tools.get(*k) != Some(v))
+            .map(|(k, v)| format!("{k:?}: want {v:?}, got {:?}", got_tools.get(k)))
+            .chain(
+                got_tools
+                    .iter()
+                    .filter(|(k, _)| !tool_counts.contains_key(*k))
+                    .map(|(k, v)| format!("{k:?}: unexpected {v:?}")),
+            )
+            .collect();
+        bad.push(format!("tool calls (uses, results) differ: {diff:?}"));
+    }
+
+    // 4. llm_calls: count and token sums per instance equal nanobot's
+    for u in arr(f, "llm_usage") {
+        let instance = s(u, "instance");
+        let got = r.rows(&format!(
+            "SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+                    coalesce(sum(total_tokens), 0), coalesce(sum(cache_read_tokens), 0),
+                    coalesce(sum(cache_write_tokens), 0)
+             FROM llm_calls WHERE instance = '{instance}'"
+        ))?;
+        let want: Vec<String> = [
+            "calls",
+            "input_tokens",
+            "output_tokens",
+            "total_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+        ]
+        .iter()
+        .map(|k| u.get(*k).and_then(Value::as_i64).unwrap_or(0).to_string())
+        .collect();
+        if got.first() != Some(&want) {
+            bad.push(format!("llm_calls of {instance}: {got:?}, want {want:?}"));
+        }
+    }
+
+    // 5. each call: the session of the turn in which the harness made it
+    let attributed: BTreeMap<(String, String), String> = r
+        .rows("SELECT instance, id, coalesce(session_uid, 'NULL') FROM llm_calls")?
+        .into_iter()
+        .map(|row| ((row[0].clone(), row[1].clone()), row[2].clone()))
+        .collect();
+    for c in arr(f, "llm_calls") {
+        let instance = s(c, "instance");
+        let id = c.get("id").map(|v| v.to_string()).unwrap_or_default();
+        let want = match c.get("session").filter(|v| !v.is_null()) {
+            Some(sess) => uid_of(instance, opt(sess, "namespace"), s(sess, "key")),
+            None => "NULL".into(),
+        };
+        let got = attributed.get(&(instance.to_string(), id.clone()));
+        if got != Some(&want) {
+            bad.push(format!(
+                "llm call {instance} #{id} ({}): session_uid {got:?}, want {want} ({})",
+                c.get("started_at_ms")
+                    .map(Value::to_string)
+                    .unwrap_or_default(),
+                c.get("session").map(Value::to_string).unwrap_or_default()
+            ));
+        }
+    }
+
+    // 6. offsets: every instance-day with evidence has the zone's offset
+    for ((instance, day), (offset, from)) in &days {
+        let since = from
+            .as_deref()
+            .map(|t| format!(" AND timestamp_local >= TIMESTAMP '{t}'"))
+            .unwrap_or_default();
+        let got = r.rows(&format!(
+            "SELECT DISTINCT utc_offset_minutes FROM events
+             WHERE agent = 'nanobot' AND instance = '{instance}' AND time_basis = 'local_derived'
+               AND CAST(timestamp_local AS DATE) = DATE '{day}'{since}"
+        ))?;
+        if got != vec![vec![offset.to_string()]] {
+            bad.push(format!(
+                "offset of {instance} on {day}{}: {got:?}, want {offset}",
+                from.as_deref()
+                    .map(|t| format!(" from {t}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+
+    // 7. no canary and no pairing code in any output or stderr
+    for secret in arr(f, "secrets").iter().filter_map(Value::as_str) {
+        if all_text.contains(secret) {
+            bad.push(format!("secret {secret:?} reached an output"));
+        }
+    }
+    for b in &mut bad {
+        b.insert_str(0, &format!("{name}: "));
+    }
+    Ok(bad)
+}
+
+#[test]
+fn every_committed_real_writer_home_matches_what_nanobot_reads() -> TestResult {
+    let cases = committed_cases();
+    assert!(
+        cases.len() >= 2,
+        "fixtures/realwriter holds {} homes",
+        cases.len()
+    );
+    let mut bad = Vec::new();
+    for case in &cases {
+        let name = case.file_name().map(|n| n.to_string_lossy().into_owned());
+        let home = Home::open(case)?;
+        bad.extend(check(&name.unwrap_or_default(), &home)?);
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    Ok(())
+}
+
+/// The home `.ci/run` generated from a committed seed in this run (so the
+/// harness cannot rot). Outside CI the variable may be unset; with `CI=true`
+/// it must be set.
+#[test]
+fn the_home_generated_in_this_run_matches_what_nanobot_reads() -> TestResult {
+    let Ok(dir) = std::env::var("NANOLOAD_REALWRITER_GENERATED") else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true but NANOLOAD_REALWRITER_GENERATED is not set: .ci/run must generate a home"
+        );
+        eprintln!("NANOLOAD_REALWRITER_GENERATED unset: no generated home to check");
+        return Ok(());
+    };
+    let home = Home::open(Path::new(&dir))?;
+    let bad = check("generated", &home)?;
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    Ok(())
+}
+
+/// docs/design.md names the test that holds each rule: every such name
+/// (`module::test` in `tests/<module>.rs`, `src/<path>::tests::test` in
+/// `src/<path>.rs` or `src/<path>/mod.rs`) must be a test that exists.
+#[test]
+fn design_names_only_tests_that_exist() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let design = std::fs::read_to_string(root.join("docs/design.md"))?;
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for (i, piece) in design.split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        let Some((path, test)) = piece.rsplit_once("::") else {
+            continue;
+        };
+        let ident =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // `module::test` itself is the notation, not a name
+        if !ident(test)
+            || test == "test"
+            || test.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        {
+            continue;
+        }
+        let files: Vec<PathBuf> = if let Some(src) = path.strip_suffix("::tests") {
+            vec![
+                root.join(format!("{src}.rs")),
+                root.join(format!("{src}/mod.rs")),
+            ]
+        } else if ident(path) {
+            vec![root.join(format!("tests/{path}.rs"))]
+        } else {
+            continue;
+        };
+        named += 1;
+        let found = files
+            .iter()
+            .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(&format!("fn {test}("))));
+        if !found {
+            missing.push(piece.to_string());
+        }
+    }
+    assert!(
+        named >= 30,
+        "only {named} test names found in docs/design.md"
+    );
+    assert!(
+        missing.is_empty(),
+        "docs/design.md names missing tests: {missing:?}"
+    );
+    Ok(())
+}
+
+/// The committed real-writer home of `name` (a directory of
+/// `fixtures/realwriter/`), unpacked when it is a tarball.
+fn case(name: &str) -> Result<Home, Box<dyn std::error::Error>> {
+    Home::open(&fixture(&format!("realwriter/{name}")))
+}
+
+/// Copy a directory tree keeping modes and mtimes (and links as links).
+fn cp_a(src: &Path, dst: &Path) -> TestResult {
+    std::fs::create_dir_all(dst)?;
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(dst)
+        .status()?;
+    if !st.success() {
+        return Err(format!("cp -a {} failed", src.display()).into());
+    }
+    Ok(())
+}
+
+/// A dotfiles manager keeps `~/.nanobot` as a link into HOME: the instance is
+/// read through the link, under the link's name, byte for byte as if it were
+/// a directory; a second link to the same data (`.nanobot-old`) adds nothing
+/// but a warning.
+#[test]
+fn a_symlinked_instance_inside_home_is_read_under_the_link_once() -> TestResult {
+    let real = case("gateway")?;
+    let want = run_home(&real.dir, &[])?;
+    assert_eq!(want.code(), Some(0), "{}", want.stderr());
+
+    let home = tempfile::tempdir()?;
+    cp_a(&real.dir, home.path())?;
+    std::fs::create_dir(home.path().join("dotfiles"))?;
+    std::fs::rename(
+        home.path().join(".nanobot"),
+        home.path().join("dotfiles/nanobot"),
+    )?;
+    std::os::unix::fs::symlink("dotfiles/nanobot", home.path().join(".nanobot"))?;
+    std::os::unix::fs::symlink(".nanobot", home.path().join(".nanobot-old"))?;
+    let got = run_home(home.path(), &[])?;
+    assert_eq!(got.code(), Some(0), "{}", got.stderr());
+    assert_eq!(
+        std::fs::read(&got.out)?,
+        std::fs::read(&want.out)?,
+        "OUT.parquet differs from the home without links"
+    );
+    assert_eq!(
+        got.rows("SELECT kind, source_path, message FROM diagnostics WHERE source_path LIKE '.nanobot-old%'")?,
+        vec![vec![
+            "warning".to_string(),
+            ".nanobot-old".into(),
+            format!(
+                "symlink to .nanobot: its {} store file(s) are read once, under .nanobot",
+                want.one("SELECT count(*) FROM sources WHERE source_path LIKE '.nanobot/%'")?
+            )
+        ]]
+    );
+    assert!(
+        got.stderr()
+            .contains("nanoload: warning: .nanobot-old: symlink to .nanobot"),
+        "{}",
+        got.stderr()
+    );
+    Ok(())
+}
+
+/// Data moved to another disk, `~/.nanobot` a link out of HOME: not read
+/// without `--follow-links` — a `skipped_link`, a stderr line naming the
+/// flag, exit code 1, never only a count — and read in full with it.
+#[test]
+fn a_symlinked_instance_out_of_home_is_reported_until_followed() -> TestResult {
+    let real = case("gateway")?;
+    let want = run_home(&real.dir, &[])?;
+    let disk = tempfile::tempdir()?;
+    let home = tempfile::tempdir()?;
+    cp_a(&real.dir, home.path())?;
+    std::fs::rename(home.path().join(".nanobot"), disk.path().join("nanobot"))?;
+    let target = disk.path().join("nanobot");
+    std::os::unix::fs::symlink(&target, home.path().join(".nanobot"))?;
+
+    let skipped = run_home(home.path(), &[])?;
+    assert_eq!(skipped.code(), Some(1), "{}", skipped.stderr());
+    assert_eq!(
+        skipped.rows(
+            "SELECT kind, source_path, message FROM diagnostics WHERE kind = 'skipped_link'"
+        )?,
+        vec![vec![
+            "skipped_link".to_string(),
+            ".nanobot".into(),
+            format!(
+                "symlink → {} leaves HOME: not read (use --follow-links to read it)",
+                target.canonicalize()?.display()
+            )
+        ]]
+    );
+    let line = format!(
+        "nanoload: skipped_link: .nanobot: symlink → {} leaves HOME: not read (use --follow-links to read it)",
+        target.canonicalize()?.display()
+    );
+    assert!(
+        skipped.stderr().lines().any(|l| l == line),
+        "{}",
+        skipped.stderr()
+    );
+    assert_eq!(
+        skipped.one("SELECT count(*) FROM events WHERE instance = '.nanobot'")?,
+        "0"
+    );
+
+    let followed = run_home(home.path(), &["--follow-links"])?;
+    assert_eq!(followed.code(), Some(0), "{}", followed.stderr());
+    assert_eq!(
+        std::fs::read(&followed.out)?,
+        std::fs::read(&want.out)?,
+        "OUT.parquet differs from the home without links"
+    );
+    Ok(())
+}
+
+/// `--workspace` elsewhere gives the instance a second namespace; each
+/// workspace's `cli:direct` is its own session (two uids, two `sessions`
+/// rows, ordinals from 1 in each), as nanobot's SessionManager sees them.
+#[test]
+fn two_workspaces_of_one_instance_keep_two_cli_direct_sessions() -> TestResult {
+    let home = case("workspaces")?;
+    let mut want: Vec<Vec<String>> = arr(&home.facts, "sessions")
+        .iter()
+        .filter(|s| s.get("key").and_then(Value::as_str) == Some("cli:direct"))
+        .map(|sess| {
+            vec![
+                s(sess, "instance").to_string(),
+                s(sess, "namespace").to_string(),
+                uid_of(s(sess, "instance"), opt(sess, "namespace"), "cli:direct"),
+                arr(sess, "messages")
+                    .iter()
+                    .filter(|m| {
+                        s(m, "role") == "user"
+                            && m.get("hidden").and_then(Value::as_bool) != Some(true)
+                    })
+                    .count()
+                    .to_string(),
+            ]
+        })
+        .collect();
+    want.sort();
+    assert!(
+        want.len() >= 2 && want[0][0] == want[1][0],
+        "the fixture has two cli:direct sessions in one instance: {want:?}"
+    );
+    let r = run_home(&home.dir, &[])?;
+    assert_eq!(
+        r.rows("SELECT instance, namespace, session_uid, user_rows FROM sessions WHERE session_id = 'cli:direct' ORDER BY ALL")?,
+        want
+    );
+    assert_eq!(
+        r.one("SELECT count(*) FROM (SELECT session_uid FROM events WHERE session_id = 'cli:direct' GROUP BY ALL HAVING min(ordinal) = 1 AND max(ordinal) = count(*))")?,
+        want.len().to_string()
+    );
+    Ok(())
+}
+
+/// A legacy HISTORY.md nanobot 0.3.5 never migrated (the home was written by
+/// 0.1.x only) gives exactly the entries 0.3.5's own migration gives, in
+/// order — stamped ones at their local time, unstamped ones (text before the
+/// first stamp, a paragraph after a blank line) too, each with a warning.
+#[test]
+fn legacy_history_md_gives_the_entries_nanobots_migration_gives() -> TestResult {
+    let home = case("legacy-history")?;
+    let want: Vec<Vec<String>> = arr(&home.facts, "memory_history")
+        .iter()
+        .map(|e| {
+            vec![
+                format!("memory history (HISTORY.md): {}", s(e, "content")),
+                if e.get("timestamp_from_mtime").and_then(Value::as_bool) == Some(true) {
+                    "mtime".to_string()
+                } else {
+                    format!("{}:00", s(e, "timestamp"))
+                },
+            ]
+        })
+        .collect();
+    assert_eq!(want.len(), 4, "the fixture's HISTORY.md");
+    let r = run_home(&home.dir, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows(
+            "SELECT text, CASE WHEN time_basis = 'utc' THEN 'mtime' ELSE strftime(timestamp_local, '%Y-%m-%d %H:%M:%S') END
+             FROM events WHERE source_kind = 'nanobot.memory_history' ORDER BY source_line"
+        )?,
+        want
+    );
+    let unstamped = want.iter().filter(|w| w[1] == "mtime").count();
+    assert_eq!(
+        r.one("SELECT count(*) FROM diagnostics WHERE kind = 'warning' AND source_path LIKE '%/HISTORY.md' AND message LIKE 'entry without a [YYYY-MM-DD HH:MM] stamp%'")?,
+        unstamped.to_string()
+    );
+    Ok(())
+}
+
+/// nanobot 0.3.5 renames 0.3.0's `write_stdin` tool records to
+/// `exec_session` on load and saves them in place (same session, position,
+/// role and timestamp); the copy left in the workspace keeps the old
+/// records. Each is one message: the store of record's version is the row,
+/// the copy's is dropped with its reason.
+#[test]
+fn a_record_nanobot_rewrote_after_a_copy_froze_is_one_message() -> TestResult {
+    let home = case("legacy-upgrade")?;
+    let rewritten = arr(&home.facts, "rewritten");
+    assert!(!rewritten.is_empty(), "the fixture has rewritten records");
+    let r = run_home(&home.dir, &[])?;
+    for w in rewritten {
+        let uid = uid_of(s(w, "instance"), opt(w, "namespace"), s(w, "key"));
+        let index = w.get("index").and_then(Value::as_i64).unwrap_or(-1);
+        let new_name = w
+            .pointer("/new_record/function/name")
+            .or_else(|| w.pointer("/new_record/tool_calls/0/function/name"))
+            .or_else(|| w.pointer("/new_record/name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        assert_eq!(
+            r.rows(&format!(
+                "SELECT source_role, tool_name FROM events
+                 WHERE session_uid = '{uid}' AND seq = {index} AND source_kind = 'nanobot.session_jsonl'
+                   AND turn_type IN ('tool_use', 'tool_result')"
+            ))?,
+            vec![vec!["primary".to_string(), new_name.to_string()]],
+            "{} #{index}",
+            s(w, "key")
+        );
+    }
+    // the summary counts the drops by reason
+    let rows: usize = rewritten
+        .iter()
+        .map(|w| {
+            w.get("copies")
+                .and_then(Value::as_array)
+                .map_or(1, Vec::len)
+        })
+        .sum();
+    let line = format!(
+        "    {rows:>6} same message in the primary store, rewritten there (same position, role and timestamp)"
+    );
+    assert!(
+        r.stderr().lines().any(|l| l == line),
+        "no `{line}` in {}",
+        r.stderr()
+    );
+    Ok(())
+}
+
+/// A copy's session-metadata rows (here the relay row of the frozen Telegram
+/// copy) are dropped only when a *session store* has the session: in
+/// `dbera-deleted` the database deleted `telegram:555`, whose `/new`
+/// summary is still in the memory journal (a primary store of another kind).
+#[test]
+fn a_copys_metadata_rows_stay_when_only_the_memory_journal_has_the_session() -> TestResult {
+    let home = case("dbera-deleted")?;
+    let r = run_home(&home.dir, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows(
+            "SELECT source_kind, source_role, split_part(text, ' created_at=', 1) FROM events
+             WHERE session_id = 'telegram:555' AND seq IS NULL AND source_kind = 'nanobot.session_jsonl'
+             ORDER BY ordinal"
+        )?,
+        strs(&[
+            &[
+                "nanobot.session_jsonl",
+                "secondary",
+                "session start: key=telegram:555 channel=telegram chat=555",
+            ],
+            &[
+                "nanobot.session_jsonl",
+                "secondary",
+                "session relayed: telegram chat 555 (from session key)",
+            ],
+        ])
+    );
+    assert_eq!(
+        r.one("SELECT count(*) FROM events WHERE session_id = 'telegram:555' AND source_kind = 'nanobot.memory_history'")?,
+        "1"
+    );
+    assert_eq!(
+        r.one("SELECT in_primary_store FROM sessions WHERE session_id = 'telegram:555'")?,
+        "false"
+    );
+    Ok(())
+}
