@@ -1,11 +1,91 @@
 #!/usr/bin/env bash
 # The test command: formatting, lints and every test, in the one cargo
-# profile (dev) that builds the bundled DuckDB once.
+# profile (dev) that builds the bundled DuckDB once; plus the real-writer
+# harness (tests/realwriter/): a home generated now by nanobot-ai's own code
+# from a committed seed, checked by the integration tests.
+#
+# What the tests need besides cargo is installed in the background while
+# cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
+# the --db file with it) and the harness venv. Each phase's duration is
+# printed. With CI=true a missing tool fails the run; nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export INSTA_UPDATE=no
-cargo fmt --check
-cargo clippy --all-targets --locked -- -D warnings
+
+t0=$(date +%s)
+logs=$(mktemp -d)
+generated=$(mktemp -d)
+declare -a report=()
+# a failed phase stops the run: stop the installs too, leave nothing behind
+cleanup() {
+  local pids
+  pids=$(jobs -p)
+  [ -n "$pids" ] && kill $pids 2>/dev/null
+  rm -rf "$logs" "$generated"
+}
+trap cleanup EXIT
+
+phase() { # phase NAME CMD... : run CMD, print and record its duration
+  local name=$1 s=$(date +%s)
+  shift
+  echo "==> $name"
+  "$@"
+  local d=$(( $(date +%s) - s ))
+  report+=("$(printf '%-34s %5ds' "$name" "$d")")
+  echo "==> $name: ${d}s"
+}
+
+await() { # await NAME PID LOG : wait for a background job, fail with its log
+  local name=$1 pid=$2 log=$3 s=$(date +%s)
+  if ! wait "$pid"; then
+    echo "==> $name failed:" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+  report+=("$(printf '%-34s %5ds' "$name (waited)" "$(( $(date +%s) - s ))")")
+}
+
+# --- background installs, started before cargo -----------------------------
+scripts_dir=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+export PATH="$scripts_dir:$PATH"
+(
+  s=$(date +%s)
+  if ! command -v duckdb >/dev/null 2>&1; then
+    python3 -m pip install --quiet --disable-pip-version-check duckdb-cli
+    command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+  fi
+  duckdb --version
+  echo "duckdb CLI ready in $(( $(date +%s) - s ))s"
+) >"$logs/duckdb.log" 2>&1 &
+duckdb_pid=$!
+(
+  s=$(date +%s)
+  tests/realwriter/setup.sh
+  echo "harness venv ready in $(( $(date +%s) - s ))s"
+) >"$logs/venv.log" 2>&1 &
+venv_pid=$!
+
+# --- Rust ------------------------------------------------------------------
+phase "cargo fmt --check" cargo fmt --check
+phase "clippy (all targets, engine)" cargo clippy --all-targets --locked -- -D warnings
 # the library without the engine (what the fuzz crate links)
-cargo clippy --lib --no-default-features --locked -- -D warnings
-cargo test --locked
+phase "clippy (library, no engine)" cargo clippy --lib --no-default-features --locked -- -D warnings
+phase "build test binaries" cargo test --locked --no-run
+
+# --- the real-writer harness -----------------------------------------------
+await "duckdb CLI install" "$duckdb_pid" "$logs/duckdb.log"
+await "harness venv install" "$venv_pid" "$logs/venv.log"
+cat "$logs/duckdb.log" "$logs/venv.log"
+# setup.sh prints the venv path as its last line
+venv=$(grep -v '^harness venv ready' "$logs/venv.log" | tail -n 1)
+read -r scenario seed <tests/realwriter/ci-seed
+phase "generate a home ($scenario, seed $seed)" \
+  "$venv/bin/python" tests/realwriter/generate.py --scenario "$scenario" --seed "$seed" --out "$generated/case"
+export NANOLOAD_REALWRITER_GENERATED="$generated/case"
+
+# --- tests -----------------------------------------------------------------
+phase "cargo test" cargo test --locked
+
+echo "==> phases"
+printf '  %s\n' "${report[@]}"
+echo "==> total: $(( $(date +%s) - t0 ))s"
