@@ -155,17 +155,25 @@ pub fn tree(root: &Path) -> BTreeMap<String, String> {
     m
 }
 
+/// Copy a directory tree into `dst` (created if missing) with `cp -a`:
+/// modes, mtimes and links as links.
+pub fn copy_tree(src: &Path, dst: &Path) -> TestResult {
+    std::fs::create_dir_all(dst)?;
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(dst)
+        .status()?;
+    if !st.success() {
+        return Err(format!("cp -a {} failed", src.display()).into());
+    }
+    Ok(())
+}
+
 /// Copy a fixture home into a temp dir, keeping mtimes.
 pub fn copy_home(src: &Path) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", src.display()))
-        .arg(dir.path())
-        .status()?;
-    if !status.success() {
-        return Err("cp -a failed".into());
-    }
+    copy_tree(src, dir.path())?;
     Ok(dir)
 }
 

@@ -45,18 +45,6 @@ fn write_good(home: &Path) -> TestResult {
     Ok(())
 }
 
-fn copy_tree(src: &Path, dst: &Path) -> TestResult {
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", src.display()))
-        .arg(dst)
-        .status()?;
-    if !st.success() {
-        return Err(format!("cp {} failed", src.display()).into());
-    }
-    Ok(())
-}
-
 /// Run the binary: as uid/gid 65534 when `nobody` and euid is 0 (root
 /// ignores file modes), with a world-writable TMPDIR and output directory.
 struct Runner {

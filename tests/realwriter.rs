@@ -522,20 +522,6 @@ fn case(name: &str) -> Result<Home, Box<dyn std::error::Error>> {
     Home::open(&fixture(&format!("realwriter/{name}")))
 }
 
-/// Copy a directory tree keeping modes and mtimes (and links as links).
-fn cp_a(src: &Path, dst: &Path) -> TestResult {
-    std::fs::create_dir_all(dst)?;
-    let st = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", src.display()))
-        .arg(dst)
-        .status()?;
-    if !st.success() {
-        return Err(format!("cp -a {} failed", src.display()).into());
-    }
-    Ok(())
-}
-
 /// A dotfiles manager keeps `~/.nanobot` as a link into HOME: the instance is
 /// read through the link, under the link's name, byte for byte as if it were
 /// a directory; a second link to the same data (`.nanobot-old`) adds nothing
@@ -547,7 +533,7 @@ fn a_symlinked_instance_inside_home_is_read_under_the_link_once() -> TestResult 
     assert_eq!(want.code(), Some(0), "{}", want.stderr());
 
     let home = tempfile::tempdir()?;
-    cp_a(&real.dir, home.path())?;
+    copy_tree(&real.dir, home.path())?;
     std::fs::create_dir(home.path().join("dotfiles"))?;
     std::fs::rename(
         home.path().join(".nanobot"),
@@ -591,7 +577,7 @@ fn a_symlinked_instance_out_of_home_is_reported_until_followed() -> TestResult {
     let want = run_home(&real.dir, &[])?;
     let disk = tempfile::tempdir()?;
     let home = tempfile::tempdir()?;
-    cp_a(&real.dir, home.path())?;
+    copy_tree(&real.dir, home.path())?;
     std::fs::rename(home.path().join(".nanobot"), disk.path().join("nanobot"))?;
     let target = disk.path().join("nanobot");
     std::os::unix::fs::symlink(&target, home.path().join(".nanobot"))?;

@@ -472,69 +472,81 @@ def deny_workspace_session_unlinks(ws: Path) -> None:
     pathlib.Path.unlink = unlink  # type: ignore[method-assign]
 
 
-def stage_de_0_3_5(args: dict[str, Any]) -> dict[str, Any]:
-    """First start of 0.3.5 (interrupted migration), then a few turns."""
+def turns_stage(
+    args: dict[str, Any],
+    version: str,
+    turns: list[tuple[str, str, str]],
+    *,
+    deny_unlinks: bool,
+    settle: bool,
+) -> dict[str, Any]:
+    """Start `version`'s AgentLoop on the workspace and run `turns`, each
+    (session key, what the user types, what the model answers). With
+    `deny_unlinks` the workspace's sessions/ refuses deletions (an
+    interrupted migration); with `settle` the start's own writes are
+    stamped and 30 s pass before the first turn."""
     clock = stage_setup(args)
     ws = Path(args["workspace"])
-    deny_workspace_session_unlinks(ws)
+    if deny_unlinks:
+        deny_workspace_session_unlinks(ws)
     calls: list[dict[str, Any]] = []
     script = Script(clock, calls)
     fs = FsClock(Path(os.environ["HOME"]))
-    loop = agent_loop_030_or_035(script, ws, "0.3.5")
-    fs.sync()
-    clock.advance(30)
+    loop = agent_loop_030_or_035(script, ws, version)
+    if settle:
+        fs.sync()
+        clock.advance(30)
 
     async def main() -> None:
-        script.push(text("Welcome back, Lena. Your notes still say: Buy oat milk, Call Jonas."))
-        await direct_turn(loop, script, clock, "cli:direct", "I'm back after the update. What's in my notes?", fs=fs)
-        script.push(text("Standup moved to 10:00 from Monday, noted."))
-        await direct_turn(loop, script, clock, "slack:C0ABC", "standup moves to 10:00 from monday", fs=fs)
+        for key, content, reply in turns:
+            script.push(text(reply))
+            await direct_turn(loop, script, clock, key, content, fs=fs)
 
     run_async(main())
     fs.sync()
     return {"calls": calls, "end": clock.now_iso()}
+
+
+def stage_de_0_3_5(args: dict[str, Any]) -> dict[str, Any]:
+    """First start of 0.3.5 (interrupted migration), then a few turns."""
+    return turns_stage(
+        args,
+        "0.3.5",
+        [
+            ("cli:direct", "I'm back after the update. What's in my notes?",
+             "Welcome back, Lena. Your notes still say: Buy oat milk, Call Jonas."),
+            ("slack:C0ABC", "standup moves to 10:00 from monday", "Standup moved to 10:00 from Monday, noted."),
+        ],
+        deny_unlinks=True,
+        settle=True,
+    )
 
 
 def stage_f_0_3_0(args: dict[str, Any]) -> dict[str, Any]:
     """A downgrade to 0.3.0: it still reads <workspace>/sessions/, where the
     un-removed pre-migration copy of cli:direct is, and continues it there."""
-    clock = stage_setup(args)
-    ws = Path(args["workspace"])
-    calls: list[dict[str, Any]] = []
-    script = Script(clock, calls)
-    fs = FsClock(Path(os.environ["HOME"]))
-    loop = agent_loop_030_or_035(script, ws, "0.3.0")
-
-    async def main() -> None:
-        script.push(text("Your notes: Buy oat milk, Call Jonas."))
-        await direct_turn(loop, script, clock, "cli:direct", "Quick check on the old version: my notes?", fs=fs)
-
-    run_async(main())
-    fs.sync()
-    return {"calls": calls, "end": clock.now_iso()}
+    return turns_stage(
+        args,
+        "0.3.0",
+        [("cli:direct", "Quick check on the old version: my notes?", "Your notes: Buy oat milk, Call Jonas.")],
+        deny_unlinks=False,
+        settle=False,
+    )
 
 
 def stage_gh_0_3_5(args: dict[str, Any]) -> dict[str, Any]:
     """0.3.5 again: the migration meets the left-behind workspace files."""
-    clock = stage_setup(args)
-    ws = Path(args["workspace"])
-    deny_workspace_session_unlinks(ws)
-    calls: list[dict[str, Any]] = []
-    script = Script(clock, calls)
-    fs = FsClock(Path(os.environ["HOME"]))
-    loop = agent_loop_030_or_035(script, ws, "0.3.5")
-    fs.sync()
-    clock.advance(30)
-
-    async def main() -> None:
-        script.push(text("Oat milk is on the list; Jonas is still to be called."))
-        await direct_turn(loop, script, clock, "cli:direct", "Is oat milk on my list?", fs=fs)
-        script.push(text("Hi! I don't see an earlier conversation here. How can I help?"))
-        await direct_turn(loop, script, clock, "discord:777", "hey, what did we say about the meetup?", fs=fs)
-
-    run_async(main())
-    fs.sync()
-    return {"calls": calls, "end": clock.now_iso()}
+    return turns_stage(
+        args,
+        "0.3.5",
+        [
+            ("cli:direct", "Is oat milk on my list?", "Oat milk is on the list; Jonas is still to be called."),
+            ("discord:777", "hey, what did we say about the meetup?",
+             "Hi! I don't see an earlier conversation here. How can I help?"),
+        ],
+        deny_unlinks=True,
+        settle=True,
+    )
 
 
 # -- facts: nanobot 0.3.5's own readers on a private copy --------------------
