@@ -53,9 +53,9 @@ pub struct Args {
     /// Also follow symbolic links that leave HOME. Links whose target stays
     /// inside HOME are always followed (a file reached twice is read once,
     /// under its own path). Without this flag a link out of HOME to agent
-    /// state (an instance root, a nanoclaw root or data/, a sessions/ or
-    /// webui/ directory, a store file) is reported as skipped_link and the
-    /// exit code is 1.
+    /// state (a .nanobot* instance or anything inside one, a nanobot or
+    /// nanoclaw install root, a nanoclaw data/ directory, a store file) is
+    /// reported as skipped_link and the exit code is 1.
     #[arg(long)]
     pub follow_links: bool,
 

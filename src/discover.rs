@@ -496,30 +496,32 @@ fn rel_under(dir: &Path, prefix: &str, p: &Path) -> Option<String> {
 }
 
 /// Whether a link out of HOME leads to agent state, judged from names only
-/// (the link's own path and the names one level inside its target): an
-/// instance root (`.nanobot*` directly under HOME), a nanoclaw install root
-/// or its `data/`, a `sessions/` or `webui/` directory, or a store file.
+/// (the link's own path and the names one level inside its target): a link
+/// inside an instance (`.nanobot*/…`) or that is one, a nanobot instance
+/// root (`sessions/` beside `config.json`, `webui/` or `llm_usage.sqlite3`),
+/// a nanoclaw install root (`data/v2.db`) or its `data/` (`v2.db`,
+/// `v2-sessions/`), or a store file.
 fn holds_agent_state(matcher: &Matcher, rel: &str, target: &Path) -> bool {
-    if matcher.matches_any(rel) {
-        return true;
-    }
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    if (!rel.contains('/') && name.starts_with(".nanobot"))
-        || matches!(name, "sessions" | "webui" | "data" | "v2-sessions")
+    if matcher.matches_any(rel)
+        || rel
+            .split('/')
+            .next()
+            .is_some_and(|c| c.starts_with(".nanobot"))
     {
         return true;
     }
     let Ok(entries) = std::fs::read_dir(target) else {
         return false;
     };
-    entries.filter_map(Result::ok).any(|e| {
-        let n = e.file_name();
-        let n = n.to_string_lossy();
-        matches!(
-            n.as_ref(),
-            "v2.db" | "v2-sessions" | "sessions" | "webui" | "llm_usage.sqlite3"
-        ) || (n == "data" && e.path().join("v2.db").exists())
-    })
+    let names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    (has("sessions") && (has("config.json") || has("webui") || has("llm_usage.sqlite3")))
+        || has("v2.db")
+        || has("v2-sessions")
+        || (has("data") && target.join("data/v2.db").exists())
 }
 
 /// Whether an unreadable directory could hold agent state (then it is a read
@@ -534,6 +536,48 @@ fn looks_like_agent_path(rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Links out of HOME: agent state is judged from names, and a user's
+    /// own `~/data` or `~/projects` link is not mistaken for it.
+    #[test]
+    fn agent_state_out_of_home_is_judged_from_names() -> Result<(), Box<dyn std::error::Error>> {
+        let m = Matcher::new()?;
+        let t = tempfile::tempdir()?;
+        let dir = |name: &str, entries: &[&str]| -> std::io::Result<PathBuf> {
+            let d = t.path().join(name);
+            std::fs::create_dir_all(&d)?;
+            for e in entries {
+                match e.strip_suffix('/') {
+                    Some(sub) => std::fs::create_dir_all(d.join(sub))?,
+                    None => {
+                        if let Some(parent) = d.join(e).parent() {
+                            std::fs::create_dir_all(parent)?;
+                        }
+                        std::fs::write(d.join(e), b"")?
+                    }
+                }
+            }
+            Ok(d)
+        };
+        let plain = dir("plain", &["sessions/", "notes.txt", "data/"])?;
+        let nanobot = dir("nanobot", &["sessions/", "config.json"])?;
+        let nc_root = dir("nc", &["data/v2.db"])?;
+        let nc_data = dir("ncdata", &["v2-sessions/"])?;
+        let cases: &[(&str, &Path, bool)] = &[
+            ("data", &plain, false),
+            ("projects/x", &plain, false),
+            (".nanobot", &plain, true),
+            (".nanobot-work/workspace", &plain, true),
+            ("backup/nb", &nanobot, true),
+            ("srv/nanoclaw", &nc_root, true),
+            ("srv/nanoclaw/data", &nc_data, true),
+            ("data/v2.db", &plain, true),
+        ];
+        for (rel, target, want) in cases {
+            assert_eq!(holds_agent_state(&m, rel, target), *want, "{rel}");
+        }
+        Ok(())
+    }
 
     #[test]
     fn nanoclaw_instance_is_the_install_root() {
