@@ -412,7 +412,47 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
         }
     }
 
-    // 7. no canary and no pairing code in any output or stderr
+    // 7. the memory journal of every workspace inside an instance, as
+    //    nanobot's MemoryStore returns it, each entry in its session
+    //    (a workspace elsewhere, `--workspace ~/projects/x`, is not read:
+    //    docs/design.md "Discovery"); the legacy and database-era homes
+    //    state theirs as `memory_history` entries instead
+    //    (legacy_history_md_gives_the_entries_nanobots_migration_gives)
+    let mut want_memory: Vec<Vec<String>> = Vec::new();
+    for ws in arr(f, "memory") {
+        let instance = s(ws, "instance");
+        if !s(ws, "workspace").contains(&format!("/{instance}/")) {
+            continue;
+        }
+        for e in arr(ws, "history") {
+            want_memory.push(vec![
+                instance.to_string(),
+                match opt(e, "session_key") {
+                    Some(k) => uid_of(instance, opt(ws, "namespace"), k),
+                    None => "NULL".into(),
+                },
+                format!(
+                    "memory history #{}: {}",
+                    e.get("cursor").map(Value::to_string).unwrap_or_default(),
+                    s(e, "content")
+                ),
+                format!("{}:00", s(e, "timestamp")),
+            ]);
+        }
+    }
+    want_memory.sort();
+    let got_memory = r.rows(
+        "SELECT instance, coalesce(session_uid, 'NULL'), text, strftime(timestamp_local, '%Y-%m-%d %H:%M:%S')
+         FROM events WHERE source_kind = 'nanobot.memory_history' AND text LIKE 'memory history #%'
+         ORDER BY ALL",
+    )?;
+    if f.get("memory").is_some() && got_memory != want_memory {
+        bad.push(format!(
+            "memory journal rows differ: got {got_memory:?}, want {want_memory:?}"
+        ));
+    }
+
+    // 8. no canary and no pairing code in any output or stderr
     for secret in arr(f, "secrets").iter().filter_map(Value::as_str) {
         if all_text.contains(secret) {
             bad.push(format!("secret {secret:?} reached an output"));

@@ -654,6 +654,11 @@ pub fn json_kind(v: &Value) -> &'static str {
 
 /// The bad-line row: `parser: unparseable line <n> (<reason>): <first 200 characters>`.
 pub fn bad_line_row(line: i64, reason: &str, raw: &[u8]) -> EventRow {
+    bad_line_row_of(EventRow::default(), line, reason, raw)
+}
+
+/// [`bad_line_row`] on top of `base` (a session's identity columns).
+pub fn bad_line_row_of(base: EventRow, line: i64, reason: &str, raw: &[u8]) -> EventRow {
     let preview = crate::jsonl::preview(raw, 200);
     EventRow {
         turn_type: TurnType::System,
@@ -663,7 +668,7 @@ pub fn bad_line_row(line: i64, reason: &str, raw: &[u8]) -> EventRow {
         source_line: Some(line),
         x_group: 1,
         native: Some(raw_native(raw)),
-        ..Default::default()
+        ..base
     }
 }
 

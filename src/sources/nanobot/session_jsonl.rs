@@ -239,15 +239,9 @@ pub fn message_rows(
         Line::Bad(reason) => reason.clone(),
         Line::Blank | Line::Metadata(_) | Line::ProviderState => return Ok(Vec::new()),
     };
-    let bad = record::bad_line_row(line, &reason, raw);
     let row = EventRow {
         seq: Some(seq),
-        text: bad.text,
-        source_line: bad.source_line,
-        x_group: bad.x_group,
-        native: bad.native,
-        turn_type: bad.turn_type,
-        ..mapper.bare_row()
+        ..record::bad_line_row_of(mapper.bare_row(), line, &reason, raw)
     };
     Err(Box::new((reason, row)))
 }
