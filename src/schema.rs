@@ -133,9 +133,9 @@ pub struct EventRow {
     /// namespace holds the key; NULL: resolved by key in the views
     /// (docs/design.md "Session identity").
     pub x_namespace: Option<String>,
-    /// A session JSONL in a layout nanobot no longer loads (pre-namespace
-    /// global or workspace files, a legacy-named file in a namespace): it
-    /// becomes secondary where a store of record holds the same session.
+    /// A session JSONL in a layout nanobot 0.3.x never loads as a session
+    /// (`session_jsonl::is_legacy`): where a store of record holds the same
+    /// session it is secondary (V001).
     pub x_legacy: bool,
     /// Session message records: `<role>\t<timestamp as written>`; with `seq`
     /// it names one message across copies even when its content was
