@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod foundation; // issue 2: nanobot session stores end to end
+mod golden; // every fixture's outputs against tests/golden/
 mod hardening; // issue 5: evidence, bad input, atomicity, reproducibility
 mod nanobot_stores; // issue 3: the other nanobot stores, offsets, dedup windows
 mod nanoclaw; // issue 4: nanoclaw catalog and session databases
