@@ -26,65 +26,8 @@ use walkdir::WalkDir;
 
 use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{Agent, Role};
-use crate::sources::{Extractor, GlobPart, REGISTRY};
-
-/// One file of a store, with what `load_id` and `sources` need.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct FileInfo {
-    /// Path relative to HOME, `/`-separated.
-    pub rel: String,
-    pub abs: PathBuf,
-    pub bytes: u64,
-    pub mtime_ns: i128,
-}
-
-/// A store: the unit one extractor task reads.
-#[derive(Debug, Clone)]
-pub struct Store {
-    /// Index into [`REGISTRY`].
-    pub extractor: usize,
-    pub kind: &'static str,
-    pub agent: Agent,
-    /// `.nanobot`, `.nanobot-work`, or the nanoclaw install root (`.` for HOME).
-    pub instance: String,
-    /// The store's main path relative to HOME (the `sources.source_path`).
-    pub rel: String,
-    pub abs: PathBuf,
-    pub role: Role,
-    /// Whether the main file itself exists (a WebUI transcript may survive
-    /// only in its segments).
-    pub present: bool,
-    pub bytes: u64,
-    pub mtime_ns: i128,
-    /// Further files read with it, in read order (WebUI segments).
-    pub parts: Vec<FileInfo>,
-    /// Sidecars that change its content (`-wal`, `-journal`): they enter `load_id`.
-    pub sidecars: Vec<FileInfo>,
-}
-
-impl Store {
-    pub fn extractor(&self) -> &'static Extractor {
-        &REGISTRY[self.extractor]
-    }
-
-    /// Every file of the store, for `load_id`.
-    pub fn files(&self) -> impl Iterator<Item = (&str, u64, i128)> {
-        let main = self
-            .present
-            .then_some((self.rel.as_str(), self.bytes, self.mtime_ns));
-        main.into_iter()
-            .chain(
-                self.parts
-                    .iter()
-                    .map(|f| (f.rel.as_str(), f.bytes, f.mtime_ns)),
-            )
-            .chain(
-                self.sidecars
-                    .iter()
-                    .map(|f| (f.rel.as_str(), f.bytes, f.mtime_ns)),
-            )
-    }
-}
+use crate::sources::REGISTRY;
+use crate::store::{FileInfo, GlobPart, Store, StoreRole};
 
 /// What discovery found.
 #[derive(Debug, Default)]
@@ -247,10 +190,9 @@ pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::E
     }
     let all: std::collections::BTreeSet<String> = stores.values().map(|s| s.rel.clone()).collect();
     for store in stores.values_mut() {
-        let ex = store.extractor();
-        store.role = match ex.role {
-            Some(role) => role(&store.rel, home, &all),
-            None => ex.default_role,
+        store.role = match REGISTRY[store.extractor].role {
+            StoreRole::ByPath(role) => role(&store.rel, home, &all),
+            StoreRole::Fixed(role) => role,
         };
     }
     out.stores = stores.into_values().collect();
@@ -536,6 +478,142 @@ fn looks_like_agent_path(rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Paths a real home can hold, each with the one kind that must claim it.
+    #[test]
+    fn every_path_is_claimed_by_at_most_one_extractor() -> Result<(), Box<dyn std::error::Error>> {
+        let m = Matcher::new()?;
+        let home = Path::new("/nonexistent-home");
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                ".nanobot/sessions/369b/sessions.sqlite3",
+                Some("nanobot.session_db"),
+            ),
+            (".nanobot/sessions/369b/sessions.sqlite3-wal", None),
+            (
+                ".nanobot/sessions/369b/Y2xpOmRpcmVjdA.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            (
+                ".nanobot/sessions/369b/jsonl-backup/discord_1.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            (
+                ".nanobot/sessions/369b/.migration-conflicts/a.workspace.0123.4567.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            (
+                ".nanobot/sessions/telegram_1.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            (".nanobot/sessions/369b/a.checkpoint.json", None),
+            (
+                ".nanobot-work/sessions/0902/discord_99001.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            // not an instance: below a workspace, or not directly under HOME
+            ("projects/.nanobot/sessions/369b/a.jsonl", None),
+            (".nanobot/sessions/369b/sub/a.jsonl", None),
+            // `*` never crosses `/`
+            (".nanobot/sessions/a/b/sessions.sqlite3", None),
+            (
+                ".nanobot/webui/websocket_b8.jsonl",
+                Some("nanobot.webui_transcript"),
+            ),
+            (
+                ".nanobot/webui/websocket_b8.segments/000001.jsonl",
+                Some("nanobot.webui_transcript"),
+            ),
+            (".nanobot/webui/websocket_b8.segments/manifest.json", None),
+            (".nanobot/history/cli_history", Some("nanobot.cli_history")),
+            (
+                ".nanobot-work/history/cli_history",
+                Some("nanobot.cli_history"),
+            ),
+            (
+                ".nanobot/workspace/cron/runs/02b8f7b8_1792562400000_fe7656d3.json",
+                Some("nanobot.cron_run"),
+            ),
+            (".nanobot/workspace/cron/jobs.json", None),
+            (".nanobot/cron/runs/x.json", Some("nanobot.cron_run")),
+            (
+                ".nanobot/workspace/triggers/runs/tdl_badd0d8f081d.json",
+                Some("nanobot.trigger_run"),
+            ),
+            (
+                ".nanobot/sessions/369b/.webui_session_index.json",
+                Some("nanobot.webui_index"),
+            ),
+            (".nanobot/config.json", Some("nanobot.permissions")),
+            (".nanobot/pairing.json", Some("nanobot.permissions")),
+            (".nanobot/workspace/config.json", None),
+            (".nanobot/llm_usage.sqlite3", Some("nanobot.llm_usage")),
+            (".nanobot/llm_usage.sqlite3-wal", None),
+            ("data/v2.db", Some("nanoclaw.catalog")),
+            ("nanoclaw/data/v2.db", Some("nanoclaw.catalog")),
+            ("nanoclaw/data/v2.db-wal", None),
+            (
+                "data/v2-sessions/ag-1/sess-1/inbound.db",
+                Some("nanoclaw.inbound"),
+            ),
+            (
+                "data/v2-sessions/ag-1/sess-1/outbound.db",
+                Some("nanoclaw.outbound"),
+            ),
+            ("data/v2-sessions/ag-1/sess-1/inbox/m1/a.db", None),
+            (
+                "data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f.jsonl",
+                Some("nanoclaw.claude_transcript"),
+            ),
+            (
+                "data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f.jsonl.rotated-17",
+                Some("nanoclaw.claude_transcript"),
+            ),
+            ("data/v2-sessions/ag-1/.claude-shared/settings.json", None),
+            ("mydata/v2.db", None),
+        ];
+        for (path, want) in cases {
+            let got = m.classify(path, home)?.map(|(e, _)| REGISTRY[e].kind);
+            assert_eq!(got, *want, "{path}");
+        }
+        Ok(())
+    }
+
+    /// Globs whose claim depends on the directory being a workspace.
+    #[test]
+    fn workspace_globs_check_the_directory() -> Result<(), Box<dyn std::error::Error>> {
+        let m = Matcher::new()?;
+        let home = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/nanobot/home-a"
+        ));
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                ".nanobot/workspace/memory/history.jsonl",
+                Some("nanobot.memory_history"),
+            ),
+            (
+                ".nanobot-work/workspace/memory/HISTORY.md",
+                Some("nanobot.memory_history"),
+            ),
+            (
+                ".nanobot/workspace/sessions/old.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            // `sessions/` is never a workspace, so this stays a namespace file only
+            (
+                ".nanobot/sessions/memory/history.jsonl",
+                Some("nanobot.session_jsonl"),
+            ),
+            (".nanobot/webui/sessions/x.jsonl", None),
+            (".nanobot/notaworkspace/memory/history.jsonl", None),
+        ];
+        for (path, want) in cases {
+            let got = m.classify(path, home)?.map(|(e, _)| REGISTRY[e].kind);
+            assert_eq!(got, *want, "{path}");
+        }
+        Ok(())
+    }
 
     /// Links out of HOME: agent state is judged from names, and a user's
     /// own `~/data` or `~/projects` link is not mistaken for it.

@@ -20,6 +20,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod sources;
 pub mod stage;
+pub mod store;
 pub mod time;
 
 #[cfg(test)]

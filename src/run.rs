@@ -17,11 +17,13 @@ use regex::Regex;
 use sha2::{Digest, Sha256};
 
 use crate::diag::{DiagKind, Diagnostic, diagnostics_batch};
-use crate::discover::{Discovery, Store, discover};
-use crate::extract::{ExtractOptions, StoreReport, extract_all};
+use crate::discover::{Discovery, discover};
+use crate::extract::extract_all;
 use crate::output::Pending;
 use crate::schema::{SourceRow, sources_batch};
 use crate::stage::{Stage, Staged, write_file};
+use crate::store::Store;
+use crate::store::{ExtractOptions, StoreReport};
 use crate::views;
 
 /// What a run does (the CLI flags, as a library value).

@@ -104,7 +104,10 @@ pub struct EventRow {
     pub tool_use_id: Option<String>,
     pub text: Option<String>,
     pub source_kind: &'static str,
-    pub source_role: Role,
+    /// `None` until [`crate::store::StoreOutput::push`] fills in the store's
+    /// role; set by an extractor only for a row whose role differs from its
+    /// store's (none does today).
+    pub source_role: Option<Role>,
     pub source_path: String,
     pub source_line: Option<i64>,
     pub native: Option<String>,
@@ -227,7 +230,7 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         text(rows, |r| r.tool_use_id.as_deref()),
         text(rows, |r| r.text.as_deref()),
         text(rows, |r| Some(r.source_kind)),
-        text(rows, |r| Some(r.source_role.as_str())),
+        text(rows, |r| r.source_role.map(Role::as_str)),
         text(rows, |r| Some(&r.source_path)),
         int(rows, |r| r.source_line),
         text(rows, |r| r.native.as_deref()),
@@ -423,7 +426,7 @@ mod tests {
             turn_type: TurnType::ToolUse,
             text: Some("ls".into()),
             source_kind: "nanoclaw.outbound",
-            source_role: Role::Secondary,
+            source_role: Some(Role::Secondary),
             source_path: "data/x.db".into(),
             source_line: Some(3),
             x_group: 2,

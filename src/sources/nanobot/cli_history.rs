@@ -14,9 +14,9 @@ use std::fs::File;
 use std::io::BufReader;
 
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::Lines;
-use crate::schema::{EventRow, Role, TurnType};
+use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 
 /// One decoded entry.
@@ -126,7 +126,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         if let Some(b) = bad {
             out.diag(DiagKind::BadLine, None, Some(b.line), b.reason.clone());
             out.push(EventRow {
-                source_role: Role::Secondary,
                 ..super::record::bad_line_row(b.line, &b.reason, &b.raw)
             })?;
         }
@@ -159,7 +158,6 @@ fn push_entry(out: &mut StoreOutput<'_>, e: Entry) -> Result<(), StoreError> {
         ts_local: e.ts_local,
         x_match: Some(e.text.clone()),
         text: Some(e.text),
-        source_role: Role::Secondary,
         source_line: Some(e.line),
         x_group: 1,
         native,

@@ -13,9 +13,9 @@
 //! calls to sessions by time.
 
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{LLM_INT_COLUMNS, LlmCallRow};
 use crate::snapshot::open_snapshot;
+use crate::store::{StoreError, StoreOutput};
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;

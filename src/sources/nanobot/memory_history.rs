@@ -23,9 +23,9 @@ use serde_json::Value;
 use super::record::{bad_line_row, json_kind};
 use super::workspace;
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 
 /// The workspace that holds `memory/` (`rel` = the store path).

@@ -27,8 +27,8 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 use crate::time::{format_utc, from_epoch_secs_f64};
 
 /// The permission keys of the catalog entry, in row order (`*` = any key).

@@ -19,7 +19,7 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::schema::{EventRow, Role, TurnType};
+use crate::schema::{EventRow, TurnType};
 use crate::time::parse_naive;
 
 /// Channel prefixes of messaging platforms (a session on one is relayed).
@@ -168,7 +168,6 @@ pub struct SessionMapper {
     pub session_id: Option<String>,
     pub parent_session_id: Option<String>,
     pub project_path: Option<String>,
-    pub role: Role,
     /// The store's workspace-id namespace (`x_namespace`).
     pub namespace: Option<String>,
     /// The store is a legacy-layout copy (`x_legacy`).
@@ -256,9 +255,8 @@ fn obj_to_string(m: &Map<String, Value>) -> Option<String> {
 }
 
 impl SessionMapper {
-    pub fn new(role: Role, project_path: Option<String>) -> Self {
+    pub fn new(project_path: Option<String>) -> Self {
         SessionMapper {
-            role,
             project_path,
             ..Default::default()
         }
@@ -292,7 +290,6 @@ impl SessionMapper {
             session_id: self.session_id.clone(),
             parent_session_id: self.parent_session_id.clone(),
             project_path: self.project_path.clone(),
-            source_role: self.role,
             model: self.current_model.clone(),
             x_namespace: self.namespace.clone(),
             x_legacy: self.legacy,
@@ -694,7 +691,7 @@ mod tests {
 
     #[test]
     fn assistant_with_tool_call_and_reasoning_maps_in_record_order() -> Result<(), String> {
-        let mut m = SessionMapper::new(Role::Primary, Some("/w".into()));
+        let mut m = SessionMapper::new(Some("/w".into()));
         m.session_id = Some("telegram:1".into());
         let rows = m.map(
             &v(r#"{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"exec","arguments":"{\"command\": \"ss -ltnp\"}"}}],"reasoning_content":"Check.","timestamp":"2026-09-29T21:14:09.910000"}"#),
@@ -733,7 +730,7 @@ mod tests {
 
     #[test]
     fn hidden_history_markers_are_system_rows() -> Result<(), String> {
-        let mut m = SessionMapper::new(Role::Primary, None);
+        let mut m = SessionMapper::new(None);
         // a summary checkpoint (`true`) and a subagent result (an object,
         // agent/loop.py of nanobot-ai 0.3.5) are not chat turns
         for rec in [
@@ -768,7 +765,7 @@ mod tests {
 
     #[test]
     fn runtime_context_suffix_is_stripped_for_matching_only() -> Result<(), String> {
-        let mut m = SessionMapper::new(Role::Primary, None);
+        let mut m = SessionMapper::new(None);
         let rows = m.map(&v(r#"{"role":"user","content":"hi\n\n[RC]x[/RC]","timestamp":"2026-10-20T14:20:00.040000","_runtime_context":{"version":1,"sources":["webui_quote"],"suffix":"[RC]x[/RC]"}}"#), 6, 7)?;
         assert_eq!(rows[0].text.as_deref(), Some("hi\n\n[RC]x[/RC]"));
         assert_eq!(rows[0].x_match.as_deref(), Some("hi"));
@@ -780,7 +777,7 @@ mod tests {
     fn model_switch_rows() -> Result<(), String> {
         let mut m = SessionMapper {
             has_switch: true,
-            ..SessionMapper::new(Role::Primary, None)
+            ..SessionMapper::new(None)
         };
         m.set_meta(&SessionMeta {
             key: Some("cli:direct".into()),
@@ -823,7 +820,7 @@ mod tests {
 
     #[test]
     fn session_rows_relay_and_permission_mode() {
-        let m = SessionMapper::new(Role::Primary, None);
+        let m = SessionMapper::new(None);
         let meta = SessionMeta {
             key: Some("unified:default".into()),
             created_at: Some("2026-10-01T08:30:00".into()),

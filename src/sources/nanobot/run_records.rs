@@ -23,9 +23,9 @@ use serde_json::{Map, Value};
 
 use super::workspace;
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::decode_text;
-use crate::schema::{EventRow, Role, TurnType};
+use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 use crate::time::from_epoch_ms;
 
 /// The workspace of `<workspace>/{cron,triggers}/runs/x.json`.
@@ -65,7 +65,6 @@ pub fn rows(
     let updated = num(o, "updated_at_ms").and_then(from_epoch_ms);
     let base = EventRow {
         session_id: s(o, "session_key").map(String::from),
-        source_role: Role::Secondary,
         source_line: Some(1),
         x_group: 1,
         ..Default::default()
@@ -122,7 +121,6 @@ pub fn extract_with(
                 format!("not a JSON run record: {}", e.0),
             );
             return out.push(EventRow {
-                source_role: Role::Secondary,
                 project_path: project,
                 ..super::record::bad_line_row(1, &e.0, &bytes)
             });
@@ -135,7 +133,6 @@ pub fn extract_with(
         );
         out.diag(DiagKind::BadRecord, None, None, reason.clone());
         return out.push(EventRow {
-            source_role: Role::Secondary,
             project_path: project,
             ..super::record::bad_line_row(1, &reason, &bytes)
         });

@@ -18,10 +18,10 @@ use serde_json::{Map, Value};
 use super::record::{self, SessionMapper, SessionMeta};
 use super::workspace;
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::decode_text;
 use crate::schema::{EventRow, TurnType};
 use crate::snapshot::open_snapshot;
+use crate::store::{StoreError, StoreOutput};
 
 /// Text of a column value; BLOBs decoded lossily, NULL/numbers as `None`.
 fn text_of(v: ValueRef<'_>) -> Option<String> {
@@ -188,7 +188,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         Vec::new()
     };
     let new_mapper = |key: &str| {
-        let mut m = SessionMapper::new(store.role, project.clone());
+        let mut m = SessionMapper::new(project.clone());
         m.namespace.clone_from(&namespace_id);
         m.session_id = Some(key.to_string());
         m.has_switch = switch_keys.contains(&key.to_string());

@@ -28,9 +28,9 @@ use serde_json::{Map, Value};
 use super::record::{self, SessionMapper, SessionMeta};
 use super::workspace;
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, Role};
+use crate::store::{StoreError, StoreOutput};
 
 /// Where a session JSONL sits, from its path relative to HOME.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,7 +251,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let rel = store.rel.clone();
     let project =
         namespace_of(&rel, out.home).and_then(|ns| workspace::project_path(&out.home.join(ns)));
-    let mut mapper = SessionMapper::new(store.role, project);
+    let mut mapper = SessionMapper::new(project);
     mapper.namespace = namespace_id(&rel, out.home);
     mapper.legacy = is_legacy(&rel);
     // One open file for both passes: a rename over the path meanwhile (how

@@ -11,8 +11,8 @@
 use serde_json::{Map, Value};
 
 use super::run_records::{error_suffix, extract_with, num, rows, s};
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::EventRow;
+use crate::store::{StoreError, StoreOutput};
 
 /// Rows of one trigger run record (no I/O).
 pub fn trigger_rows(o: &Map<String, Value>) -> Vec<EventRow> {

@@ -13,9 +13,9 @@
 use serde_json::{Map, Value};
 
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::decode_text;
-use crate::schema::{EventRow, Role, TurnType};
+use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 
 /// Rows of a decoded index file (no I/O).
@@ -65,7 +65,6 @@ pub fn index_rows(v: &Value) -> Result<Vec<EventRow>, String> {
                 "webui sidebar entry: {} (from .webui_session_index.json version {version})",
                 parts.join(" ")
             )),
-            source_role: Role::Secondary,
             source_line: Some(1),
             seq: Some(i as i64),
             x_group: 1,
@@ -102,7 +101,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 format!("not a sidebar index: {reason}"),
             );
             out.push(EventRow {
-                source_role: Role::Secondary,
                 ..super::record::bad_line_row(1, &reason, &bytes)
             })
         }

@@ -25,9 +25,9 @@ use serde_json::{Map, Value, json};
 
 use super::record::{bad_line_row, tool_call_text};
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::{Lines, decode_line};
-use crate::schema::{EventRow, Role, TurnType};
+use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 
 /// The active file a segment belongs to: `<dir>/<stem>.segments/N.jsonl` → `<dir>/<stem>.jsonl`.
 pub fn owner(rel: &str) -> String {
@@ -114,7 +114,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     flush(out, &mut turn)?;
                     out.push(EventRow {
                         session_id: fallback_key.clone(),
-                        source_role: Role::Secondary,
                         source_path: rel.clone(),
                         seq: Some(seq),
                         ..bad_line_row(line, &e.0, &bytes)
@@ -131,7 +130,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 out.diag(DiagKind::BadLine, Some(&rel), Some(line), reason.clone());
                 out.push(EventRow {
                     session_id: fallback_key.clone(),
-                    source_role: Role::Secondary,
                     source_path: rel.clone(),
                     seq: Some(seq),
                     ..bad_line_row(line, &reason, &bytes)
@@ -156,7 +154,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     .get("created_at_ms")
                     .and_then(Value::as_i64)
                     .and_then(crate::time::from_epoch_ms),
-                source_role: Role::Secondary,
                 source_path: rel.clone(),
                 source_line: Some(line),
                 x_group: 1,

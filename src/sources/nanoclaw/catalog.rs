@@ -22,9 +22,9 @@ use serde_json::{Value, json};
 use super::content::{REDACTED, SecretRules, answer_secrets};
 use super::{TIME_COLUMNS, default_order, has_table, primary_key, read_table, state_row};
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
 use crate::snapshot::open_snapshot;
+use crate::store::{StoreError, StoreOutput};
 
 /// (table, columns never read)
 pub const EXCLUDED: [(&str, &[&str]); 5] = [

@@ -25,10 +25,10 @@ use std::io::BufReader;
 use serde_json::{Map, Value, json};
 
 use crate::diag::DiagKind;
-use crate::extract::{StoreError, StoreOutput};
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, TurnType};
 use crate::sources::nanobot::record::{bad_line_row, tool_call_text};
+use crate::store::{StoreError, StoreOutput};
 
 /// The continuation id a transcript file names (`<id>.jsonl[.rotated-<ms>]`).
 pub fn transcript_id(rel: &str) -> String {

@@ -21,8 +21,8 @@ use serde_json::{Map, Value, json};
 
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
+use crate::store::{StoreError, StoreOutput};
 
 /// Flags and links of one messages_in row (no I/O).
 pub fn inbound_native(

@@ -18,9 +18,9 @@ use rusqlite::types::ValueRef;
 use serde_json::{Map, Value, json};
 
 use crate::diag::{DiagKind, Diagnostic};
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::{EventRow, TurnType};
 use crate::snapshot::{Snapshot, open_snapshot};
+use crate::store::{StoreError, StoreOutput};
 use content::SecretRules;
 
 pub mod catalog;

@@ -21,8 +21,8 @@ use serde_json::{Map, Value, json};
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
 use crate::diag::{DiagKind, Diagnostic};
-use crate::extract::{StoreError, StoreOutput};
 use crate::schema::TurnType;
+use crate::store::{StoreError, StoreOutput};
 
 /// Native facts of one messages_out row (no I/O).
 pub fn outbound_native(

@@ -1,0 +1,367 @@
+//! The extractors' API: the one module every extractor depends on.
+//!
+//! ```text
+//! sources::REGISTRY ── one [`Extractor`] per store kind: globs, role rule, SQL traits, fn
+//!        │
+//! discover ──▶ [`Store`] (files, instance, role) ──▶ extract (rayon): (extractor.extract)(&mut StoreOutput)
+//!                                                       │ push(EventRow)   fills agent, instance, kind,
+//!                                                       │                  path and role from the Store
+//!                                                       │ push_llm(LlmCallRow), diag(…)
+//!                                                       ▼
+//!                                              [`RowSink`] (the stage: Parquet per kind)
+//! ```
+//! An extractor returns `Err(StoreError)` only when the whole store (or the
+//! rest of it) cannot be read; rows pushed before that are kept.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use crate::diag::{DiagKind, Diagnostic};
+use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType};
+use crate::stage::{Stage, StageError};
+
+/// Whether a glob names a store, or a further file of a store (whose main
+/// path the function computes).
+#[derive(Clone, Copy)]
+pub enum GlobPart {
+    Store,
+    PartOf(fn(&str) -> String),
+}
+
+pub struct Glob {
+    pub pattern: &'static str,
+    pub part: GlobPart,
+    /// Extra test on a matched path (`rel`, HOME), e.g. "the directory is a workspace".
+    pub accept: Option<fn(&str, &Path) -> bool>,
+}
+
+/// Decides a store's role from its path (relative to HOME), HOME, and every
+/// discovered store path.
+pub type RoleFn = fn(&str, &Path, &BTreeSet<String>) -> Role;
+
+pub struct Extractor {
+    /// `source_kind` of its rows.
+    pub kind: &'static str,
+    pub agent: Agent,
+    pub globs: &'static [Glob],
+    /// The role of its stores' rows.
+    pub role: StoreRole,
+    /// What the SQL steps need to know about the kind (the `kinds` table).
+    pub traits: KindTraits,
+    pub extract: fn(&mut StoreOutput<'_>) -> Result<(), StoreError>,
+}
+
+/// How a store kind's role is decided (`events.source_role`, docs/design.md
+/// "Dedup"): declared once here; every row of the store takes it.
+#[derive(Clone, Copy)]
+pub enum StoreRole {
+    /// Always this role.
+    Fixed(Role),
+    /// Decided per store from its path (relative to HOME), HOME, and every
+    /// discovered store path.
+    ByPath(RoleFn),
+}
+
+/// What the SQL steps know about a kind: one row of the `kinds` table the
+/// engine creates from the registry before the first step, so no step
+/// spells a kind's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindTraits {
+    /// A nanobot session store (`db` or `jsonl` layout): a session's
+    /// messages with their turn order; its primary copy is the store of record.
+    pub session_store: Option<&'static str>,
+    /// The agent's own store of a session's messages: a session with no
+    /// primary row in such a store survives only in copies (`sessions.in_primary_store`).
+    pub message_store: bool,
+    /// A secondary copy of session turns, matched turn by turn: `webui` (a
+    /// transcript, turns by `turn_id`) or `run` (one run record per turn).
+    pub turn_copy: Option<&'static str>,
+    /// A secondary copy of user prompts, matched by text and local time (CLI history).
+    pub prompt_copy: bool,
+    /// A nanoclaw store: `catalog`, `inbound`, `outbound` or `transcript`.
+    pub nanoclaw: Option<&'static str>,
+}
+
+/// The traits of a kind the SQL steps treat like any other row.
+pub const PLAIN: KindTraits = KindTraits {
+    session_store: None,
+    message_store: false,
+    turn_copy: None,
+    prompt_copy: false,
+    nanoclaw: None,
+};
+
+/// One file of a store, with what `load_id` and `sources` need.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileInfo {
+    /// Path relative to HOME, `/`-separated.
+    pub rel: String,
+    pub abs: PathBuf,
+    pub bytes: u64,
+    pub mtime_ns: i128,
+}
+
+/// A store: the unit one extractor task reads.
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// Index into [`crate::sources::REGISTRY`].
+    pub extractor: usize,
+    pub kind: &'static str,
+    pub agent: Agent,
+    /// `.nanobot`, `.nanobot-work`, or the nanoclaw install root (`.` for HOME).
+    pub instance: String,
+    /// The store's main path relative to HOME (the `sources.source_path`).
+    pub rel: String,
+    pub abs: PathBuf,
+    pub role: Role,
+    /// Whether the main file itself exists (a WebUI transcript may survive
+    /// only in its segments).
+    pub present: bool,
+    pub bytes: u64,
+    pub mtime_ns: i128,
+    /// Further files read with it, in read order (WebUI segments).
+    pub parts: Vec<FileInfo>,
+    /// Sidecars that change its content (`-wal`, `-journal`): they enter `load_id`.
+    pub sidecars: Vec<FileInfo>,
+}
+
+impl Store {
+    /// Every file of the store, for `load_id`.
+    pub fn files(&self) -> impl Iterator<Item = (&str, u64, i128)> {
+        let main = self
+            .present
+            .then_some((self.rel.as_str(), self.bytes, self.mtime_ns));
+        main.into_iter()
+            .chain(
+                self.parts
+                    .iter()
+                    .map(|f| (f.rel.as_str(), f.bytes, f.mtime_ns)),
+            )
+            .chain(
+                self.sidecars
+                    .iter()
+                    .map(|f| (f.rel.as_str(), f.bytes, f.mtime_ns)),
+            )
+    }
+}
+
+/// Where a [`StoreOutput`] sends full batches: the stage in a run, a plain
+/// collector in a test.
+pub trait RowSink: Sync {
+    fn write_events(&self, kind: &'static str, rows: &[EventRow]) -> Result<(), StageError>;
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError>;
+}
+
+impl RowSink for Stage {
+    fn write_events(&self, kind: &'static str, rows: &[EventRow]) -> Result<(), StageError> {
+        Stage::write_events(self, kind, rows)
+    }
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
+        Stage::write_llm_calls(self, rows)
+    }
+}
+
+/// Rows per staged batch, and the text bytes that flush a batch early: the
+/// most any store holds in memory at once (one huge line is one row).
+pub const BATCH: usize = 4096;
+pub const BATCH_BYTES: usize = 16 << 20;
+
+/// The dedup key of a text: the text itself when short, else its SHA-256
+/// (equal texts give equal keys; the views never hold a text twice).
+pub fn match_key(text: String) -> String {
+    use sha2::Digest;
+    if text.len() <= 72 {
+        return text;
+    }
+    let d = sha2::Sha256::digest(text.as_bytes());
+    format!(
+        "sha256:{}",
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// Options that change what extractors emit.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractOptions {
+    /// Emit WebUI `reasoning_end` records as `thinking` rows.
+    pub include_thinking: bool,
+    /// Extra secret shapes (`--secret-pattern`), searched anywhere in a value.
+    pub secret_patterns: Vec<Regex>,
+}
+
+/// A store that could not be read (or not read to its end).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    Unreadable(String),
+    #[error("staging failed: {0}")]
+    Stage(#[from] StageError),
+}
+
+impl StoreError {
+    pub fn io(what: &str, e: std::io::Error) -> StoreError {
+        StoreError::Unreadable(format!("{what}: {e}"))
+    }
+}
+
+/// Per-store result for the `sources` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreReport {
+    pub rows: u64,
+    pub status: &'static str,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The largest row (text + native bytes) the store yielded.
+    pub max_row_bytes: usize,
+    /// Set when staging itself failed: the run must stop (exit 2).
+    pub fatal: Option<String>,
+}
+
+/// What an extractor writes to.
+pub struct StoreOutput<'a> {
+    pub store: &'a Store,
+    pub home: &'a Path,
+    pub options: &'a ExtractOptions,
+    /// A private directory for this store's scratch files (SQLite snapshots).
+    pub scratch: PathBuf,
+    sink: &'a dyn RowSink,
+    buf: Vec<EventRow>,
+    buf_bytes: usize,
+    max_row_bytes: usize,
+    llm: Vec<LlmCallRow>,
+    rows: u64,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> StoreOutput<'a> {
+    pub fn new(
+        store: &'a Store,
+        home: &'a Path,
+        options: &'a ExtractOptions,
+        sink: &'a dyn RowSink,
+        scratch: PathBuf,
+    ) -> Self {
+        StoreOutput {
+            store,
+            home,
+            options,
+            scratch,
+            sink,
+            buf: Vec::new(),
+            buf_bytes: 0,
+            max_row_bytes: 0,
+            llm: Vec::new(),
+            rows: 0,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Add a row; the store's identity fills what the row leaves empty.
+    pub fn push(&mut self, mut row: EventRow) -> Result<(), StoreError> {
+        row.agent.get_or_insert(self.store.agent);
+        if row.instance.is_empty() {
+            row.instance.clone_from(&self.store.instance);
+        }
+        if row.source_kind.is_empty() {
+            row.source_kind = self.store.kind;
+        }
+        // the role is the store's (registry `role`, decided at discovery);
+        // an extractor sets it only for a row that differs from its store
+        row.source_role.get_or_insert(self.store.role);
+        if row.source_path.is_empty() {
+            row.source_path.clone_from(&self.store.rel);
+        }
+        row.x_match = match row.turn_type {
+            // tool rows pair on tool_use_id; their text is not a key
+            TurnType::ToolUse | TurnType::ToolResult => None,
+            _ => row.x_match.take().map(match_key),
+        };
+        let bytes =
+            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, String::len);
+        self.max_row_bytes = self.max_row_bytes.max(bytes);
+        self.buf_bytes += bytes;
+        self.buf.push(row);
+        self.rows += 1;
+        if self.buf.len() >= BATCH || self.buf_bytes >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Add an `llm_calls` row.
+    pub fn push_llm(&mut self, row: LlmCallRow) -> Result<(), StoreError> {
+        self.llm.push(row);
+        self.rows += 1;
+        if self.llm.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Record a diagnostic about this store (`line` = 1-based line or rowid).
+    pub fn diag(
+        &mut self,
+        kind: DiagKind,
+        path: Option<&str>,
+        line: Option<i64>,
+        message: impl Into<String>,
+    ) {
+        let mut d = Diagnostic::new(kind, path.unwrap_or(&self.store.rel), message)
+            .of(self.store.agent, &self.store.instance);
+        d.source_line = line;
+        self.diagnostics.push(d);
+    }
+
+    /// Record a fully built diagnostic (losses with codes and sessions).
+    pub fn push_diag(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        if !self.buf.is_empty() {
+            self.sink.write_events(self.store.kind, &self.buf)?;
+            self.buf.clear();
+            self.buf_bytes = 0;
+        }
+        if !self.llm.is_empty() {
+            self.sink.write_llm_calls(&self.llm)?;
+            self.llm.clear();
+        }
+        Ok(())
+    }
+
+    /// Flush what is left and report how the store was read.
+    pub fn finish(mut self, result: Result<(), StoreError>) -> StoreReport {
+        let mut fatal = None;
+        match result.and_then(|()| self.flush()) {
+            Ok(()) => {}
+            Err(StoreError::Unreadable(msg)) => {
+                self.diag(DiagKind::Unreadable, None, None, msg);
+                // What was read before the failure is still staged.
+                if let Err(e) = self.flush() {
+                    fatal = Some(e.to_string());
+                }
+            }
+            Err(StoreError::Stage(e)) => fatal = Some(e.to_string()),
+        }
+        let failed = self
+            .diagnostics
+            .iter()
+            .any(|d| d.kind == DiagKind::Unreadable);
+        let partial = self.diagnostics.iter().any(|d| d.kind.is_read_failure());
+        let status = match (failed, partial) {
+            (true, _) if self.rows == 0 => "failed",
+            (true, _) | (false, true) => "partial",
+            _ => "ok",
+        };
+        self.diagnostics.sort();
+        StoreReport {
+            max_row_bytes: self.max_row_bytes,
+            rows: self.rows,
+            status,
+            diagnostics: self.diagnostics,
+            fatal,
+        }
+    }
+}
