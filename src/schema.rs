@@ -85,6 +85,46 @@ impl TurnType {
     }
 }
 
+/// `x_group`: the ordering group of a row inside its session, the first
+/// key of `ordinal` (the SQL steps name them through the `x_group_*()` macros
+/// the engine defines from [`Group::ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Group {
+    /// Session-level rows: start, model preset, relay, permission mode;
+    /// nanoclaw's catalog `sessions` row.
+    #[default]
+    Session = 0,
+    /// Records: messages, history entries, run records; nanoclaw inbound messages.
+    Record = 1,
+    /// nanoclaw outbound messages.
+    Outbound = 2,
+    /// nanoclaw catalog and state rows.
+    State = 3,
+    /// nanoclaw's Claude Code transcript rows.
+    Transcript = 4,
+}
+
+impl Group {
+    pub const ALL: [Group; 5] = [
+        Group::Session,
+        Group::Record,
+        Group::Outbound,
+        Group::State,
+        Group::Transcript,
+    ];
+
+    /// Its name in SQL: `x_group_<name>()`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Session => "session",
+            Group::Record => "record",
+            Group::Outbound => "outbound",
+            Group::State => "state",
+            Group::Transcript => "transcript",
+        }
+    }
+}
+
 /// One raw event row. Times are microseconds since the Unix epoch of the
 /// naive clock they were read in (`ts_utc`: UTC; `ts_local`: host-local wall
 /// clock, written as if it were UTC).
@@ -111,10 +151,8 @@ pub struct EventRow {
     pub source_path: String,
     pub source_line: Option<i64>,
     pub native: Option<String>,
-    /// Ordering group inside a session: 0 session-level rows (start, model
-    /// preset, relay, permission mode), 1 records; nanoclaw adds 2 outbound
-    /// and 3 catalog/state rows.
-    pub x_group: i32,
+    /// Ordering group inside a session (ordinal sorts by it first).
+    pub x_group: Group,
     /// Index of the row inside its source record (thinking, tool_use…, assistant).
     pub x_sub: i32,
     /// Identity of the source record for exact dedup of frozen copies: a hash
@@ -234,7 +272,7 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         text(rows, |r| Some(&r.source_path)),
         int(rows, |r| r.source_line),
         text(rows, |r| r.native.as_deref()),
-        int32(rows, |r| r.x_group),
+        int32(rows, |r| r.x_group as i32),
         int32(rows, |r| r.x_sub),
         text(rows, |r| r.x_record.as_deref()),
         text(rows, |r| r.x_match.as_deref()),
@@ -429,7 +467,7 @@ mod tests {
             source_role: Some(Role::Secondary),
             source_path: "data/x.db".into(),
             source_line: Some(3),
-            x_group: 2,
+            x_group: Group::Outbound,
             x_sub: 1,
             x_id: Some("msg-1".into()),
             x_meta: true,

@@ -15,7 +15,7 @@ use std::io::BufReader;
 
 use crate::diag::DiagKind;
 use crate::jsonl::Lines;
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 
@@ -159,7 +159,7 @@ fn push_entry(out: &mut StoreOutput<'_>, e: Entry) -> Result<(), StoreError> {
         x_match: Some(e.text.clone()),
         text: Some(e.text),
         source_line: Some(e.line),
-        x_group: 1,
+        x_group: Group::Record,
         native,
         ..Default::default()
     })

@@ -24,7 +24,7 @@ use super::record::{bad_line_row, json_kind};
 use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 
@@ -96,7 +96,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             turn_type: TurnType::System,
             text: Some(format!("memory history #{cursor}: {content}")),
             source_line: Some(line),
-            x_group: 1,
+            x_group: Group::Record,
             native: Some(Value::Object(native).to_string()),
             ..Default::default()
         })?;
@@ -238,7 +238,7 @@ fn legacy(out: &mut StoreOutput<'_>, ws: workspace::WorkspaceIdentity) -> Result
             turn_type: TurnType::System,
             text: Some(format!("memory history (HISTORY.md): {}", e.content)),
             source_line: Some(e.line),
-            x_group: 1,
+            x_group: Group::Record,
             native: Some(serde_json::json!({"cursor": e.cursor, "timestamp": e.stamp}).to_string()),
             ..Default::default()
         })?;

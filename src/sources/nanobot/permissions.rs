@@ -27,7 +27,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::diag::DiagKind;
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 use crate::time::{format_utc, from_epoch_secs_f64};
 
@@ -303,7 +303,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             ts_utc: ts,
             text: Some(text),
             source_line: Some(1),
-            x_group: 1,
+            x_group: Group::Record,
             x_sub: i as i32,
             ..Default::default()
         })?;

@@ -12,14 +12,14 @@
 //!        after a `/model` reply
 //! {"role":"tool", "tool_call_id", "name", "content"}  → tool_result
 //! metadata {key, created_at, updated_at, metadata{…}} → session start, model preset,
-//!      relay and permission-mode rows (x_group 0)
+//!      relay and permission-mode rows (group Session)
 //! ```
 //! Every key without a standard column goes into `native`.
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::time::parse_naive;
 
 /// Channel prefixes of messaging platforms (a session on one is relayed).
@@ -340,7 +340,7 @@ impl SessionMapper {
                 ts_local: ts,
                 text: Some(text),
                 source_line: line,
-                x_group: 0,
+                x_group: Group::Session,
                 x_sub: sub,
                 x_meta: meta_row,
                 native,
@@ -450,7 +450,7 @@ impl SessionMapper {
             seq: Some(seq),
             ts_local: ts,
             source_line: Some(line),
-            x_group: 1,
+            x_group: Group::Record,
             x_record: Some(record_key),
             x_msgkey: rec
                 .get("timestamp")
@@ -663,7 +663,7 @@ pub fn bad_line_row_of(base: EventRow, line: i64, reason: &str, raw: &[u8]) -> E
             "parser: unparseable line {line} ({reason}): {preview}"
         )),
         source_line: Some(line),
-        x_group: 1,
+        x_group: Group::Record,
         native: Some(raw_native(raw)),
         ..base
     }

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::decode_text;
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 use crate::time::from_epoch_ms;
 
@@ -66,7 +66,7 @@ pub fn rows(
     let base = EventRow {
         session_id: s(o, "session_key").map(String::from),
         source_line: Some(1),
-        x_group: 1,
+        x_group: Group::Record,
         ..Default::default()
     };
     let mut native = o.clone();

@@ -19,7 +19,7 @@ use super::record::{self, SessionMapper, SessionMeta};
 use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::decode_text;
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::snapshot::open_snapshot;
 use crate::store::{StoreError, StoreOutput};
 
@@ -325,7 +325,7 @@ fn messages(
                     )),
                     seq: Some(position),
                     source_line: Some(rowid),
-                    x_group: 1,
+                    x_group: Group::Record,
                     native: Some(record::raw_native(raw.as_bytes())),
                     ..mapper.bare_row()
                 })?;

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::diag::DiagKind;
 use crate::jsonl::decode_text;
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 
@@ -67,7 +67,7 @@ pub fn index_rows(v: &Value) -> Result<Vec<EventRow>, String> {
             )),
             source_line: Some(1),
             seq: Some(i as i64),
-            x_group: 1,
+            x_group: Group::Record,
             native: Some(Value::Object(native).to_string()),
             ..Default::default()
         });

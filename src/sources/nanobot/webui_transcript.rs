@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use super::record::{bad_line_row, tool_call_text};
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
 /// The active file a segment belongs to: `<dir>/<stem>.segments/N.jsonl` → `<dir>/<stem>.jsonl`.
@@ -156,7 +156,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     .and_then(crate::time::from_epoch_ms),
                 source_path: rel.clone(),
                 source_line: Some(line),
-                x_group: 1,
+                x_group: Group::Record,
                 x_turn: turn.id.clone(),
                 ..Default::default()
             };

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::content::{REDACTED, SecretRules, answer_secrets};
 use super::{TIME_COLUMNS, default_order, has_table, primary_key, read_table, state_row};
 use crate::diag::DiagKind;
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::snapshot::open_snapshot;
 use crate::store::{StoreError, StoreOutput};
 
@@ -131,7 +131,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 turn_type: TurnType::System,
                 text: Some(format!("session start: {}", parts.join(" "))),
                 source_line: r.rowid,
-                x_group: 0,
+                x_group: Group::Session,
                 native: Some(json!({"table": "sessions", "record": Value::Object(rec.clone()), "channel_type": channel_v, "platform_id": platform_v}).to_string()),
                 ..Default::default()
             })?;

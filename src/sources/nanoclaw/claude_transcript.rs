@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::nanobot::record::{bad_line_row, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
 
@@ -97,7 +97,7 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
     }
     let base = EventRow {
         ts_utc: ts,
-        x_group: 4,
+        x_group: Group::Transcript,
         ..Default::default()
     };
     let native = |extra: &[(&str, Value)]| {
@@ -319,7 +319,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             Err(e) => {
                 out.diag(DiagKind::BadLine, None, Some(n), e.0.clone());
                 vec![EventRow {
-                    x_group: 4,
+                    x_group: Group::Transcript,
                     ..bad_line_row(n, &e.0, &bytes)
                 }]
             }

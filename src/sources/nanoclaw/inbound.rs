@@ -5,7 +5,7 @@
 //!   messages_in(id, seq even, kind, timestamp UTC, status, process_after, recurrence, series_id,
 //!               tries, trigger, platform_id, channel_type, thread_id, content JSON,
 //!               source_session_id, on_wake)          → `user` rows (display role, not authorship),
-//!                                                       ordered by (seq, id), x_group 1
+//!                                                       ordered by (seq, id), group Record
 //!   delivered(message_out_id, platform_message_id, status, delivered_at)
 //!                                                     → merged into the outbound row by the views;
 //!                                                       an orphan stays as `nanoclaw delivered: …`
@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
 /// Flags and links of one messages_in row (no I/O).
@@ -81,7 +81,13 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         "outbound_missing",
         "the session's outbound messages, acks and state are lost",
     )?;
-    db.push_messages(out, "messages_in", TurnType::User, 1, inbound_native)?;
+    db.push_messages(
+        out,
+        "messages_in",
+        TurnType::User,
+        Group::Record,
+        inbound_native,
+    )?;
     if db.has("delivered")? {
         for r in db.rows("delivered", "message_out_id")? {
             let rec = &r.record;
@@ -98,7 +104,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 turn_type: TurnType::System,
                 text: Some(text),
                 source_line: r.rowid,
-                x_group: 3,
+                x_group: Group::State,
                 x_id: Some(id),
                 native: Some(json!({"table": "delivered", "agent_group_id": db.agent_group, "record": Value::Object(rec.clone())}).to_string()),
                 ..Default::default()

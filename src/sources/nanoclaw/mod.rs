@@ -18,7 +18,7 @@ use rusqlite::types::ValueRef;
 use serde_json::{Map, Value, json};
 
 use crate::diag::{DiagKind, Diagnostic};
-use crate::schema::{EventRow, TurnType};
+use crate::schema::{EventRow, Group, TurnType};
 use crate::snapshot::{Snapshot, open_snapshot};
 use crate::store::{StoreError, StoreOutput};
 use content::SecretRules;
@@ -179,7 +179,7 @@ pub fn state_row(table: &str, pk: &[String], row: &TableRow, time_cols: &[&str])
         text: Some(format!("nanoclaw {table}: {key}")),
         ts_utc: ts,
         source_line: row.rowid,
-        x_group: 3,
+        x_group: Group::State,
         x_id: Some(format!("{table}/{key}")),
         native: Some(
             json!({"table": table, "record": Value::Object(row.record.clone())}).to_string(),
@@ -269,7 +269,7 @@ impl SessionDb {
         out: &mut StoreOutput<'_>,
         table: &str,
         turn_type: TurnType,
-        group: i32,
+        group: Group,
         map: MessageMapper,
     ) -> Result<(), StoreError> {
         if !self.has(table)? {

@@ -4,7 +4,7 @@
 //! data/v2-sessions/<agent_group_id>/<session_id>/outbound.db
 //!   messages_out(id, seq odd, in_reply_to, timestamp UTC, deliver_after, recurrence, kind,
 //!                platform_id, channel_type, thread_id, content JSON)
-//!                                          → `assistant` rows ordered by (seq, id), x_group 2
+//!                                          → `assistant` rows ordered by (seq, id), group Outbound
 //!   processing_ack(message_id, status, status_changed)   ┐
 //!   session_state(key, value, updated_at)                 ├ `nanoclaw <table>: <key>` state rows
 //!   container_state(id = 1, current_tool, …)              ┘
@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
 use crate::diag::{DiagKind, Diagnostic};
-use crate::schema::TurnType;
+use crate::schema::{Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
 /// Native facts of one messages_out row (no I/O).
@@ -79,7 +79,13 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         "inbound_missing",
         "the session's inbound messages and deliveries are lost",
     )?;
-    db.push_messages(out, "messages_out", TurnType::Assistant, 2, outbound_native)?;
+    db.push_messages(
+        out,
+        "messages_out",
+        TurnType::Assistant,
+        Group::Outbound,
+        outbound_native,
+    )?;
     let store = out.store;
     let ag_dir = store
         .abs
