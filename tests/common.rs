@@ -1,5 +1,5 @@
 //! Test helpers: run the binary on a home, read outputs back through DuckDB,
-//! hash a tree.
+//! hash a tree, run the audits of `sql/audits/`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -257,4 +257,33 @@ pub fn strs(v: &[&[&str]]) -> Vec<Vec<String>> {
     v.iter()
         .map(|r| r.iter().map(|s| s.to_string()).collect())
         .collect()
+}
+
+/// Every audit of `sql/audits/` (`A###__rule.sql`, each a query returning the
+/// rows that break its rule), sorted by name; read at test time, so adding
+/// an audit is adding a file.
+pub fn audit_files() -> Result<Vec<PathBuf>, std::io::Error> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sql/audits");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// An audit's name: its file name without `.sql`.
+pub fn audit_name(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The rows an audit returns on the tables of `c` (each as its JSON text):
+/// the violations of its rule, none when the rule holds.
+pub fn audit_violations(c: &Connection, audit_sql: &str) -> Result<Vec<String>, duckdb::Error> {
+    let body = audit_sql.trim().trim_end_matches(';');
+    let rows = query(c, &format!("SELECT to_json(v) FROM (\n{body}\n) AS v"))?;
+    Ok(rows.into_iter().map(|r| r.join("\t")).collect())
 }
