@@ -1,5 +1,8 @@
-//! Test helpers: run the binary on a home, read outputs back through DuckDB,
-//! hash a tree, run the audits of `sql/audits/`.
+//! Helpers every test module may use: run the binary on a home, read its
+//! outputs back through DuckDB, hash a tree, run the audits of `sql/audits/`;
+//! and the facts of `fixtures/nanobot/home-a` that more than one module
+//! checks. Test modules import from here (and from `fixture_homes`), never
+//! from each other.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +13,24 @@ use duckdb::Connection;
 use sha2::{Digest, Sha256};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The WebUI session key of `fixtures/nanobot/home-a` (EXPECTED.md).
+pub const WS: &str = "websocket:b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13";
+
+/// The secrets of `fixtures/nanobot/home-a` (EXPECTED.md: the config.json
+/// keys and the pending pairing code), none of which may reach any output.
+pub const NB_SECRETS: [&str; 10] = [
+    "sk-or-v1-FAKE-a1b2c3d4e5f6a7b8c9d0",
+    "sk-FAKE-proj-0123456789abcdefALICE",
+    "7012345678:AAFAKE-telegram-bot-token-alice",
+    "xoxb-FAKE-1111-2222-alice",
+    "xapp-FAKE-3333-alice",
+    "nb-api-FAKE-7f3e2d1c",
+    "ghp_FAKEalice0000000000000000000000000000",
+    "sk-ant-FAKE-work-000111222",
+    "FAKE.discord.work.token",
+    "I7NE-KJ8F",
+];
 
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

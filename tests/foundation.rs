@@ -2,20 +2,6 @@
 
 use crate::common::*;
 
-pub const WS: &str = "websocket:b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13";
-pub const NB_SECRETS: [&str; 10] = [
-    "sk-or-v1-FAKE-a1b2c3d4e5f6a7b8c9d0",
-    "sk-FAKE-proj-0123456789abcdefALICE",
-    "7012345678:AAFAKE-telegram-bot-token-alice",
-    "xoxb-FAKE-1111-2222-alice",
-    "xapp-FAKE-3333-alice",
-    "nb-api-FAKE-7f3e2d1c",
-    "ghp_FAKEalice0000000000000000000000000000",
-    "sk-ant-FAKE-work-000111222",
-    "FAKE.discord.work.token",
-    "I7NE-KJ8F",
-];
-
 fn home_a() -> std::path::PathBuf {
     fixture("nanobot/home-a")
 }

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use crate::common::*;
-use crate::foundation::{NB_SECRETS, WS};
 
 fn home_a() -> std::path::PathBuf {
     fixture("nanobot/home-a")
