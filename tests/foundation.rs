@@ -1,4 +1,10 @@
-//! Issue 2: nanobot's session stores end to end on fixtures/nanobot/home-a.
+//! nanobot's session stores end to end on fixtures/nanobot/home-a: the
+//! session database's messages, tool calls joined to their results by id,
+//! frozen JSONL copies deduplicated against the database, a JSONL-only
+//! instance that survives its torn line, model-switch, relay and
+//! session-start rows; and the run as a whole: HOME untouched, no secret in
+//! any output, exit codes with no partial output, the same bytes whatever
+//! `--threads`, OUT.parquet's column types and total order, `--utc-offset`.
 
 use crate::common::*;
 
