@@ -1,4 +1,7 @@
-//! The command line: `--help`, argument errors, the end-of-run summary.
+//! The command line itself: `--help` explains every flag (snapshot), a bad
+//! argument exits 2 with one stderr line and writes nothing, and the
+//! end-of-run summary counts every source kind (snapshot; `--quiet` keeps
+//! only the read failures).
 
 use crate::common::*;
 

@@ -1,5 +1,8 @@
-//! Test helpers: run the binary on a home, read outputs back through DuckDB,
-//! hash a tree.
+//! Helpers every test module may use: run the binary on a home, read its
+//! outputs back through DuckDB, hash a tree, run the audits of `sql/audits/`;
+//! and the facts of `fixtures/nanobot/home-a` that more than one module
+//! checks. Test modules import from here (and from `fixture_homes`), never
+//! from each other.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +13,24 @@ use duckdb::Connection;
 use sha2::{Digest, Sha256};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The WebUI session key of `fixtures/nanobot/home-a` (EXPECTED.md).
+pub const WS: &str = "websocket:b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13";
+
+/// The secrets of `fixtures/nanobot/home-a` (EXPECTED.md: the config.json
+/// keys and the pending pairing code), none of which may reach any output.
+pub const NB_SECRETS: [&str; 10] = [
+    "sk-or-v1-FAKE-a1b2c3d4e5f6a7b8c9d0",
+    "sk-FAKE-proj-0123456789abcdefALICE",
+    "7012345678:AAFAKE-telegram-bot-token-alice",
+    "xoxb-FAKE-1111-2222-alice",
+    "xapp-FAKE-3333-alice",
+    "nb-api-FAKE-7f3e2d1c",
+    "ghp_FAKEalice0000000000000000000000000000",
+    "sk-ant-FAKE-work-000111222",
+    "FAKE.discord.work.token",
+    "I7NE-KJ8F",
+];
 
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -257,4 +278,33 @@ pub fn strs(v: &[&[&str]]) -> Vec<Vec<String>> {
     v.iter()
         .map(|r| r.iter().map(|s| s.to_string()).collect())
         .collect()
+}
+
+/// Every audit of `sql/audits/` (`A###__rule.sql`, each a query returning the
+/// rows that break its rule), sorted by name; read at test time, so adding
+/// an audit is adding a file.
+pub fn audit_files() -> Result<Vec<PathBuf>, std::io::Error> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sql/audits");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// An audit's name: its file name without `.sql`.
+pub fn audit_name(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The rows an audit returns on the tables of `c` (each as its JSON text):
+/// the violations of its rule, none when the rule holds.
+pub fn audit_violations(c: &Connection, audit_sql: &str) -> Result<Vec<String>, duckdb::Error> {
+    let body = audit_sql.trim().trim_end_matches(';');
+    let rows = query(c, &format!("SELECT to_json(v) FROM (\n{body}\n) AS v"))?;
+    Ok(rows.into_iter().map(|r| r.join("\t")).collect())
 }

@@ -1,20 +1,12 @@
-//! Issue 2: nanobot's session stores end to end on fixtures/nanobot/home-a.
+//! nanobot's session stores end to end on fixtures/nanobot/home-a: the
+//! session database's messages, tool calls joined to their results by id,
+//! frozen JSONL copies deduplicated against the database, a JSONL-only
+//! instance that survives its torn line, model-switch, relay and
+//! session-start rows; and the run as a whole: HOME untouched, no secret in
+//! any output, exit codes with no partial output, the same bytes whatever
+//! `--threads`, OUT.parquet's column types and total order, `--utc-offset`.
 
 use crate::common::*;
-
-pub const WS: &str = "websocket:b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13";
-pub const NB_SECRETS: [&str; 10] = [
-    "sk-or-v1-FAKE-a1b2c3d4e5f6a7b8c9d0",
-    "sk-FAKE-proj-0123456789abcdefALICE",
-    "7012345678:AAFAKE-telegram-bot-token-alice",
-    "xoxb-FAKE-1111-2222-alice",
-    "xapp-FAKE-3333-alice",
-    "nb-api-FAKE-7f3e2d1c",
-    "ghp_FAKEalice0000000000000000000000000000",
-    "sk-ant-FAKE-work-000111222",
-    "FAKE.discord.work.token",
-    "I7NE-KJ8F",
-];
 
 fn home_a() -> std::path::PathBuf {
     fixture("nanobot/home-a")

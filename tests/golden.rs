@@ -10,47 +10,17 @@
 //!   ## events (123 rows)                 every table of the --db file, each row as
 //!   {"agent":"nanobot",…}                its JSON text, ORDER BY that text
 //! ```
-//! Each home is copied to a temp dir (tarballs unpacked) and every file's
-//! mtime set to [`MTIME`], so `load_id` and mtime-stamped rows do not depend
-//! on the checkout. `NANOLOAD_BLESS=1 cargo test golden` rewrites the files;
-//! review their diff like code.
+//! The homes are loaded by `fixture_homes` (copied to a temp dir, every
+//! file's mtime set to `fixture_homes::MTIME`, so `load_id` and mtime-stamped
+//! rows do not depend on the checkout), once for this module and `audits`.
+//! `NANOLOAD_BLESS=1 cargo test golden` rewrites the files; review their
+//! diff like code.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use duckdb::Connection;
-use sha2::{Digest, Sha256};
-
 use crate::common::*;
-
-/// The mtime every file of a golden home gets (2026-11-01T00:00:00Z).
-const MTIME: i64 = 1_793_491_200;
-
-/// Fixture homes besides every directory of `fixtures/bad/`.
-const HOMES: &[&str] = &[
-    "nanobot/home-a",
-    "nanoclaw/home-a",
-    "nanoclaw/home-b",
-    "realwriter/dbera-aborted-import",
-    "realwriter/dbera-deleted",
-    "realwriter/dbera-import",
-    "realwriter/gateway",
-    "realwriter/legacy-history",
-    "realwriter/legacy-upgrade",
-    "realwriter/workspaces",
-];
-
-fn homes() -> Result<Vec<String>, Box<dyn std::error::Error>> {
-    let mut v: Vec<String> = HOMES.iter().map(|s| s.to_string()).collect();
-    let mut bad: Vec<String> = std::fs::read_dir(fixture("bad"))?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .map(|e| format!("bad/{}", e.file_name().to_string_lossy()))
-        .collect();
-    bad.sort();
-    v.extend(bad);
-    Ok(v)
-}
+use crate::fixture_homes::{homes, load};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -58,79 +28,6 @@ fn golden_dir() -> PathBuf {
 
 fn golden_file(home: &str) -> PathBuf {
     golden_dir().join(format!("{}.txt", home.replace('/', "-")))
-}
-
-/// The fixture as a home in a temp dir: a real-writer tarball unpacked,
-/// anything else copied; every file's mtime set to [`MTIME`].
-fn materialize(rel: &str) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
-    let src = fixture(rel);
-    let dir = tempfile::tempdir()?;
-    let tarball = src.join("home.tar.gz");
-    if tarball.is_file() {
-        let st = std::process::Command::new("tar")
-            .arg("-xzf")
-            .arg(&tarball)
-            .arg("-C")
-            .arg(dir.path())
-            .status()?;
-        if !st.success() {
-            return Err(format!("tar -xzf {} failed", tarball.display()).into());
-        }
-    } else if src.join("home").is_dir() {
-        copy_tree(&src.join("home"), dir.path())?;
-    } else {
-        copy_tree(&src, dir.path())?;
-    }
-    let t = filetime::FileTime::from_unix_time(MTIME, 0);
-    for e in walkdir::WalkDir::new(dir.path()).follow_links(false) {
-        let e = e?;
-        if e.file_type().is_file() {
-            filetime::set_file_mtime(e.path(), t)?;
-        }
-    }
-    Ok(dir)
-}
-
-fn sha256_hex(p: &Path) -> Result<String, std::io::Error> {
-    Ok(Sha256::digest(std::fs::read(p)?)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
-/// Load one fixture home and render everything it produced.
-fn render(rel: &str) -> Result<String, Box<dyn std::error::Error>> {
-    let home = materialize(rel)?;
-    let out_dir = tempfile::tempdir()?;
-    let db = out_dir.path().join("all.duckdb");
-    let run = run_home(
-        home.path(),
-        &["--db", db.to_str().ok_or("path")?, "--threads", "2"],
-    )?;
-    let mut s = String::new();
-    writeln!(s, "exit {}", run.code().unwrap_or(-1))?;
-    if run.code() == Some(2) {
-        writeln!(s, "stderr {}", run.stderr().trim_end())?;
-        return Ok(s);
-    }
-    writeln!(s, "sha256 out.parquet {}", sha256_hex(&run.out)?)?;
-    for t in TABLES {
-        let f = run.tables.join(format!("{t}.parquet"));
-        writeln!(s, "sha256 tables/{t}.parquet {}", sha256_hex(&f)?)?;
-    }
-    let c = Connection::open(&db)?;
-    let _ = c.execute_batch("SET TimeZone = 'UTC';");
-    for t in std::iter::once("events").chain(TABLES) {
-        let rows = query(
-            &c,
-            &format!("SELECT to_json(x)::VARCHAR FROM {t} AS x ORDER BY ALL"),
-        )?;
-        writeln!(s, "## {t} ({} rows)", rows.len())?;
-        for r in rows {
-            writeln!(s, "{}", r.join("\t"))?;
-        }
-    }
-    Ok(s)
 }
 
 /// The first lines where two renderings differ, for the failure message.
@@ -162,7 +59,7 @@ fn every_fixture_loads_to_its_golden_output() -> TestResult {
     let bless = std::env::var_os("NANOLOAD_BLESS").is_some();
     let mut failures = Vec::new();
     for home in homes()? {
-        let got = render(&home)?;
+        let got = load(&home)?.rendering;
         let file = golden_file(&home);
         if bless {
             std::fs::create_dir_all(golden_dir())?;

@@ -1,11 +1,15 @@
 //! The one integration-test binary (every test binary links DuckDB, so there
-//! is only this one). Each module is one area of behaviour.
+//! is only this one). Each test module is one area of behaviour; `common`
+//! and `fixture_homes` are shared helpers, the only modules a test module
+//! imports from.
 
-mod cli;
-mod common;
-mod foundation; // issue 2: nanobot session stores end to end
-mod golden; // every fixture's outputs against tests/golden/
-mod hardening; // issue 5: evidence, bad input, atomicity, reproducibility
-mod nanobot_stores; // issue 3: the other nanobot stores, offsets, dedup windows
-mod nanoclaw; // issue 4: nanoclaw catalog and session databases
-mod realwriter; // issue 9: homes nanobot's own code wrote, checked against its own readers
+mod audits; // sql/audits/ invariants hold on every fixture home and can fail
+mod cli; // --help, argument errors, the end-of-run summary
+mod common; // shared: run the binary, read outputs, run audits, home-a facts
+mod fixture_homes; // shared: every fixture home loaded once (golden + audits)
+mod foundation; // nanobot session stores end to end on fixtures/nanobot/home-a
+mod golden; // every fixture home's outputs against tests/golden/
+mod hardening; // read-only HOME, bad input, live writers, atomic and reproducible output
+mod nanobot_stores; // the other nanobot stores, UTC offsets, secondary dedup, side tables
+mod nanoclaw; // nanoclaw's catalog, session databases and transcripts
+mod realwriter; // homes nanobot's own code wrote, checked against its own readers

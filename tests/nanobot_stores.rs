@@ -1,10 +1,14 @@
-//! Issue 3: every other nanobot store, derived UTC offsets, windowed dedup,
-//! and the sessions / llm_calls / tz_offsets tables.
+//! nanobot's stores besides the session stores, on fixtures/nanobot/home-a
+//! and small generated homes: the UTC offset derived from evidence (and its
+//! change at local midnight), WebUI transcripts and CLI history paired with
+//! their session rows (an unpaired CLI entry kept), run records, the memory
+//! journal and the sidebar cache, permission rows of exactly the whitelisted
+//! config keys (no other key ever read), `llm_calls` and their attribution
+//! to sessions, and the `--db` file the DuckDB CLI opens.
 
 use std::path::Path;
 
 use crate::common::*;
-use crate::foundation::{NB_SECRETS, WS};
 
 fn home_a() -> std::path::PathBuf {
     fixture("nanobot/home-a")

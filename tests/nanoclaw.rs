@@ -1,4 +1,10 @@
-//! Issue 4: nanoclaw's catalog and session databases on fixtures/nanoclaw.
+//! nanoclaw on fixtures/nanoclaw (home-a, home-b): the catalog
+//! (`data/v2.db`) and each session's inbound/outbound databases give
+//! sessions, messages, kinds and seq; delivered rows join their outbound
+//! message or stay as orphans; questions, answers and the agent's own
+//! messages; a secret-shaped answer is redacted; continuations and declared
+//! losses; the backing Claude Code transcript and rows only in a WAL; a home
+//! with both agents loads both; HOME stays untouched.
 
 use crate::common::*;
 

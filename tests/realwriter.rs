@@ -1,8 +1,14 @@
-//! Issue 9: homes that nanobot's own code wrote (tests/realwriter/), checked
-//! against `facts.json`, which the generator takes from nanobot's own readers
-//! and the harness clock only (tests/realwriter/FACTS.md). Every committed
-//! home under `fixtures/realwriter/`, and the home `.ci/run` generates from a
+//! Homes that nanobot's own code wrote (tests/realwriter/), checked against
+//! `facts.json`, which the generator takes from nanobot's own readers and
+//! the harness clock only (tests/realwriter/FACTS.md). Every committed home
+//! under `fixtures/realwriter/`, and the home `.ci/run` generates from a
 //! committed seed (`NANOLOAD_REALWRITER_GENERATED`), must pass every check.
+//! On those homes, the behaviours they exercise: a symlinked instance inside
+//! HOME read once under the link, one out of HOME reported until followed,
+//! two workspaces' `cli:direct` kept apart, legacy `HISTORY.md` cut as
+//! nanobot's migration cuts it, a record rewritten after a copy froze kept
+//! as one message, a copy's metadata rows kept when only the memory journal
+//! has the session. Also: every test docs/design.md names exists.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
