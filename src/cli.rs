@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use crate::run::Options;
+use crate::config::Options;
 
 /// Load everything the nanobot and nanoclaw agents left under HOME into one
 /// Parquet table of events.

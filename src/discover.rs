@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use sha2::{Digest, Sha256};
 use walkdir::WalkDir;
 
 use crate::diag::{DiagKind, Diagnostic};
@@ -38,6 +39,32 @@ pub struct Discovery {
     /// Symlinks skipped silently (they match no store glob).
     pub links_skipped: usize,
     pub files_seen: usize,
+}
+
+impl Discovery {
+    /// `load_id`: first 16 hex of SHA-256 over the version and the sorted
+    /// (source_path, bytes, mtime_ns) of every store file.
+    pub fn load_id(&self) -> String {
+        let mut files: Vec<(String, u64, i128)> = self
+            .stores
+            .iter()
+            .flat_map(|s| s.files().map(|(p, b, m)| (p.to_string(), b, m)))
+            .collect();
+        files.sort();
+        let mut h = Sha256::new();
+        h.update(b"nanoload ");
+        h.update(crate::VERSION.as_bytes());
+        for (p, b, m) in files {
+            h.update(b"\n");
+            h.update(p.as_bytes());
+            h.update(format!("\t{b}\t{m}").as_bytes());
+        }
+        h.finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
 }
 
 /// A path that two extractors claim: a bug in the registry's globs.

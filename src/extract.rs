@@ -10,9 +10,88 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::diag::Diagnostic;
+use crate::discover::Discovery;
+use crate::schema::SourceRow;
 use crate::sources::REGISTRY;
-use crate::stage::Stage;
+use crate::stage::{Stage, StageError, Staged};
 use crate::store::{ExtractOptions, Store, StoreError, StoreOutput, StoreReport};
+use crate::workspace::Workspace;
+
+/// Extraction that cannot go on (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("internal: {0}")]
+    Pool(#[from] rayon::ThreadPoolBuildError),
+    #[error("{0}")]
+    Stage(#[from] StageError),
+    /// Staging failed inside a store's task.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// What extraction staged, with one report per discovered store.
+pub struct Extraction {
+    pub staged: Staged,
+    pub reports: Vec<StoreReport>,
+}
+
+impl Extraction {
+    /// The largest row (text + native bytes) any store yielded.
+    pub fn max_row_bytes(&self) -> u64 {
+        self.reports
+            .iter()
+            .map(|r| r.max_row_bytes as u64)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Read every discovered store on a pool of `threads`, stage the rows, then
+/// the diagnostics so far and one `sources` row per store.
+pub fn extract(
+    discovery: &Discovery,
+    home: &Path,
+    options: &ExtractOptions,
+    workspace: &Workspace,
+    threads: usize,
+) -> Result<Extraction, ExtractError> {
+    let stage = Stage::new(&workspace.stage_dir())?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let scratch = workspace.scratch_dir();
+    let reports: Vec<StoreReport> =
+        pool.install(|| extract_all(&discovery.stores, home, options, &stage, &scratch));
+    if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
+        return Err(ExtractError::Fatal(fatal));
+    }
+    let mut diagnostics: Vec<Diagnostic> = discovery.diagnostics.clone();
+    diagnostics.extend(reports.iter().flat_map(|r| r.diagnostics.iter().cloned()));
+    diagnostics.sort();
+    let sources = source_rows(&discovery.stores, &reports);
+    let staged = stage.finish(&diagnostics, &sources)?;
+    Ok(Extraction { staged, reports })
+}
+
+/// The `sources` table: one row per store, with how it was read.
+fn source_rows(stores: &[Store], reports: &[StoreReport]) -> Vec<SourceRow> {
+    stores
+        .iter()
+        .zip(reports)
+        .map(|(s, r)| SourceRow {
+            source_kind: s.kind.to_string(),
+            source_role: s.role.as_str().to_string(),
+            source_path: s.rel.clone(),
+            bytes: (s.bytes + s.parts.iter().map(|p| p.bytes).sum::<u64>()) as i64,
+            rows: r.rows as i64,
+            status: r.status.to_string(),
+            agent: s.agent.as_str().to_string(),
+            instance: s.instance.clone(),
+            parts: s.parts.len() as i64,
+        })
+        .collect()
+}
 
 /// Run every store's extractor in parallel (on the current Rayon pool).
 /// Reports come back in store order, whatever the scheduling.

@@ -22,6 +22,7 @@ pub mod sources;
 pub mod stage;
 pub mod store;
 pub mod time;
+pub mod workspace;
 
 #[cfg(test)]
 mod testutil;
@@ -29,14 +30,129 @@ mod testutil;
 #[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]
-pub mod output;
+pub mod config;
+#[cfg(feature = "engine")]
+pub mod engine;
 #[cfg(feature = "engine")]
 pub mod run;
+#[cfg(feature = "engine")]
+pub mod sink;
+#[cfg(feature = "engine")]
+pub mod summary;
 #[cfg(feature = "engine")]
 pub mod views;
 
 #[cfg(feature = "engine")]
-pub use run::{ExitCode, Options, Summary, run};
+pub use config::Options;
+#[cfg(feature = "engine")]
+pub use run::{RunError, run};
+#[cfg(feature = "engine")]
+pub use summary::{ExitCode, Summary};
 
 /// The version string that enters `load_id`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The shape of the crate, checked: a newcomer reads `run()` top to bottom
+/// and finds each stage in its own module, and no two modules need each other.
+#[cfg(test)]
+mod layout_tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// `crate::<module>` references of each top-level module of `src/`
+    /// (`x.rs`, or every file under `x/`), comments left out.
+    fn imports() -> std::io::Result<BTreeMap<String, BTreeSet<String>>> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for e in walkdir::WalkDir::new(&src).sort_by_file_name() {
+            let e = e?;
+            let rel = e.path().strip_prefix(&src).unwrap_or(e.path());
+            let Some(first) = rel.iter().next().and_then(|c| c.to_str()) else {
+                continue;
+            };
+            if !e.file_type().is_file() || rel.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path())?;
+            let deps = graph.entry(module.clone()).or_default();
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for (i, _) in line.match_indices("crate::") {
+                    let name: String = line[i + 7..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    let is_module = name.chars().next().is_some_and(|c| c.is_ascii_lowercase());
+                    if is_module && name != module {
+                        deps.insert(name);
+                    }
+                }
+            }
+        }
+        Ok(graph)
+    }
+
+    #[test]
+    fn top_level_modules_import_each_other_without_cycles() -> std::io::Result<()> {
+        let graph = imports()?;
+        // the extractors' API is a leaf of the pipeline, not a hub
+        assert!(graph.contains_key("store") && graph.contains_key("sources"));
+        // depth-first search; a module met again on the current path is a cycle
+        fn visit(
+            m: &str,
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+        ) -> Result<(), String> {
+            if let Some(i) = path.iter().position(|p| p == m) {
+                return Err(format!("{} → {m}", path[i..].join(" → ")));
+            }
+            if done.contains(m) {
+                return Ok(());
+            }
+            path.push(m.to_string());
+            for d in graph.get(m).into_iter().flatten() {
+                visit(d, graph, path, done)?;
+            }
+            path.pop();
+            done.insert(m.to_string());
+            Ok(())
+        }
+        let mut done = BTreeSet::new();
+        for m in graph.keys() {
+            let found = visit(m, &graph, &mut Vec::new(), &mut done);
+            assert_eq!(found, Ok(()), "import cycle");
+        }
+        Ok(())
+    }
+
+    /// A cycle is found: the check above cannot pass vacuously.
+    #[test]
+    fn the_cycle_check_sees_the_real_edges() -> std::io::Result<()> {
+        let graph = imports()?;
+        let deps = |m: &str| graph.get(m).cloned().unwrap_or_default();
+        assert!(deps("discover").contains("sources"));
+        assert!(deps("sources").contains("store"));
+        assert!(!deps("store").contains("sources"));
+        assert!(!deps("store").contains("discover"));
+        Ok(())
+    }
+
+    /// `run()` stays a short script over the stages.
+    #[cfg(feature = "engine")]
+    #[test]
+    fn run_is_a_short_script() -> std::io::Result<()> {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/run.rs"))?;
+        let body: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("pub fn run("))
+            .take_while(|l| *l != "}")
+            .collect();
+        assert!(!body.is_empty(), "no `pub fn run(` in src/run.rs");
+        assert!(body.len() < 60, "run() has {} lines", body.len() + 1);
+        Ok(())
+    }
+}

@@ -3,6 +3,8 @@
 //! ```text
 //! <tmp>/stage/events-<source_kind>.parquet   one file per store kind (events_schema)
 //! <tmp>/stage/llm_calls.parquet              llm_usage rows (llm_calls_schema)
+//! <tmp>/stage/diagnostics.parquet            every diagnostic so far (diagnostics_schema)
+//! <tmp>/stage/sources.parquet                one row per store (sources_schema)
 //! ```
 //! Writers are opened on first use and shared by the kind's tasks (one mutex
 //! per file). Row groups are capped so a large store never sits in memory.
@@ -17,8 +19,10 @@ use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
+use crate::diag::{Diagnostic, diagnostics_batch};
 use crate::schema::{
-    EventRow, LlmCallRow, events_batch, events_schema, llm_calls_batch, llm_calls_schema,
+    EventRow, LlmCallRow, SourceRow, events_batch, events_schema, llm_calls_batch,
+    llm_calls_schema, sources_batch,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +61,10 @@ pub struct Stage {
 pub struct Staged {
     pub events: Vec<PathBuf>,
     pub llm_calls: Vec<PathBuf>,
+    /// Every diagnostic of discovery and extraction (`diagnostics.parquet`).
+    pub diagnostics: PathBuf,
+    /// One row per store (`sources.parquet`).
+    pub sources: PathBuf,
 }
 
 /// Row-group bounds of the staging files. DuckDB reads a column chunk as one
@@ -122,13 +130,24 @@ impl Stage {
         self.write("llm_calls", llm_calls_schema(), &batch)
     }
 
-    /// Close every writer. An empty file of each schema is always written, so
-    /// the views have a table to read even when a home holds no such store.
-    pub fn finish(self) -> Result<Staged, StageError> {
+    /// Close every writer and write the two small tables. An empty file of
+    /// each schema is always written, so the steps have a table to read even
+    /// when a home holds no such store.
+    pub fn finish(
+        self,
+        diagnostics: &[Diagnostic],
+        sources: &[SourceRow],
+    ) -> Result<Staged, StageError> {
         self.write_events_empty()?;
         self.write("llm_calls", llm_calls_schema(), &llm_calls_batch(&[])?)?;
+        let mut staged = Staged {
+            diagnostics: self.dir.join("diagnostics.parquet"),
+            sources: self.dir.join("sources.parquet"),
+            ..Staged::default()
+        };
+        write_file(&staged.diagnostics, &diagnostics_batch(diagnostics)?)?;
+        write_file(&staged.sources, &sources_batch(sources)?)?;
         let slots = self.slots.into_inner().map_err(|_| StageError::Poisoned)?;
-        let mut staged = Staged::default();
         for (name, slot) in slots {
             let writer = Arc::try_unwrap(slot).map_err(|_| StageError::Poisoned)?;
             let Some(w) = writer.into_inner().map_err(|_| StageError::Poisoned)? else {

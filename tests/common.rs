@@ -210,7 +210,7 @@ pub fn all_text(c: &Connection, tables: &[&str]) -> Result<String, duckdb::Error
     Ok(s)
 }
 
-pub use nanoload::run::TABLES;
+pub use nanoload::sink::TABLES;
 
 /// Run with OUT, `--tables` and `--db`; return the exit code and every
 /// output decoded as text: OUT.parquet, each `--tables` file, every table of

@@ -1,0 +1,206 @@
+//! Configuration: the options of a run, checked before anything is written.
+//!
+//! ```text
+//! Options (CLI flags as a library value) ──Config::new──▶ Config
+//!   home            canonical, a directory
+//!   secret patterns compiled (a bad regex is a usage error)
+//!   outputs         OUT, --tables DIR, --db FILE: absolute, never inside HOME
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use crate::store::ExtractOptions;
+
+/// What a run does (the CLI flags, as a library value).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub home: PathBuf,
+    pub out: PathBuf,
+    pub tables: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    /// `--utc-offset`, in minutes (`local = utc + offset`).
+    pub utc_offset_minutes: Option<i32>,
+    pub threads: Option<usize>,
+    pub follow_links: bool,
+    pub include_thinking: bool,
+    pub secret_patterns: Vec<String>,
+    /// DuckDB `memory_limit` in bytes (raised when one row needs more).
+    pub memory_limit: u64,
+}
+
+impl Options {
+    pub fn new(home: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Options {
+        Options {
+            home: home.into(),
+            out: out.into(),
+            tables: None,
+            db: None,
+            utc_offset_minutes: None,
+            threads: None,
+            follow_links: false,
+            include_thinking: false,
+            secret_patterns: Vec::new(),
+            memory_limit: 256 << 20,
+        }
+    }
+}
+
+/// Options a run cannot start with (exit code 2, nothing written).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("HOME {0}: {1}")]
+    Home(PathBuf, String),
+    #[error("cannot write {0}: {1}")]
+    Output(PathBuf, String),
+}
+
+/// Where the outputs go: absolute paths outside HOME.
+#[derive(Debug, Clone)]
+pub struct OutputPaths {
+    pub out: PathBuf,
+    pub tables: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+}
+
+/// Validated options.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// HOME, canonical.
+    pub home: PathBuf,
+    pub outputs: OutputPaths,
+    pub extract: ExtractOptions,
+    pub utc_offset_minutes: Option<i32>,
+    /// Worker threads (extraction and DuckDB), at least 1.
+    pub threads: usize,
+    pub follow_links: bool,
+    /// Bytes; [`Config::memory_limit_for`] raises it for huge rows.
+    pub memory_limit: u64,
+}
+
+impl Config {
+    pub fn new(opts: &Options) -> Result<Config, ConfigError> {
+        let home = opts
+            .home
+            .canonicalize()
+            .map_err(|e| ConfigError::Home(opts.home.clone(), e.to_string()))?;
+        if !home.is_dir() {
+            return Err(ConfigError::Home(
+                opts.home.clone(),
+                "not a directory".into(),
+            ));
+        }
+        let secret_patterns = opts
+            .secret_patterns
+            .iter()
+            .map(|p| {
+                Regex::new(p).map_err(|e| {
+                    ConfigError::Usage(format!(
+                        "--secret-pattern {p:?}: {}",
+                        crate::diag::one_line(&e.to_string())
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let outputs = OutputPaths {
+            out: absolute_out(&opts.out)?,
+            tables: opts.tables.as_deref().map(resolve).transpose()?,
+            db: opts.db.as_deref().map(absolute_out).transpose()?,
+        };
+        for dest in [
+            Some(&outputs.out),
+            outputs.tables.as_ref(),
+            outputs.db.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if dest.starts_with(&home) {
+                return Err(ConfigError::Output(
+                    dest.clone(),
+                    format!(
+                        "it is inside HOME ({}); nanoload never writes inside HOME",
+                        home.display()
+                    ),
+                ));
+            }
+        }
+        let threads = opts
+            .threads
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            })
+            .max(1);
+        Ok(Config {
+            home,
+            outputs,
+            extract: ExtractOptions {
+                include_thinking: opts.include_thinking,
+                secret_patterns,
+            },
+            utc_offset_minutes: opts.utc_offset_minutes,
+            threads,
+            follow_links: opts.follow_links,
+            memory_limit: opts.memory_limit,
+        })
+    }
+
+    /// DuckDB's memory limit: the configured one, but at least 64 MiB, and
+    /// enough for the largest row several times over (a 100 MB tool output).
+    pub fn memory_limit_for(&self, max_row_bytes: u64) -> u64 {
+        self.memory_limit
+            .max(64 << 20)
+            .max((64 << 20) + 4 * max_row_bytes)
+    }
+}
+
+/// The absolute, symlink-free form of a path that may not exist yet: its
+/// nearest existing ancestor canonicalized, the rest appended.
+fn resolve(p: &Path) -> Result<PathBuf, ConfigError> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| ConfigError::Output(p.to_path_buf(), e.to_string()))?
+            .join(p)
+    };
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut out = existing
+        .canonicalize()
+        .map_err(|e| ConfigError::Output(p.to_path_buf(), e.to_string()))?;
+    out.extend(rest.iter().rev());
+    Ok(out)
+}
+
+/// The absolute form of a path that may not exist yet (its parent must).
+fn absolute_out(p: &Path) -> Result<PathBuf, ConfigError> {
+    let name = p
+        .file_name()
+        .ok_or_else(|| ConfigError::Output(p.to_path_buf(), "not a file name".into()))?;
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let parent = parent.canonicalize().map_err(|e| {
+        ConfigError::Output(
+            p.to_path_buf(),
+            format!("directory {}: {e}", parent.display()),
+        )
+    })?;
+    Ok(parent.join(name))
+}

@@ -1,0 +1,166 @@
+//! The engine: an in-memory DuckDB over the staged files, the SQL steps,
+//! and the queries the summary needs.
+//!
+//! ```text
+//! Engine::open   memory_limit, threads, spill dir in the workspace, no extension autoload
+//! Engine::load   params (given offset, load_id); stage_events, stage_llm_calls (views over
+//!                the staged Parquet); diagnostics, sources (tables the steps append to)
+//! run_steps      sql/V###__*.sql in order (crate::views)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use duckdb::Connection;
+
+use crate::diag::{DiagKind, Diagnostic, one_line};
+use crate::schema::Agent;
+use crate::stage::Staged;
+
+/// A DuckDB error, on one line (a step's error names its file).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct EngineError(pub String);
+
+impl From<duckdb::Error> for EngineError {
+    fn from(e: duckdb::Error) -> EngineError {
+        EngineError(one_line(&e.to_string()))
+    }
+}
+
+/// What the engine counted for the summary.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    /// Rows in the outputs per source kind (`llm_calls` as `nanobot.llm_usage`).
+    pub rows_out: Vec<(String, u64)>,
+    /// Rows dropped as duplicates per source kind.
+    pub duplicates: Vec<(String, u64)>,
+    /// Rows dropped as duplicates per reason.
+    pub drop_reasons: Vec<(String, u64)>,
+    pub events: u64,
+}
+
+pub struct Engine {
+    conn: Connection,
+}
+
+impl Engine {
+    /// An in-memory database spilling to `spill` within `memory_limit` bytes.
+    pub fn open(spill: &Path, threads: usize, memory_limit: u64) -> Result<Engine, EngineError> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(&format!(
+            "SET autoinstall_known_extensions = false;
+             SET autoload_known_extensions = false;
+             SET memory_limit = '{}MiB';
+             SET temp_directory = {};
+             SET threads = {};
+             SET preserve_insertion_order = true;",
+            memory_limit.div_ceil(1 << 20),
+            sql_str(spill),
+            threads,
+        ))?;
+        Ok(Engine { conn })
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The inputs of the first step.
+    pub fn load(
+        &self,
+        staged: &Staged,
+        offset: Option<i32>,
+        load_id: &str,
+    ) -> Result<(), EngineError> {
+        let offset = offset
+            .map(|o| o.to_string())
+            .unwrap_or_else(|| "NULL".into());
+        self.conn.execute_batch(&format!(
+            "CREATE TABLE params AS SELECT CAST({offset} AS INTEGER) AS given_offset_minutes, '{load_id}' AS load_id;
+             CREATE VIEW stage_events AS SELECT * FROM read_parquet({});
+             CREATE VIEW stage_llm_calls AS SELECT * FROM read_parquet({});
+             CREATE TABLE diagnostics AS SELECT * FROM read_parquet({});
+             CREATE TABLE sources AS SELECT * FROM read_parquet({});",
+            sql_list(&staged.events),
+            sql_list(&staged.llm_calls),
+            sql_str(&staged.diagnostics),
+            sql_str(&staged.sources),
+        ))?;
+        Ok(())
+    }
+
+    /// Every SQL step, in order.
+    pub fn run_steps(&self) -> Result<(), EngineError> {
+        crate::views::run_all(&self.conn).map_err(|e| EngineError(e.to_string()))
+    }
+
+    /// The `diagnostics` table (the steps may have declared further losses),
+    /// sorted.
+    pub fn diagnostics(&self) -> Result<Vec<Diagnostic>, EngineError> {
+        let mut stmt = self.conn.prepare("SELECT kind, agent, instance, source_path, source_line, message, session_id, code FROM diagnostics")?;
+        let rows = stmt.query_map([], |r| {
+            let kind: String = r.get(0)?;
+            let agent: Option<String> = r.get(1)?;
+            Ok(Diagnostic {
+                kind: DiagKind::parse(&kind).unwrap_or(DiagKind::Warning),
+                agent: agent.as_deref().and_then(|a| match a {
+                    "nanobot" => Some(Agent::Nanobot),
+                    "nanoclaw" => Some(Agent::Nanoclaw),
+                    _ => None,
+                }),
+                instance: r.get(2)?,
+                source_path: r.get(3)?,
+                source_line: r.get(4)?,
+                message: r.get(5)?,
+                session_id: r.get(6)?,
+                code: r.get(7)?,
+            })
+        })?;
+        let mut v = rows.collect::<duckdb::Result<Vec<_>>>()?;
+        v.sort();
+        Ok(v)
+    }
+
+    /// Rows out and dropped, per kind and per reason.
+    pub fn counts(&self) -> Result<Counts, EngineError> {
+        Ok(Counts {
+            rows_out: self.pairs(
+                "SELECT source_kind, count(*) FROM events GROUP BY 1
+                 UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls HAVING count(*) > 0",
+            )?,
+            duplicates: self.pairs("SELECT source_kind, count(*) FROM dropped_rows GROUP BY 1")?,
+            drop_reasons: self
+                .pairs("SELECT reason, count(*) FROM dropped_rows GROUP BY 1 ORDER BY 1")?,
+            events: self
+                .pairs("SELECT 'events', count(*) FROM events")?
+                .first()
+                .map(|(_, n)| *n)
+                .unwrap_or(0),
+        })
+    }
+
+    fn pairs(&self, q: &str) -> Result<Vec<(String, u64)>, EngineError> {
+        let mut stmt = self.conn.prepare(q)?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+/// A path as a SQL string literal.
+pub fn sql_str(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', "''"))
+}
+
+/// Paths as a SQL list of string literals.
+pub fn sql_list(paths: &[PathBuf]) -> String {
+    format!(
+        "[{}]",
+        paths
+            .iter()
+            .map(|p| sql_str(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}

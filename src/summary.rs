@@ -1,0 +1,147 @@
+//! The summary: what a run did, its exit code, and the end-of-run report on
+//! stderr.
+//!
+//! ```text
+//! nanoload: 123 events, load_id 0123456789abcdef
+//!   source kind                  stores rows read  rows out duplicates
+//!   nanobot.session_jsonl             4       120       118          2
+//!   dropped as duplicates: 2; bad lines: 0; …; links skipped: 0
+//!          2 same record in the primary store
+//!   took 0.42s; exit code 0
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::diag::{DiagKind, Diagnostic};
+use crate::discover::Discovery;
+use crate::engine::Counts;
+use crate::extract::Extraction;
+
+/// The process exit code (docs/design.md "Exit codes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Every store read (declared losses and warnings allowed).
+    Ok = 0,
+    /// Output written, but some lines, records or stores could not be read,
+    /// or a link to agent state out of HOME was not followed.
+    Partial = 1,
+    /// Nothing written.
+    Failed = 2,
+}
+
+/// Counts per source kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindCounts {
+    pub stores: u64,
+    pub rows_read: u64,
+    pub rows_out: u64,
+    pub duplicates: u64,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub exit: ExitCode,
+    pub load_id: String,
+    pub kinds: BTreeMap<String, KindCounts>,
+    pub events: u64,
+    pub diagnostics: Vec<Diagnostic>,
+    pub links_skipped: usize,
+    pub elapsed: Duration,
+    pub outputs: Vec<PathBuf>,
+    /// Rows dropped as duplicates, per reason (docs/design.md "Dedup").
+    pub drop_reasons: Vec<(String, u64)>,
+}
+
+impl Summary {
+    /// The summary of a finished run: stores and rows read per kind from
+    /// extraction, rows out and dropped from the engine.
+    pub fn new(
+        load_id: String,
+        discovery: &Discovery,
+        extraction: &Extraction,
+        counts: Counts,
+        diagnostics: Vec<Diagnostic>,
+        elapsed: Duration,
+        outputs: Vec<PathBuf>,
+    ) -> Summary {
+        let mut kinds: BTreeMap<String, KindCounts> = BTreeMap::new();
+        for (s, r) in discovery.stores.iter().zip(&extraction.reports) {
+            let k = kinds.entry(s.kind.to_string()).or_default();
+            k.stores += 1;
+            k.rows_read += r.rows;
+        }
+        for (k, n) in counts.rows_out {
+            kinds.entry(k).or_default().rows_out = n;
+        }
+        for (k, n) in counts.duplicates {
+            kinds.entry(k).or_default().duplicates = n;
+        }
+        let exit = if diagnostics.iter().any(|d| d.kind.is_read_failure()) {
+            ExitCode::Partial
+        } else {
+            ExitCode::Ok
+        };
+        Summary {
+            exit,
+            load_id,
+            kinds,
+            events: counts.events,
+            diagnostics,
+            links_skipped: discovery.links_skipped,
+            elapsed,
+            outputs,
+            drop_reasons: counts.drop_reasons,
+        }
+    }
+
+    pub fn count(&self, kind: DiagKind) -> usize {
+        self.diagnostics.iter().filter(|d| d.kind == kind).count()
+    }
+
+    /// The end-of-run summary for stderr.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "nanoload: {} events, load_id {}",
+            self.events, self.load_id
+        );
+        let _ = writeln!(
+            s,
+            "  {:<28} {:>6} {:>9} {:>9} {:>10}",
+            "source kind", "stores", "rows read", "rows out", "duplicates"
+        );
+        for (k, c) in &self.kinds {
+            let _ = writeln!(
+                s,
+                "  {:<28} {:>6} {:>9} {:>9} {:>10}",
+                k, c.stores, c.rows_read, c.rows_out, c.duplicates
+            );
+        }
+        let dups: u64 = self.kinds.values().map(|c| c.duplicates).sum();
+        let _ = writeln!(
+            s,
+            "  dropped as duplicates: {dups}; bad lines: {}; bad records: {}; unreadable: {}; losses: {}; warnings: {}; links skipped: {}",
+            self.count(DiagKind::BadLine),
+            self.count(DiagKind::BadRecord),
+            self.count(DiagKind::Unreadable),
+            self.count(DiagKind::Loss),
+            self.count(DiagKind::Warning),
+            self.links_skipped + self.count(DiagKind::SkippedLink),
+        );
+        for (reason, n) in &self.drop_reasons {
+            let _ = writeln!(s, "    {n:>6} {reason}");
+        }
+        let _ = write!(
+            s,
+            "  took {:.2}s; exit code {}",
+            self.elapsed.as_secs_f64(),
+            self.exit as i32
+        );
+        s
+    }
+}

@@ -1,0 +1,87 @@
+//! The run's private workspace: a temp dir outside HOME, removed at the end
+//! (dropped), and the stale ones of killed runs removed at the start.
+//!
+//! ```text
+//! $TMPDIR/nanoload-<pid>-XXXXXX/
+//!   stage/      staged Parquet (one file per store kind, llm_calls, diagnostics, sources)
+//!   scratch/    per-store private copies of SQLite stores (store-000123/)
+//!   duckdb/     DuckDB's spill directory
+//!   sorted-*.parquet   the writer's sorted ranges of OUT (removed as written)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// A workspace that could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("temporary directory: {0}")]
+    Create(#[from] std::io::Error),
+    #[error("the temporary directory {0} is inside HOME; set TMPDIR elsewhere")]
+    InsideHome(PathBuf),
+}
+
+pub struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    /// Remove stale workspaces, then create this run's (never inside `home`).
+    pub fn create(home: &Path) -> Result<Workspace, WorkspaceError> {
+        clean_stale_tempdirs();
+        let dir = tempfile::Builder::new()
+            .prefix(&tempdir_prefix(std::process::id()))
+            .tempdir()?;
+        if dir.path().starts_with(home)
+            || dir.path().canonicalize().is_ok_and(|t| t.starts_with(home))
+        {
+            return Err(WorkspaceError::InsideHome(dir.path().to_path_buf()));
+        }
+        Ok(Workspace { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Staged Parquet files.
+    pub fn stage_dir(&self) -> PathBuf {
+        self.path().join("stage")
+    }
+
+    /// Private copies of SQLite stores, one directory per store.
+    pub fn scratch_dir(&self) -> PathBuf {
+        self.path().join("scratch")
+    }
+
+    /// DuckDB's spill directory.
+    pub fn spill_dir(&self) -> PathBuf {
+        self.path().join("duckdb")
+    }
+}
+
+/// The private temp dir of process `pid`: `$TMPDIR/nanoload-<pid>-XXXXXX`.
+fn tempdir_prefix(pid: u32) -> String {
+    format!("nanoload-{pid}-")
+}
+
+/// Remove private temp dirs that killed runs left behind: only
+/// `nanoload-<pid>-*` directories whose process no longer exists.
+fn clean_stale_tempdirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("nanoload-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid.to_string()).exists();
+        if !alive && pid != std::process::id() && e.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
