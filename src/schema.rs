@@ -26,6 +26,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use serde_json::{Map, Value};
 
 /// `events.agent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -150,7 +151,9 @@ pub struct EventRow {
     pub source_role: Option<Role>,
     pub source_path: String,
     pub source_line: Option<i64>,
-    pub native: Option<String>,
+    /// Everything of the source record without a column of its own: a
+    /// JSON object, serialized (keys sorted) when the batch is built.
+    pub native: Option<Map<String, Value>>,
     /// Ordering group inside a session (ordinal sorts by it first).
     pub x_group: Group,
     /// Index of the row inside its source record (thinking, tool_use…, assistant).
@@ -226,6 +229,46 @@ pub fn events_schema() -> SchemaRef {
     ]))
 }
 
+/// A `native` object as JSON text (serde_json's maps keep keys sorted, so
+/// the text of one value is always the same).
+pub fn native_json(m: &Map<String, Value>) -> String {
+    // a map of JSON values always serializes
+    serde_json::to_string(m).unwrap_or_default()
+}
+
+/// The bytes of [`native_json`], counted without building the text.
+pub fn native_len(m: &Map<String, Value>) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, m);
+    c.0
+}
+
+/// A JSON value as a `native` object (a non-object is kept under `value`).
+pub fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => Map::from_iter([("value".to_string(), other)]),
+    }
+}
+
+fn native_text(rows: &[EventRow]) -> Result<ArrayRef, ArrowError> {
+    let mut b = StringBuilder::with_capacity(rows.len(), 0);
+    for r in rows {
+        b.append_option(r.native.as_ref().map(native_json));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
 /// Build one batch of [`events_schema`] from rows.
 pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
     fn text<'a>(rows: &'a [EventRow], f: impl Fn(&'a EventRow) -> Option<&'a str>) -> ArrayRef {
@@ -271,7 +314,7 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         text(rows, |r| r.source_role.map(Role::as_str)),
         text(rows, |r| Some(&r.source_path)),
         int(rows, |r| r.source_line),
-        text(rows, |r| r.native.as_deref()),
+        native_text(rows)?,
         int32(rows, |r| r.x_group as i32),
         int32(rows, |r| r.x_sub),
         text(rows, |r| r.x_record.as_deref()),

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::diag::{DiagKind, Diagnostic};
-use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType};
+use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType, native_len};
 use crate::stage::{Stage, StageError};
 
 /// Whether a glob names a store, or a further file of a store (whose main
@@ -278,7 +278,7 @@ impl<'a> StoreOutput<'a> {
             _ => row.x_match.take().map(match_key),
         };
         let bytes =
-            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, String::len);
+            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, native_len);
         self.max_row_bytes = self.max_row_bytes.max(bytes);
         self.buf_bytes += bytes;
         self.buf.push(row);

@@ -151,7 +151,9 @@ fn push_entry(out: &mut StoreOutput<'_>, e: Entry) -> Result<(), StoreError> {
                 e.stamp
             ),
         );
-        native = Some(serde_json::json!({ "timestamp_raw": e.stamp }).to_string());
+        native = Some(crate::schema::object(
+            serde_json::json!({ "timestamp_raw": e.stamp }),
+        ));
     }
     out.push(EventRow {
         turn_type: TurnType::User,

@@ -97,7 +97,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             text: Some(format!("memory history #{cursor}: {content}")),
             source_line: Some(line),
             x_group: Group::Record,
-            native: Some(Value::Object(native).to_string()),
+            native: Some(native),
             ..Default::default()
         })?;
     }
@@ -239,7 +239,9 @@ fn legacy(out: &mut StoreOutput<'_>, ws: workspace::WorkspaceIdentity) -> Result
             text: Some(format!("memory history (HISTORY.md): {}", e.content)),
             source_line: Some(e.line),
             x_group: Group::Record,
-            native: Some(serde_json::json!({"cursor": e.cursor, "timestamp": e.stamp}).to_string()),
+            native: Some(crate::schema::object(
+                serde_json::json!({"cursor": e.cursor, "timestamp": e.stamp}),
+            )),
             ..Default::default()
         })?;
     }

@@ -250,8 +250,9 @@ fn is_messaging(channel: &str) -> bool {
     MESSAGING_CHANNELS.contains(&channel)
 }
 
-fn obj_to_string(m: &Map<String, Value>) -> Option<String> {
-    (!m.is_empty()).then(|| canonical_json(&Value::Object(m.clone())))
+/// A `native` object, or none when it is empty.
+fn non_empty(m: &Map<String, Value>) -> Option<Map<String, Value>> {
+    (!m.is_empty()).then(|| m.clone())
 }
 
 impl SessionMapper {
@@ -334,7 +335,7 @@ impl SessionMapper {
         if !meta.metadata.is_empty() {
             native.insert("metadata".into(), Value::Object(meta.metadata.clone()));
         }
-        let mut push = |text: String, meta_row: bool, native: Option<String>| {
+        let mut push = |text: String, meta_row: bool, native: Option<Map<String, Value>>| {
             let sub = rows.len() as i32;
             rows.push(EventRow {
                 ts_local: ts,
@@ -350,7 +351,7 @@ impl SessionMapper {
         push(
             format!("session start: {}", parts.join(" ")),
             false,
-            obj_to_string(&native),
+            non_empty(&native),
         );
         if let (Some(p), false) = (&self.preset, self.has_switch) {
             push(format!("model: {p} (preset)"), true, None);
@@ -482,7 +483,7 @@ impl SessionMapper {
                     x_match: typed,
                     x_call_source: (!hidden)
                         .then(|| if automation { "cron" } else { "user" }.to_string()),
-                    native: obj_to_string(&native),
+                    native: non_empty(&native),
                     ..base.clone()
                 });
             }
@@ -525,7 +526,7 @@ impl SessionMapper {
                             .map(String::from),
                         tool_use_id: call.get("id").and_then(Value::as_str).map(String::from),
                         text: Some(tool_call_text(&args)),
-                        native: obj_to_string(&n),
+                        native: non_empty(&n),
                         ..base.clone()
                     });
                 }
@@ -535,19 +536,15 @@ impl SessionMapper {
                         turn_type: TurnType::Assistant,
                         x_match: text.clone(),
                         text,
-                        native: obj_to_string(&native),
+                        native: non_empty(&native),
                         ..base.clone()
                     });
                 } else if let (Some(last), false) = (rows.last_mut(), native.is_empty()) {
                     // No assistant row (tool calls only): the message's own
                     // native facts ride on its last row.
-                    let mut n: Map<String, Value> = last
-                        .native
-                        .as_deref()
-                        .and_then(|s| serde_json::from_str(s).ok())
-                        .unwrap_or_default();
-                    n.insert("message".into(), Value::Object(native.clone()));
-                    last.native = obj_to_string(&n);
+                    last.native
+                        .get_or_insert_default()
+                        .insert("message".into(), Value::Object(native.clone()));
                 }
                 if let Some(row) = self.switch_row(rec, &base) {
                     rows.push(row);
@@ -562,13 +559,13 @@ impl SessionMapper {
                     .map(String::from),
                 x_match: text.clone(),
                 text,
-                native: obj_to_string(&native),
+                native: non_empty(&native),
                 ..base.clone()
             }),
             _ => rows.push(EventRow {
                 turn_type: TurnType::System,
                 text: text.or_else(|| Some(value.to_string())),
-                native: obj_to_string(&native),
+                native: non_empty(&native),
                 ..base.clone()
             }),
         }
@@ -670,7 +667,7 @@ pub fn bad_line_row_of(base: EventRow, line: i64, reason: &str, raw: &[u8]) -> E
 }
 
 /// `native` of a row that stands for undecodable bytes: the raw text, capped.
-pub fn raw_native(raw: &[u8]) -> String {
+pub fn raw_native(raw: &[u8]) -> Map<String, Value> {
     const CAP: usize = 64 * 1024;
     let s = String::from_utf8_lossy(&raw[..raw.len().min(CAP)]);
     let mut m = Map::new();
@@ -678,7 +675,7 @@ pub fn raw_native(raw: &[u8]) -> String {
     if raw.len() > CAP {
         m.insert("raw_truncated_from_bytes".into(), json!(raw.len()));
     }
-    Value::Object(m).to_string()
+    m
 }
 
 #[cfg(test)]
@@ -718,7 +715,11 @@ mod tests {
         );
         assert_eq!(rows[1].tool_name.as_deref(), Some("exec"));
         assert_eq!(
-            rows[1].native.as_deref(),
+            rows[1]
+                .native
+                .as_ref()
+                .map(crate::schema::native_json)
+                .as_deref(),
             Some(r#"{"arguments":"{\"command\": \"ss -ltnp\"}","type":"function"}"#)
         );
         assert!(

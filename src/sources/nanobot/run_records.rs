@@ -96,7 +96,7 @@ pub fn rows(
         turn_type: TurnType::System,
         ts_utc: updated,
         text: Some(status),
-        native: Some(Value::Object(native).to_string()),
+        native: Some(native),
         x_sub: 2,
         ..base
     });

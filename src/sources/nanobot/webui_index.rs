@@ -68,7 +68,7 @@ pub fn index_rows(v: &Value) -> Result<Vec<EventRow>, String> {
             source_line: Some(1),
             seq: Some(i as i64),
             x_group: Group::Record,
-            native: Some(Value::Object(native).to_string()),
+            native: Some(native),
             ..Default::default()
         });
     }

@@ -189,11 +189,6 @@ fn attach_turn_end(turn: &mut Turn, rec: &Map<String, Value>) {
     let Some(last) = idx.and_then(|i| turn.rows.get_mut(i)) else {
         return;
     };
-    let mut n: Map<String, Value> = last
-        .native
-        .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok())
-        .unwrap_or_default();
     let mut end = Map::new();
     for (k, v) in rec {
         if !matches!(
@@ -203,11 +198,12 @@ fn attach_turn_end(turn: &mut Turn, rec: &Map<String, Value>) {
             end.insert(k.clone(), v.clone());
         }
     }
-    n.insert("turn_end".into(), Value::Object(end));
-    last.native = Some(Value::Object(n).to_string());
+    last.native
+        .get_or_insert_default()
+        .insert("turn_end".into(), Value::Object(end));
 }
 
-fn native_of(rec: &Map<String, Value>, skip: &[&str]) -> Option<String> {
+fn native_of(rec: &Map<String, Value>, skip: &[&str]) -> Option<Map<String, Value>> {
     let m: Map<String, Value> = rec
         .iter()
         .filter(|(k, _)| !FRAME.contains(&k.as_str()) && !skip.contains(&k.as_str()))
@@ -217,7 +213,7 @@ fn native_of(rec: &Map<String, Value>, skip: &[&str]) -> Option<String> {
     if let Some(e) = rec.get("event") {
         m.insert("event".into(), e.clone());
     }
-    Some(Value::Object(m).to_string())
+    Some(m)
 }
 
 /// Map one record (not `turn_end`) to rows. No I/O: the fuzz target calls it.
@@ -295,7 +291,7 @@ pub fn map_record(
                     tool_use_id: id,
                     x_match: t.clone(),
                     text: t,
-                    native: Some(Value::Object(n).to_string()),
+                    native: Some(n),
                     ..base.clone()
                 });
             }

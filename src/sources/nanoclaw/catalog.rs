@@ -132,7 +132,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 text: Some(format!("session start: {}", parts.join(" "))),
                 source_line: r.rowid,
                 x_group: Group::Session,
-                native: Some(json!({"table": "sessions", "record": Value::Object(rec.clone()), "channel_type": channel_v, "platform_id": platform_v}).to_string()),
+                native: Some(crate::schema::object(json!({"table": "sessions", "record": Value::Object(rec.clone()), "channel_type": channel_v, "platform_id": platform_v}))),
                 ..Default::default()
             })?;
         }

@@ -105,7 +105,7 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
         for (k, v) in extra {
             n.insert((*k).into(), v.clone());
         }
-        Some(Value::Object(n).to_string())
+        Some(n)
     };
     let mut rows = Vec::new();
     let meta = o.get("isMeta").and_then(Value::as_bool) == Some(true)
@@ -229,15 +229,10 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
                 extra.push(("usage_counted", json!(true)));
             }
             if let Some(first) = rows.first_mut() {
-                let mut n: Map<String, Value> = first
-                    .native
-                    .as_deref()
-                    .and_then(|s| serde_json::from_str(s).ok())
-                    .unwrap_or_else(|| frame.clone());
+                let n = first.native.get_or_insert_with(|| frame.clone());
                 for (k, v) in extra {
                     n.insert(k.into(), v);
                 }
-                first.native = Some(Value::Object(n).to_string());
             }
             for r in rows.iter_mut().filter(|r| r.native.is_none()) {
                 r.native = native(&[]);
@@ -325,11 +320,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             }
         };
         for row in rows {
-            let native = row
-                .native
-                .as_deref()
-                .map(|s| add_link(s, &id, &ag))
-                .unwrap_or_else(|| add_link("{}", &id, &ag));
+            let mut native = row.native.clone().unwrap_or_default();
+            native.insert("transcript_id".into(), json!(id));
+            native.insert("agent_group_id".into(), json!(ag));
             out.push(EventRow {
                 seq: Some(seq),
                 source_line: Some(n),
@@ -340,17 +333,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         seq += 1;
     }
     Ok(())
-}
-
-fn add_link(native: &str, id: &str, ag: &str) -> String {
-    match serde_json::from_str::<Value>(native) {
-        Ok(Value::Object(mut m)) => {
-            m.insert("transcript_id".into(), json!(id));
-            m.insert("agent_group_id".into(), json!(ag));
-            Value::Object(m).to_string()
-        }
-        _ => native.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -386,9 +368,8 @@ mod tests {
         );
         assert!(
             r[0].native
-                .as_deref()
-                .unwrap_or_default()
-                .contains(r#""usage_counted":true"#)
+                .as_ref()
+                .is_some_and(|n| n.get("usage_counted") == Some(&json!(true)))
         );
     }
 }

@@ -29,7 +29,7 @@ pub fn inbound_native(
     rec: &Map<String, Value>,
     agent_group: &str,
     rules: &SecretRules,
-) -> (Option<String>, Value) {
+) -> (Option<String>, Map<String, Value>) {
     let (m, mut n) = message_native(
         rec,
         "messages_in",
@@ -71,7 +71,7 @@ pub fn inbound_native(
         n.insert("platform_message_id".into(), p.clone());
     }
     n.insert("content".into(), m.content);
-    (m.text, Value::Object(n))
+    (m.text, n)
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
@@ -106,7 +106,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 source_line: r.rowid,
                 x_group: Group::State,
                 x_id: Some(id),
-                native: Some(json!({"table": "delivered", "agent_group_id": db.agent_group, "record": Value::Object(rec.clone())}).to_string()),
+                native: Some(crate::schema::object(json!({"table": "delivered", "agent_group_id": db.agent_group, "record": Value::Object(rec.clone())}))),
                 ..Default::default()
             })?;
         }

@@ -181,9 +181,9 @@ pub fn state_row(table: &str, pk: &[String], row: &TableRow, time_cols: &[&str])
         source_line: row.rowid,
         x_group: Group::State,
         x_id: Some(format!("{table}/{key}")),
-        native: Some(
-            json!({"table": table, "record": Value::Object(row.record.clone())}).to_string(),
-        ),
+        native: Some(crate::schema::object(
+            json!({"table": table, "record": Value::Object(row.record.clone())}),
+        )),
         ..Default::default()
     }
 }
@@ -202,7 +202,8 @@ pub const TIME_COLUMNS: [&str; 9] = [
 ];
 
 /// Maps one message row to (text, native); no I/O.
-pub type MessageMapper = fn(&Map<String, Value>, &str, &SecretRules) -> (Option<String>, Value);
+pub type MessageMapper =
+    fn(&Map<String, Value>, &str, &SecretRules) -> (Option<String>, Map<String, Value>);
 
 /// A session database (inbound.db or outbound.db) opened from its snapshot.
 pub struct SessionDb {
@@ -296,7 +297,7 @@ impl SessionDb {
                 source_line: r.rowid,
                 x_group: group,
                 x_id: rec.get("id").and_then(Value::as_str).map(String::from),
-                native: Some(native.to_string()),
+                native: Some(native),
                 ..Default::default()
             })?;
         }
@@ -318,16 +319,12 @@ impl SessionDb {
             let pk = primary_key(self.conn(), table).map_err(|e| sql_err(table, e))?;
             for r in self.rows(table, &default_order(self.conn(), table))? {
                 let row = state_row(table, &pk, &r, &TIME_COLUMNS);
-                let mut native: Map<String, Value> = row
-                    .native
-                    .as_deref()
-                    .and_then(|n| serde_json::from_str(n).ok())
-                    .unwrap_or_default();
+                let mut native = row.native.clone().unwrap_or_default();
                 native.insert("agent_group_id".into(), json!(self.agent_group));
                 hook(out, &r, &mut native);
                 out.push(EventRow {
                     session_id: Some(self.session.clone()),
-                    native: Some(Value::Object(native).to_string()),
+                    native: Some(native),
                     ..row
                 })?;
             }

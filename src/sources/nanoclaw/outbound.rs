@@ -29,7 +29,7 @@ pub fn outbound_native(
     rec: &Map<String, Value>,
     agent_group: &str,
     rules: &SecretRules,
-) -> (Option<String>, Value) {
+) -> (Option<String>, Map<String, Value>) {
     let (m, mut n) = message_native(
         rec,
         "messages_out",
@@ -51,7 +51,7 @@ pub fn outbound_native(
         n.insert("harness_injection".into(), json!(true));
     }
     n.insert("content".into(), m.content);
-    (m.text, Value::Object(n))
+    (m.text, n)
 }
 
 /// Whether a Claude transcript for `id` exists in the agent group's shared dir.
