@@ -20,6 +20,7 @@ use regex::Regex;
 
 use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType, native_len};
+use crate::snapshot::{Snapshot, open_snapshot};
 use crate::stage::{Stage, StageError};
 
 /// Whether a glob names a store, or a further file of a store (whose main
@@ -255,6 +256,13 @@ impl<'a> StoreOutput<'a> {
             rows: 0,
             diagnostics: Vec::new(),
         }
+    }
+
+    /// The store's private SQLite copy (the database with its `-wal`,
+    /// `-shm`, `-journal`), opened read-only in this store's scratch dir.
+    pub fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        open_snapshot(&self.store.abs, &self.scratch)
+            .map_err(|e| StoreError::Unreadable(e.to_string()))
     }
 
     /// Add a row; the store's identity fills what the row leaves empty.

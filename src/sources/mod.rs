@@ -13,6 +13,7 @@ use crate::store::{Extractor, Glob, GlobPart, KindTraits, PLAIN, StoreRole};
 
 pub mod nanobot;
 pub mod nanoclaw;
+pub mod shared;
 
 const fn store(pattern: &'static str) -> Glob {
     Glob {

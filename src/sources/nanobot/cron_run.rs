@@ -11,15 +11,16 @@
 
 use serde_json::{Map, Value};
 
-use super::run_records::{error_suffix, extract_with, num, rows, s};
+use super::run_records::{error_suffix, extract_with, num, rows};
 use crate::schema::EventRow;
+use crate::sources::shared::str_field;
 use crate::store::{StoreError, StoreOutput};
 
 /// Rows of one cron run record (no I/O).
 pub fn cron_rows(o: &Map<String, Value>) -> Vec<EventRow> {
-    let job_name = s(o, "job_name").unwrap_or_default();
-    let job_id = s(o, "job_id").unwrap_or_default();
-    let run_id = s(o, "run_id").unwrap_or_default();
+    let job_name = str_field(o, "job_name").unwrap_or_default();
+    let job_id = str_field(o, "job_id").unwrap_or_default();
+    let run_id = str_field(o, "run_id").unwrap_or_default();
     let started = run_id
         .split(':')
         .nth(1)
@@ -30,11 +31,13 @@ pub fn cron_rows(o: &Map<String, Value>) -> Vec<EventRow> {
         .and_then(Value::as_str);
     let prompt = match message {
         Some(m) => format!("Scheduled cron job triggered: {job_name}\n\n{m}"),
-        None => s(o, "rendered_prompt").unwrap_or_default().to_string(),
+        None => str_field(o, "rendered_prompt")
+            .unwrap_or_default()
+            .to_string(),
     };
     let mut status = format!(
         "cron run: job {job_name} ({job_id}) run {run_id} status={}",
-        s(o, "status").unwrap_or_default()
+        str_field(o, "status").unwrap_or_default()
     );
     status.push_str(&error_suffix(o));
     rows(o, prompt, started.or(num(o, "updated_at_ms")), status)

@@ -14,13 +14,11 @@
 
 use crate::diag::DiagKind;
 use crate::schema::{LLM_INT_COLUMNS, LlmCallRow};
-use crate::snapshot::open_snapshot;
 use crate::store::{StoreError, StoreOutput};
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;
-    let snap = open_snapshot(&store.abs, &out.scratch)
-        .map_err(|e| StoreError::Unreadable(e.to_string()))?;
+    let snap = out.snapshot()?;
     let conn = &snap.conn;
     let sqlerr = |e: rusqlite::Error| StoreError::Unreadable(format!("llm_calls: {e}"));
     let mut present: Vec<String> = Vec::new();

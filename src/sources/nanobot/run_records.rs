@@ -25,6 +25,7 @@ use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::decode_text;
 use crate::schema::{EventRow, Group, TurnType};
+use crate::sources::shared::str_field;
 use crate::store::{StoreError, StoreOutput};
 use crate::time::from_epoch_ms;
 
@@ -36,10 +37,6 @@ fn workspace_of(rel: &str, home: &Path) -> workspace::WorkspaceIdentity {
         return workspace::WorkspaceIdentity::default();
     }
     workspace::identity(home, parts[0], &parts[..n - 3].join("/"))
-}
-
-pub fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
-    o.get(k).and_then(Value::as_str)
 }
 
 /// ` error=<error>` when the record carries a non-null error, else "".
@@ -64,7 +61,7 @@ pub fn rows(
 ) -> Vec<EventRow> {
     let updated = num(o, "updated_at_ms").and_then(from_epoch_ms);
     let base = EventRow {
-        session_id: s(o, "session_key").map(String::from),
+        session_id: str_field(o, "session_key").map(String::from),
         source_line: Some(1),
         x_group: Group::Record,
         ..Default::default()
@@ -82,7 +79,7 @@ pub fn rows(
         x_sub: 0,
         ..base.clone()
     }];
-    if let Some(r) = s(o, "response") {
+    if let Some(r) = str_field(o, "response") {
         out.push(EventRow {
             turn_type: TurnType::Assistant,
             ts_utc: updated,

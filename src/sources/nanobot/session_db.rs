@@ -20,7 +20,7 @@ use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::decode_text;
 use crate::schema::{EventRow, Group, TurnType};
-use crate::snapshot::open_snapshot;
+use crate::sources::shared::{has_table, no_tables, value_json};
 use crate::store::{StoreError, StoreOutput};
 
 /// Text of a column value; BLOBs decoded lossily, NULL/numbers as `None`.
@@ -33,19 +33,6 @@ fn text_of(v: ValueRef<'_>) -> Option<String> {
     }
 }
 
-pub fn sql_to_json(v: ValueRef<'_>) -> Value {
-    match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::from(i),
-        ValueRef::Real(r) => serde_json::Number::from_f64(r)
-            .map(Value::Number)
-            .unwrap_or(Value::Null),
-        ValueRef::Text(t) | ValueRef::Blob(t) => {
-            Value::String(String::from_utf8_lossy(t).into_owned())
-        }
-    }
-}
-
 struct SessionRow {
     rowid: i64,
     key: String,
@@ -55,29 +42,9 @@ struct SessionRow {
     extra: Map<String, Value>,
 }
 
-/// Whether the database holds no table at all.
-fn no_tables(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
-    conn.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-        [],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n == 0)
-}
-
-fn table_exists(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {
-    conn.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-        [name],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n > 0)
-}
-
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;
-    let snap = open_snapshot(&store.abs, &out.scratch)
-        .map_err(|e| StoreError::Unreadable(e.to_string()))?;
+    let snap = out.snapshot()?;
     let conn = &snap.conn;
     let sqlerr = |what: &str, e: rusqlite::Error| StoreError::Unreadable(format!("{what}: {e}"));
     let version: i64 = conn
@@ -86,8 +53,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     if version > 1 {
         out.diag(DiagKind::Warning, None, None, format!("user_version {version}: newer than the version 1 nanoload knows; read by column name"));
     }
-    let has_sessions = table_exists(conn, "sessions").map_err(|e| sqlerr("schema", e))?;
-    let has_messages = table_exists(conn, "messages").map_err(|e| sqlerr("schema", e))?;
+    let has_sessions = has_table(conn, "sessions").map_err(|e| sqlerr("schema", e))?;
+    let has_messages = has_table(conn, "messages").map_err(|e| sqlerr("schema", e))?;
     if !has_sessions && !has_messages {
         if no_tables(conn).map_err(|e| sqlerr("schema", e))? {
             // nanobot creates the file, then imports the namespace's JSONL in
@@ -145,7 +112,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     // opaque provider conversation state: not read
                     "provider_state" => {}
                     _ => {
-                        s.extra.insert(name.clone(), sql_to_json(v));
+                        s.extra.insert(name.clone(), value_json(v));
                     }
                 }
             }
@@ -234,7 +201,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 turn_type: TurnType::System,
                 text: Some(format!(
                     "parser: unparseable session metadata ({reason}): {}",
-                    preview(&raw)
+                    crate::jsonl::preview(raw.as_bytes(), 200)
                 )),
                 ts_local: s.created_at.as_deref().and_then(crate::time::parse_naive),
                 source_line: Some(s.rowid),
@@ -260,10 +227,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         messages(out, conn, &mut mapper, &key)?;
     }
     Ok(())
-}
-
-fn preview(s: &str) -> String {
-    s.chars().take(200).collect()
 }
 
 /// Keys of sessions holding a `/model` switch reply.
@@ -321,7 +284,7 @@ fn messages(
                     turn_type: TurnType::System,
                     text: Some(format!(
                         "parser: unparseable record {position} ({reason}): {}",
-                        preview(&raw)
+                        crate::jsonl::preview(raw.as_bytes(), 200)
                     )),
                     seq: Some(position),
                     source_line: Some(rowid),

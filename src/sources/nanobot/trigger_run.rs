@@ -10,18 +10,19 @@
 
 use serde_json::{Map, Value};
 
-use super::run_records::{error_suffix, extract_with, num, rows, s};
+use super::run_records::{error_suffix, extract_with, num, rows};
 use crate::schema::EventRow;
+use crate::sources::shared::str_field;
 use crate::store::{StoreError, StoreOutput};
 
 /// Rows of one trigger run record (no I/O).
 pub fn trigger_rows(o: &Map<String, Value>) -> Vec<EventRow> {
-    let id = s(o, "trigger_id").unwrap_or_default();
-    let name = s(o, "trigger_name").filter(|n| !n.is_empty());
+    let id = str_field(o, "trigger_id").unwrap_or_default();
+    let name = str_field(o, "trigger_name").filter(|n| !n.is_empty());
     let prompt = format!(
         "Local trigger received: {}\n\n{}",
         name.unwrap_or(id),
-        s(o, "content").unwrap_or_default()
+        str_field(o, "content").unwrap_or_default()
     );
     let attempts = o
         .get("attempts")
@@ -30,8 +31,8 @@ pub fn trigger_rows(o: &Map<String, Value>) -> Vec<EventRow> {
     let mut status = format!(
         "trigger run: trigger {} ({id}) delivery {} status={} attempts={attempts}",
         name.unwrap_or(id),
-        s(o, "delivery_id").unwrap_or_default(),
-        s(o, "status").unwrap_or_default()
+        str_field(o, "delivery_id").unwrap_or_default(),
+        str_field(o, "status").unwrap_or_default()
     );
     status.push_str(&error_suffix(o));
     rows(o, prompt, num(o, "created_at_ms"), status)

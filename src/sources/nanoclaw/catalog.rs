@@ -20,10 +20,10 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::content::{REDACTED, SecretRules, answer_secrets};
-use super::{TIME_COLUMNS, default_order, has_table, primary_key, read_table, state_row};
+use super::{TIME_COLUMNS, default_order, primary_key, read_table, state_row};
 use crate::diag::DiagKind;
 use crate::schema::{EventRow, Group, TurnType};
-use crate::snapshot::open_snapshot;
+use crate::sources::shared::has_table;
 use crate::store::{StoreError, StoreOutput};
 
 /// (table, columns never read)
@@ -60,8 +60,7 @@ pub fn redact_options_json(text: &str, rules: &SecretRules) -> String {
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;
-    let snap = open_snapshot(&store.abs, &out.scratch)
-        .map_err(|e| StoreError::Unreadable(e.to_string()))?;
+    let snap = out.snapshot()?;
     let conn = &snap.conn;
     let rules = SecretRules::new(out.options.secret_patterns.clone());
     let err = |what: &str, e: rusqlite::Error| StoreError::Unreadable(format!("{what}: {e}"));

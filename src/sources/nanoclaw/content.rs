@@ -21,6 +21,7 @@
 //! for `native` (every occurrence) and in the option of the question card.
 //! Attachment `data` (base64 bytes) is always dropped.
 
+use crate::sources::shared::str_field;
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
@@ -68,10 +69,6 @@ pub struct Mapped {
     pub subtype: Option<String>,
     /// Secret values that were redacted (never output; for callers' counts).
     pub redacted: usize,
-}
-
-fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
-    o.get(k).and_then(Value::as_str)
 }
 
 /// Secret-shaped answers anywhere in a content value: every string under a
@@ -129,8 +126,8 @@ pub fn message_native(
     keys: &[&str],
     rules: &SecretRules,
 ) -> (Mapped, Map<String, Value>) {
-    let kind = s(rec, "kind").unwrap_or_default();
-    let content = s(rec, "content").unwrap_or_default();
+    let kind = str_field(rec, "kind").unwrap_or_default();
+    let content = str_field(rec, "content").unwrap_or_default();
     let m = map_content(kind, content, table == "messages_out", rules);
     let mut n = Map::new();
     n.insert("table".into(), json!(table));
@@ -166,10 +163,10 @@ pub fn map_content(kind: &str, content: &str, outbound: bool, rules: &SecretRule
     m.redacted = secrets.len();
     scrub(&mut value, &secrets);
     if let Value::Object(o) = &value {
-        m.question_id = s(o, "questionId").map(String::from);
-        m.subtype = s(o, "type")
-            .or(s(o, "action"))
-            .or(s(o, "operation"))
+        m.question_id = str_field(o, "questionId").map(String::from);
+        m.subtype = str_field(o, "type")
+            .or(str_field(o, "action"))
+            .or(str_field(o, "operation"))
             .map(String::from);
         m.text = text_of(kind, o, outbound);
     } else if let Value::String(t) = &value {
@@ -180,9 +177,9 @@ pub fn map_content(kind: &str, content: &str, outbound: bool, rules: &SecretRule
 }
 
 fn text_of(kind: &str, o: &Map<String, Value>, outbound: bool) -> Option<String> {
-    if let Some(t) = s(o, "type") {
+    if let Some(t) = str_field(o, "type") {
         match t {
-            "question_response" => return s(o, "selectedOption").map(String::from),
+            "question_response" => return str_field(o, "selectedOption").map(String::from),
             "cli_response" => {
                 let frame = o.get("frame");
                 let ok = frame
@@ -191,12 +188,12 @@ fn text_of(kind: &str, o: &Map<String, Value>, outbound: bool) -> Option<String>
                     .unwrap_or_default();
                 return Some(format!(
                     "cli_response {} ok={ok}",
-                    s(o, "requestId").unwrap_or_default()
+                    str_field(o, "requestId").unwrap_or_default()
                 ));
             }
             "ask_question" => {
-                let mut lines = vec![s(o, "title").unwrap_or_default().to_string()];
-                if let Some(q) = s(o, "question").filter(|q| !q.is_empty()) {
+                let mut lines = vec![str_field(o, "title").unwrap_or_default().to_string()];
+                if let Some(q) = str_field(o, "question").filter(|q| !q.is_empty()) {
                     lines.push(q.to_string());
                 }
                 for opt in o
@@ -215,30 +212,30 @@ fn text_of(kind: &str, o: &Map<String, Value>, outbound: bool) -> Option<String>
                 }
                 return Some(lines.join("\n"));
             }
-            "card" => return s(o, "fallbackText").map(String::from),
+            "card" => return str_field(o, "fallbackText").map(String::from),
             _ => {}
         }
     }
-    match s(o, "operation") {
-        Some("reaction") => return s(o, "emoji").map(String::from),
-        Some("edit") => return s(o, "text").map(String::from),
+    match str_field(o, "operation") {
+        Some("reaction") => return str_field(o, "emoji").map(String::from),
+        Some("edit") => return str_field(o, "text").map(String::from),
         _ => {}
     }
-    if let Some(action) = s(o, "action") {
+    if let Some(action) = str_field(o, "action") {
         let detail = match action {
             "cli_request" => {
                 let args = o.get("args").map(Value::to_string).unwrap_or_default();
-                format!(" {} {args}", s(o, "command").unwrap_or_default())
+                format!(" {} {args}", str_field(o, "command").unwrap_or_default())
             }
-            "create_agent" => format!(" {}", s(o, "name").unwrap_or_default()),
+            "create_agent" => format!(" {}", str_field(o, "name").unwrap_or_default()),
             _ => String::new(),
         };
         return Some(format!("{action}{detail}"));
     }
     if kind == "task" && !outbound {
-        return s(o, "prompt").map(String::from);
+        return str_field(o, "prompt").map(String::from);
     }
-    s(o, "text").map(String::from)
+    str_field(o, "text").map(String::from)
 }
 
 #[cfg(test)]

@@ -14,12 +14,12 @@
 //! integers beyond 2^53 as strings); credential columns never leave here.
 
 use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 use serde_json::{Map, Value, json};
 
 use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{EventRow, Group, TurnType};
-use crate::snapshot::{Snapshot, open_snapshot};
+use crate::snapshot::Snapshot;
+use crate::sources::shared::{column_json, has_table};
 use crate::store::{StoreError, StoreOutput};
 use content::SecretRules;
 
@@ -49,35 +49,10 @@ pub fn session_parts(rel: &str) -> Option<(String, String, String)> {
     }
 }
 
-/// A column value as JSON: integers beyond ±2^53 become strings; text stays text.
-pub fn column_json(v: ValueRef<'_>) -> Value {
-    const SAFE: i64 = 1 << 53;
-    match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) if (-SAFE..=SAFE).contains(&i) => json!(i),
-        ValueRef::Integer(i) => Value::String(i.to_string()),
-        ValueRef::Real(r) => serde_json::Number::from_f64(r)
-            .map(Value::Number)
-            .unwrap_or(Value::Null),
-        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Value::String(format!("<{} bytes>", b.len())),
-    }
-}
-
 /// One table row: rowid and columns by name (minus `exclude`).
 pub struct TableRow {
     pub rowid: Option<i64>,
     pub record: Map<String, Value>,
-}
-
-/// Whether a table exists.
-pub fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
-    conn.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-        [table],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n > 0)
 }
 
 /// Primary-key columns of a table, in key order (empty: none).
@@ -241,8 +216,7 @@ impl SessionDb {
                     .code(code),
             );
         }
-        let snap = open_snapshot(&store.abs, &out.scratch)
-            .map_err(|e| StoreError::Unreadable(e.to_string()))?;
+        let snap = out.snapshot()?;
         let rules = SecretRules::new(out.options.secret_patterns.clone());
         Ok(SessionDb {
             snap,
@@ -350,18 +324,6 @@ mod tests {
                 "ag-1".to_string(),
                 "sess-2".to_string()
             ))
-        );
-    }
-
-    #[test]
-    fn big_integers_become_strings() {
-        assert_eq!(
-            column_json(ValueRef::Integer(1 << 53)),
-            json!(9007199254740992i64)
-        );
-        assert_eq!(
-            column_json(ValueRef::Integer((1 << 53) + 1)),
-            json!("9007199254740993")
         );
     }
 }

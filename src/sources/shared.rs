@@ -1,0 +1,98 @@
+//! Helpers every extractor may use, in one place: JSON field access and
+//! SQLite schema probes and column values. (Opening a store's private
+//! SQLite copy is [`crate::store::StoreOutput::snapshot`].)
+//!
+//! ```text
+//! str_field(obj, "k")        a string field of a JSON object
+//! has_table / no_tables      sqlite_master probes
+//! value_json                 a column as JSON, every integer exact      (nanobot session databases)
+//! column_json                a column as JSON, JavaScript-safe numbers  (nanoclaw databases)
+//! ```
+
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+use serde_json::{Map, Value, json};
+
+/// A string field of a JSON object (`None` when absent or not a string).
+pub fn str_field<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+/// Whether a table exists.
+pub fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// Whether the database holds no table at all.
+pub fn no_tables(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n == 0)
+}
+
+/// A column value as JSON as nanobot's own reader sees it: integers exact,
+/// text and BLOBs as (lossily decoded) text.
+pub fn value_json(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(r) => serde_json::Number::from_f64(r)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            Value::String(String::from_utf8_lossy(t).into_owned())
+        }
+    }
+}
+
+/// A column value as JSON for nanoclaw's tables, read by JavaScript:
+/// integers beyond ±2^53 become strings (a JS number would round them);
+/// text stays text; a BLOB is named by its size only (attachments).
+pub fn column_json(v: ValueRef<'_>) -> Value {
+    const SAFE: i64 = 1 << 53;
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) if (-SAFE..=SAFE).contains(&i) => json!(i),
+        ValueRef::Integer(i) => Value::String(i.to_string()),
+        ValueRef::Real(r) => serde_json::Number::from_f64(r)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::String(format!("<{} bytes>", b.len())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanoclaw_big_integers_become_strings() {
+        assert_eq!(
+            column_json(ValueRef::Integer(1 << 53)),
+            json!(9007199254740992i64)
+        );
+        assert_eq!(
+            column_json(ValueRef::Integer((1 << 53) + 1)),
+            json!("9007199254740993")
+        );
+    }
+
+    #[test]
+    fn nanobot_integers_stay_exact_and_blobs_are_text() {
+        assert_eq!(
+            value_json(ValueRef::Integer((1 << 53) + 1)),
+            json!(9007199254740993i64)
+        );
+        assert_eq!(value_json(ValueRef::Blob(b"ab")), json!("ab"));
+        assert_eq!(column_json(ValueRef::Blob(b"ab")), json!("<2 bytes>"));
+    }
+}
