@@ -30,6 +30,11 @@ fn golden_file(home: &str) -> PathBuf {
     golden_dir().join(format!("{}.txt", home.replace('/', "-")))
 }
 
+/// The first 300 characters of a line (never cut inside a character).
+fn head(line: &str) -> String {
+    line.chars().take(300).collect()
+}
+
 /// The first lines where two renderings differ, for the failure message.
 fn first_differences(want: &str, got: &str) -> String {
     let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
@@ -42,8 +47,8 @@ fn first_differences(want: &str, got: &str) -> String {
                 s,
                 "  line {}:\n    want {}\n    got  {}",
                 i + 1,
-                a.map_or("<none>", |x| &x[..x.len().min(300)]),
-                b.map_or("<none>", |x| &x[..x.len().min(300)])
+                a.map_or("<none>".into(), |x| head(x)),
+                b.map_or("<none>".into(), |x| head(x))
             );
             shown += 1;
         }
