@@ -98,8 +98,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     text.push_str(&format!(" {k}={}", super::key_text(Some(v))));
                 }
             }
-            out.push(EventRow {
-                session_id: Some(db.session.clone()),
+            db.push(
+                out,
+                EventRow {
                 ts_utc: rec.get("delivered_at").and_then(Value::as_str).and_then(crate::time::parse_utc),
                 turn_type: TurnType::System,
                 text: Some(text),
@@ -108,7 +109,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 x_id: Some(id),
                 native: Some(crate::schema::object(json!({"table": "delivered", "agent_group_id": db.agent_group, "record": Value::Object(rec.clone())}))),
                 ..Default::default()
-            })?;
+            },
+            )?;
         }
     }
     db.push_state(out, &["destinations", "session_routing"], |_, _, _| {})

@@ -230,6 +230,14 @@ impl SessionDb {
         &self.snap.conn
     }
 
+    /// Push a row of this session (every row of a session database is one).
+    pub fn push(&self, out: &mut StoreOutput<'_>, row: EventRow) -> Result<(), StoreError> {
+        out.push(EventRow {
+            session_id: Some(self.session.clone()),
+            ..row
+        })
+    }
+
     pub fn has(&self, table: &str) -> Result<bool, StoreError> {
         has_table(self.conn(), table).map_err(|e| sql_err("schema", e))
     }
@@ -259,21 +267,23 @@ impl SessionDb {
         for r in self.rows(table, "seq, id")? {
             let rec = &r.record;
             let (text, native) = map(rec, &self.agent_group, &self.rules);
-            out.push(EventRow {
-                session_id: Some(self.session.clone()),
-                seq: rec.get("seq").and_then(Value::as_i64),
-                ts_utc: rec
-                    .get("timestamp")
-                    .and_then(Value::as_str)
-                    .and_then(crate::time::parse_utc),
-                turn_type,
-                text,
-                source_line: r.rowid,
-                x_group: group,
-                x_id: rec.get("id").and_then(Value::as_str).map(String::from),
-                native: Some(native),
-                ..Default::default()
-            })?;
+            self.push(
+                out,
+                EventRow {
+                    seq: rec.get("seq").and_then(Value::as_i64),
+                    ts_utc: rec
+                        .get("timestamp")
+                        .and_then(Value::as_str)
+                        .and_then(crate::time::parse_utc),
+                    turn_type,
+                    text,
+                    source_line: r.rowid,
+                    x_group: group,
+                    x_id: rec.get("id").and_then(Value::as_str).map(String::from),
+                    native: Some(native),
+                    ..Default::default()
+                },
+            )?;
         }
         Ok(())
     }
@@ -296,11 +306,13 @@ impl SessionDb {
                 let mut native = row.native.clone().unwrap_or_default();
                 native.insert("agent_group_id".into(), json!(self.agent_group));
                 hook(out, &r, &mut native);
-                out.push(EventRow {
-                    session_id: Some(self.session.clone()),
-                    native: Some(native),
-                    ..row
-                })?;
+                self.push(
+                    out,
+                    EventRow {
+                        native: Some(native),
+                        ..row
+                    },
+                )?;
             }
         }
         Ok(())
