@@ -33,7 +33,7 @@ pub mod output;
 #[cfg(feature = "engine")]
 pub mod run;
 #[cfg(feature = "engine")]
-pub mod views;
+pub mod steps;
 
 #[cfg(feature = "engine")]
 pub use run::{ExitCode, Options, Summary, run};

@@ -1,5 +1,5 @@
-//! The numbered SQL files of `sql/`, embedded in the binary and run in order
-//! inside DuckDB.
+//! The steps: the numbered SQL files of `sql/`, embedded in the binary and
+//! run in order inside DuckDB. Each step creates tables, named by what they are.
 //!
 //! ```text
 //! sql/V001__raw_events.sql … sql/V0NN__name.sql    zero-padded, contiguous, unique
@@ -11,7 +11,7 @@
 use duckdb::Connection;
 
 /// (file name, SQL text), in version order.
-pub const MIGRATIONS: &[(&str, &str)] = &[
+pub const STEPS: &[(&str, &str)] = &[
     (
         "V001__session_identity.sql",
         include_str!("../sql/V001__session_identity.sql"),
@@ -53,22 +53,22 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
 
 #[derive(Debug, thiserror::Error)]
 #[error("sql/{file}: {source}")]
-pub struct ViewError {
+pub struct StepError {
     pub file: &'static str,
     #[source]
     pub source: duckdb::Error,
 }
 
-/// Run every migration in order.
-pub fn run_all(conn: &Connection) -> Result<(), ViewError> {
-    for (file, sql) in MIGRATIONS {
+/// Run every step in order.
+pub fn run_all(conn: &Connection) -> Result<(), StepError> {
+    for (file, sql) in STEPS {
         conn.execute_batch(sql)
-            .map_err(|source| ViewError { file, source })?;
+            .map_err(|source| StepError { file, source })?;
     }
     Ok(())
 }
 
-/// The version number of a migration file name (`V012__x.sql` → 12).
+/// The version number of a step file name (`V012__x.sql` → 12).
 pub fn version_of(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('V')?;
     let (num, tail) = rest.split_once("__")?;
@@ -90,15 +90,15 @@ mod tests {
             .filter(|n| n.ends_with(".sql"))
             .collect();
         on_disk.sort();
-        let embedded: Vec<String> = MIGRATIONS.iter().map(|(n, _)| n.to_string()).collect();
+        let embedded: Vec<String> = STEPS.iter().map(|(n, _)| n.to_string()).collect();
         assert_eq!(embedded, on_disk);
-        let versions: Vec<Option<u32>> = MIGRATIONS.iter().map(|(n, _)| version_of(n)).collect();
-        let want: Vec<Option<u32>> = (1..=MIGRATIONS.len() as u32).map(Some).collect();
+        let versions: Vec<Option<u32>> = STEPS.iter().map(|(n, _)| version_of(n)).collect();
+        let want: Vec<Option<u32>> = (1..=STEPS.len() as u32).map(Some).collect();
         assert_eq!(
             versions, want,
             "versions must be V001… contiguous and unique"
         );
-        for (name, sql) in MIGRATIONS {
+        for (name, sql) in STEPS {
             let text = std::fs::read_to_string(format!("{dir}/{name}"))?;
             assert_eq!(&text, sql, "{name} embedded text differs from the file");
             for word in ["Purpose:", "Grain:", "Inputs:"] {
