@@ -18,12 +18,13 @@
 -- Grain:   session_identity: one row per distinct (agent, instance,
 --          session_id, x_namespace, store kind class) of the staged rows;
 --          promoted_stores, demoted_stores: one row per store path.
--- Inputs:  stage_events, diagnostics.
+-- Inputs:  stage_events, diagnostics, sources, kinds.
 CREATE TABLE session_keys AS
-SELECT DISTINCT agent, instance, session_id, x_namespace,
-    source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl') AS is_store
-FROM stage_events
-WHERE session_id IS NOT NULL;
+SELECT DISTINCT s.agent, s.instance, s.session_id, s.x_namespace,
+    k.session_store IS NOT NULL AS is_store
+FROM stage_events s
+LEFT JOIN kinds k ON k.source_kind = s.source_kind
+WHERE s.session_id IS NOT NULL;
 
 -- which namespaces hold which key (session stores with a namespace)
 CREATE TABLE namespace_keys AS
@@ -68,10 +69,11 @@ SELECT 'warning' AS kind, e.agent, e.instance, min(e.source_path) AS source_path
     || ' store(s) keep namespace '''' (their own session_uid)' AS message,
     e.session_id, 'namespace_unresolved' AS code
 FROM stage_events e
+LEFT JOIN kinds k ON k.source_kind = e.source_kind
 JOIN session_identity i
   ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
  AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace
- AND i.is_store = (e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl'))
+ AND i.is_store = (k.session_store IS NOT NULL)
 -- (a session store outside any namespace that no namespace shares the key
 -- with is simply its own session: no warning)
 WHERE i.unresolved AND NOT (i.is_store AND i.holders = 0)
@@ -85,11 +87,13 @@ SELECT DISTINCT s.source_path
 FROM sources s
 JOIN (SELECT regexp_replace(source_path, '/sessions\.sqlite3$', '') AS ns_dir
       FROM diagnostics WHERE code = 'session_db_empty') d
-  ON s.source_kind = 'nanobot.session_jsonl' AND s.source_role = 'secondary'
+  ON s.source_role = 'secondary'
  AND s.source_path LIKE d.ns_dir || '/%' AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
 -- canonical files only: a legacy-named one is never loaded by nanobot
 SEMI JOIN (SELECT DISTINCT source_path FROM stage_events
-           WHERE source_kind = 'nanobot.session_jsonl' AND NOT x_legacy) c USING (source_path);
+           WHERE source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl')
+             AND NOT x_legacy) c USING (source_path)
+WHERE s.source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl');
 
 -- Legacy copies beside a store of record of the same session.
 CREATE TABLE demoted_stores AS
@@ -99,7 +103,7 @@ WITH uids AS (
     JOIN session_identity i
       ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
      AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
-    WHERE e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+    WHERE e.source_kind IN (SELECT source_kind FROM kinds WHERE session_store IS NOT NULL)
 )
 SELECT DISTINCT l.source_path
 FROM uids l

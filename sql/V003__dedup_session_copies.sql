@@ -69,7 +69,7 @@ CREATE TABLE primary_sessions AS
 SELECT DISTINCT session_uid
 FROM raw_events
 WHERE source_role = 'primary' AND session_uid IS NOT NULL
-  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
+  AND session_store IS NOT NULL;
 
 CREATE TABLE dropped_rows AS
 SELECT r.x_row, r.source_kind, d.reason

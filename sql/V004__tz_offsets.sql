@@ -21,15 +21,14 @@ CREATE TABLE tz_session_users AS
 SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept
 WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_local IS NOT NULL
-  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
+  AND session_store IS NOT NULL;
 
 -- UTC-stamped records that have a session copy: WebUI user records, run prompts.
 CREATE TABLE tz_utc_records AS
-SELECT instance, session_uid, ts_utc, x_match,
-    CASE WHEN source_kind = 'nanobot.webui_transcript' THEN 'webui' ELSE 'run' END AS kind
+SELECT instance, session_uid, ts_utc, x_match, turn_copy AS kind
 FROM events_kept
 WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_utc IS NOT NULL AND session_id IS NOT NULL
-  AND source_kind IN ('nanobot.webui_transcript', 'nanobot.cron_run', 'nanobot.trigger_run');
+  AND turn_copy IS NOT NULL;
 
 -- d = local − utc in milliseconds; a candidate o (minutes) fits when the
 -- corrected local time lands in the window.

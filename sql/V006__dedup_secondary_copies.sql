@@ -25,7 +25,7 @@ SELECT session_uid, source_path, turn_type, x_match, tool_use_id, ts_local, time
         PARTITION BY session_uid, source_path
         ORDER BY seq, source_line, x_sub ROWS UNBOUNDED PRECEDING) AS turn_no
 FROM events_utc
-WHERE agent = 'nanobot' AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+WHERE agent = 'nanobot' AND session_store IS NOT NULL
   AND seq IS NOT NULL AND session_uid IS NOT NULL;
 
 CREATE TABLE session_turns AS
@@ -53,14 +53,13 @@ SELECT DISTINCT instance FROM events_utc, params WHERE params.given_offset_minut
 CREATE TABLE copy_rows AS
 SELECT e.x_row, e.source_kind, e.instance, e.session_uid, e.turn_type, e.x_match,
     e.tool_use_id, e.timestamp_utc,
-    CASE WHEN e.source_kind = 'nanobot.webui_transcript'
+    CASE WHEN e.turn_copy = 'webui'
          THEN coalesce('turn:' || e.x_turn, e.source_path || ':' || CAST(e.source_line AS VARCHAR))
          ELSE e.source_path END AS copy_turn,
     k.instance IS NOT NULL AS offset_known
 FROM events_utc e
 LEFT JOIN offset_known k ON k.instance = e.instance
-WHERE e.source_kind IN ('nanobot.webui_transcript', 'nanobot.cron_run', 'nanobot.trigger_run')
-  AND e.session_uid IS NOT NULL;
+WHERE e.turn_copy IS NOT NULL AND e.session_uid IS NOT NULL;
 
 CREATE TABLE copy_turns AS
 SELECT session_uid, copy_turn,
@@ -83,7 +82,7 @@ CREATE TABLE window_drops AS
 SELECT c.x_row, c.source_kind,
     'same text in a session within 2 s (local time)' AS reason
 FROM events_utc c
-WHERE c.source_kind = 'nanobot.cli_history' AND c.ts_local IS NOT NULL
+WHERE c.prompt_copy AND c.ts_local IS NOT NULL
   AND EXISTS (
     SELECT 1 FROM session_turn_rows s
     WHERE s.turn_type = 'user' AND s.x_match = c.x_match AND s.ts_local IS NOT NULL
@@ -130,14 +129,14 @@ CREATE TABLE session_projects AS
 SELECT session_uid, min(project_path) AS project_path
 FROM events_utc
 WHERE agent = 'nanobot' AND project_path IS NOT NULL AND session_uid IS NOT NULL
-  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+  AND session_store IS NOT NULL
 GROUP BY ALL;
 
 CREATE TABLE events_final AS
 SELECT e.* REPLACE (coalesce(e.project_path, p.project_path) AS project_path)
 FROM events_utc e
 LEFT JOIN session_projects p
-       ON e.source_kind = 'nanobot.webui_transcript' AND p.session_uid = e.session_uid
+       ON e.turn_copy = 'webui' AND p.session_uid = e.session_uid
 ANTI JOIN window_drops d USING (x_row);
 
 -- events_utc (a full copy of every row) is not read after this file: free

@@ -22,17 +22,17 @@ WHERE agent = 'nanoclaw';
 CREATE TABLE nc_folders AS
 SELECT DISTINCT instance, j->'record'->>'id' AS agent_group_id, j->'record'->>'folder' AS folder
 FROM nc_rows
-WHERE source_kind = 'nanoclaw.catalog' AND (j->>'table') = 'agent_groups';
+WHERE nanoclaw = 'catalog' AND (j->>'table') = 'agent_groups';
 
 CREATE TABLE nc_delivered AS
 SELECT x_row, instance, session_id, x_id AS message_out_id, j->'record' AS record
 FROM nc_rows
-WHERE source_kind = 'nanoclaw.inbound' AND (j->>'table') = 'delivered';
+WHERE nanoclaw = 'inbound' AND (j->>'table') = 'delivered';
 
 CREATE TABLE nc_outbound AS
 SELECT instance, session_id, x_id AS message_out_id
 FROM nc_rows
-WHERE source_kind = 'nanoclaw.outbound' AND (j->>'table') = 'messages_out';
+WHERE nanoclaw = 'outbound' AND (j->>'table') = 'messages_out';
 
 CREATE TABLE nc_delivery_joined AS
 SELECT d.*
@@ -44,7 +44,7 @@ SELECT DISTINCT instance, session_id,
     j->'continuation'->>'provider' AS provider,
     j->'continuation'->>'id' AS continuation_id
 FROM nc_rows
-WHERE source_kind = 'nanoclaw.outbound' AND (j->'continuation') IS NOT NULL;
+WHERE nanoclaw = 'outbound' AND (j->'continuation') IS NOT NULL;
 
 CREATE TABLE nc_transcript_sessions AS
 SELECT instance, continuation_id, min(session_id) AS session_id
@@ -57,9 +57,9 @@ SELECT DISTINCT 'loss', 'nanoclaw', r.instance, regexp_replace(r.source_path, '/
     'session folder has no row in data/v2.db sessions: its rows are kept, the agent group taken from the path',
     r.session_id, 'catalog_row_missing'
 FROM nc_rows r
-WHERE r.source_kind IN ('nanoclaw.inbound', 'nanoclaw.outbound')
+WHERE r.nanoclaw IN ('inbound', 'outbound')
   AND NOT EXISTS (SELECT 1 FROM nc_rows c
-                  WHERE c.source_kind = 'nanoclaw.catalog' AND c.x_group = 0
+                  WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
                     AND c.instance = r.instance AND c.session_id = r.session_id);
 
 -- A catalog session whose folder is gone: both session DBs are lost.
@@ -71,24 +71,25 @@ SELECT DISTINCT 'loss', 'nanoclaw', c.instance,
     'session folder missing (inbound.db and outbound.db are created with the session): only the catalog row remains',
     c.session_id, 'session_folder_missing'
 FROM nc_rows c
-WHERE c.source_kind = 'nanoclaw.catalog' AND c.x_group = 0
+WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
   AND NOT EXISTS (SELECT 1 FROM sources s
-                  WHERE s.source_kind IN ('nanoclaw.inbound', 'nanoclaw.outbound')
+                  WHERE s.source_kind IN (SELECT source_kind FROM kinds
+                                          WHERE nanoclaw IN ('inbound', 'outbound'))
                     AND s.instance = c.instance
                     AND s.source_path LIKE '%data/v2-sessions/%/' || c.session_id || '/%');
 
 CREATE TABLE events_linked AS
 SELECT e.* REPLACE (
-        CASE WHEN e.source_kind = 'nanoclaw.claude_transcript' THEN coalesce(e.session_id, t.session_id)
+        CASE WHEN e.nanoclaw = 'transcript' THEN coalesce(e.session_id, t.session_id)
              ELSE e.session_id END AS session_id,
-        CASE WHEN e.source_kind = 'nanoclaw.claude_transcript' AND e.session_id IS NULL AND t.session_id IS NOT NULL
+        CASE WHEN e.nanoclaw = 'transcript' AND e.session_id IS NULL AND t.session_id IS NOT NULL
              THEN left(sha256('nanoclaw' || chr(0) || e.instance || chr(0) || '' || chr(0) || t.session_id), 16)
              ELSE e.session_uid END AS session_uid,
         coalesce(e.project_path, 'groups/' || f.folder) AS project_path,
         CASE WHEN dj.message_out_id IS NOT NULL
              THEN CAST(json_merge_patch(e.native::JSON, json_object('delivered', dj.record)) AS VARCHAR)
              ELSE e.native END AS native,
-        CASE WHEN e.source_kind = 'nanoclaw.inbound' AND (e.native::JSON->>'table') = 'delivered'
+        CASE WHEN e.nanoclaw = 'inbound' AND (e.native::JSON->>'table') = 'delivered'
              THEN e.text || ' (outbound row missing)'
              ELSE e.text END AS text)
 FROM events_final e
@@ -96,10 +97,10 @@ LEFT JOIN nc_folders f
        ON e.agent = 'nanoclaw' AND f.instance = e.instance
       AND f.agent_group_id = (CAST(e.native AS JSON)->>'agent_group_id')
 LEFT JOIN nc_transcript_sessions t
-       ON e.source_kind = 'nanoclaw.claude_transcript' AND t.instance = e.instance
+       ON e.nanoclaw = 'transcript' AND t.instance = e.instance
       AND t.continuation_id = (CAST(e.native AS JSON)->>'transcript_id')
 LEFT JOIN nc_delivery_joined dj
-       ON e.source_kind = 'nanoclaw.outbound' AND dj.instance = e.instance
+       ON e.nanoclaw = 'outbound' AND dj.instance = e.instance
       AND dj.session_id = e.session_id AND dj.message_out_id = e.x_id
 WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined);
 

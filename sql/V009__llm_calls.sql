@@ -25,7 +25,7 @@ FROM events_linked e
 JOIN order_paths p USING (source_path)
 JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
                      AND s.session_id = e.session_id AND s.session_uid = e.session_uid
-WHERE e.agent = 'nanobot' AND e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+WHERE e.agent = 'nanobot' AND e.session_store IS NOT NULL
   AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL
   AND e.turn_type <> 'system';
 

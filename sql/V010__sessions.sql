@@ -11,7 +11,8 @@
 --          backing continuation and the declared losses.
 --          The namespace and session_uid close the row.
 -- Grain:   one row per session_uid.
--- Inputs:  events (V008), llm_calls (V009), session_identity (V001), diagnostics.
+-- Inputs:  events (V008), llm_calls (V009), session_identity (V001), diagnostics,
+--          kinds.
 CREATE TABLE session_starts AS
 SELECT session_uid, source_role, native::JSON AS j, timestamp_local,
     row_number() OVER (PARTITION BY session_uid
@@ -34,7 +35,8 @@ CREATE TABLE session_continuations AS
 SELECT session_uid,
     string_agg(DISTINCT (native::JSON->'continuation'->>'provider') || ':' || (native::JSON->'continuation'->>'id'), ',') AS continuation
 FROM events
-WHERE source_kind = 'nanoclaw.outbound' AND (native::JSON->'continuation') IS NOT NULL
+WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'outbound')
+  AND (native::JSON->'continuation') IS NOT NULL
 GROUP BY ALL;
 
 CREATE TABLE sessions AS
@@ -52,12 +54,13 @@ WITH ev AS (
         count(DISTINCT tool_use_id) FILTER (turn_type = 'tool_use') AS tool_calls,
         min(parent_session_id) AS parent_session_id,
         min(project_path) AS project_path,
-        bool_or(source_role = 'primary' AND source_kind IN
-                ('nanobot.session_db', 'nanobot.session_jsonl', 'nanoclaw.inbound', 'nanoclaw.outbound')) AS in_primary_store,
+        bool_or(source_role = 'primary' AND message_store) AS in_primary_store,
         string_agg(DISTINCT source_kind, ',' ORDER BY source_kind) AS source_kinds,
-        count(*) FILTER (source_kind = 'nanoclaw.inbound' AND turn_type = 'user') AS messages_in,
-        count(*) FILTER (source_kind = 'nanoclaw.outbound' AND turn_type = 'assistant') AS messages_out
-    FROM events
+        count(*) FILTER (nanoclaw = 'inbound' AND turn_type = 'user') AS messages_in,
+        count(*) FILTER (nanoclaw = 'outbound' AND turn_type = 'assistant') AS messages_out
+    -- each event with the traits of its kind
+    FROM (SELECT e.*, k.message_store, k.nanoclaw
+          FROM events e LEFT JOIN kinds k ON k.source_kind = e.source_kind)
     WHERE session_uid IS NOT NULL
     GROUP BY ALL
 ),

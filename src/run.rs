@@ -24,7 +24,6 @@ use crate::schema::{SourceRow, sources_batch};
 use crate::stage::{Stage, Staged, write_file};
 use crate::store::Store;
 use crate::store::{ExtractOptions, StoreReport};
-use crate::steps;
 
 /// What a run does (the CLI flags, as a library value).
 #[derive(Debug, Clone)]
@@ -434,7 +433,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
             &load_id,
         )
         .map_err(sql)?;
-    steps::run_all(&conn).map_err(|e| RunError::Sql(e.to_string()))?;
+    crate::steps::run_all(&conn).map_err(|e| RunError::Sql(e.to_string()))?;
     // The views may declare further losses: the table is the source of truth.
     let diagnostics = read_diagnostics(&conn).map_err(sql)?;
 

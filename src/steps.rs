@@ -2,13 +2,20 @@
 //! run in order inside DuckDB. Each step creates tables, named by what they are.
 //!
 //! ```text
-//! sql/V001__raw_events.sql … sql/V0NN__name.sql    zero-padded, contiguous, unique
+//! engine (run.rs)  params, stage_events, stage_llm_calls, diagnostics, sources
+//! run_all          kinds (one row per registry entry), x_group_<name>() macros
+//!                  sql/V001__session_identity.sql … sql/V0NN__<name>.sql, in order
+//!                  (zero-padded, contiguous, unique)
 //! ```
-//! Each file opens with its purpose, grain and inputs. Before the first one
-//! runs, the engine creates `params`, `stage_events`, `stage_llm_calls`,
-//! `stage_diagnostics` and `stage_sources` (see `run.rs`).
+//! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines.
+//! No step spells a source kind's name or an `x_group` number: a step asks
+//! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
+//! its macro ([`crate::schema::Group`]).
 
 use duckdb::Connection;
+
+use crate::schema::Group;
+use crate::sources::REGISTRY;
 
 /// (file name, SQL text), in version order.
 pub const STEPS: &[(&str, &str)] = &[
@@ -59,13 +66,74 @@ pub struct StepError {
     pub source: duckdb::Error,
 }
 
-/// Run every step in order.
+/// What [`StepError::file`] names when the `kinds` table or the `x_group`
+/// macros (built here, before the first file) fail.
+pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
+
+/// Run the `kinds` prelude, then every step in order.
 pub fn run_all(conn: &Connection) -> Result<(), StepError> {
+    conn.execute_batch(&kinds_sql())
+        .map_err(|source| StepError {
+            file: KINDS,
+            source,
+        })?;
     for (file, sql) in STEPS {
         conn.execute_batch(sql)
             .map_err(|source| StepError { file, source })?;
     }
     Ok(())
+}
+
+/// The `kinds` table — one row per [`crate::sources::REGISTRY`] entry: its
+/// `source_kind`, `agent` and one column per [`crate::store::KindTraits`]
+/// field — and one macro per [`Group`], `x_group_<name>()`, whose value is
+/// the group's `x_group`.
+pub fn kinds_sql() -> String {
+    fn text(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+    fn opt(s: Option<&str>) -> String {
+        s.map_or_else(|| "NULL".to_string(), text)
+    }
+    let rows: Vec<String> = REGISTRY
+        .iter()
+        .map(|e| {
+            let t = &e.traits;
+            format!(
+                "    ({}, {}, {}, {}, {}, {}, {})",
+                text(e.kind),
+                text(e.agent.as_str()),
+                opt(t.session_store),
+                t.message_store,
+                opt(t.turn_copy),
+                t.prompt_copy,
+                opt(t.nanoclaw),
+            )
+        })
+        .collect();
+    let mut sql = format!(
+        "CREATE TABLE kinds (
+    source_kind VARCHAR PRIMARY KEY,
+    agent VARCHAR NOT NULL,
+    session_store VARCHAR,
+    message_store BOOLEAN NOT NULL,
+    turn_copy VARCHAR,
+    prompt_copy BOOLEAN NOT NULL,
+    nanoclaw VARCHAR
+);
+INSERT INTO kinds VALUES
+{};
+",
+        rows.join(",\n")
+    );
+    for g in Group::ALL {
+        sql.push_str(&format!(
+            "CREATE MACRO x_group_{}() AS {};\n",
+            g.name(),
+            g as i32
+        ));
+    }
+    sql
 }
 
 /// The version number of a step file name (`V012__x.sql` → 12).
@@ -80,6 +148,107 @@ pub fn version_of(name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A quoted source-kind name (`'nanobot.session_db'`).
+    fn kind_literal() -> regex::Regex {
+        regex::Regex::new(r"'nano(bot|claw)\.[a-z_]+'").unwrap_or_else(|e| unreachable!("{e}"))
+    }
+
+    /// An `x_group` compared with a bare number (`x_group = 0`, `3 > e.x_group`,
+    /// `x_group IN (0, 1)`, `x_group BETWEEN 0 AND 3`).
+    fn group_number() -> regex::Regex {
+        regex::Regex::new(
+            r"(?i)\bx_group\s*(=|<>|!=|<=|>=|<|>|\bin\b|\bbetween\b)\s*\(?\s*-?\d|-?\d\s*(=|<>|!=|<=|>=|<|>)\s*(\w+\.)?x_group\b",
+        )
+        .unwrap_or_else(|e| unreachable!("{e}"))
+    }
+
+    #[test]
+    fn no_step_spells_a_source_kind_or_an_x_group_number() {
+        let (kind, group) = (kind_literal(), group_number());
+        // the patterns catch what they are for
+        assert!(kind.is_match("WHERE source_kind = 'nanoclaw.outbound'"));
+        for bad in [
+            "c.x_group = 0",
+            "x_group<>3",
+            "X_GROUP IN (0, 1)",
+            "2 > e.x_group",
+        ] {
+            assert!(group.is_match(bad), "{bad}");
+        }
+        assert!(!group.is_match("c.x_group = x_group_session()"));
+        assert!(!group.is_match("ORDER BY x_group, seq"));
+        for (name, sql) in STEPS {
+            for (n, line) in sql.lines().enumerate() {
+                assert!(
+                    !kind.is_match(line),
+                    "{name}:{}: a source kind's name; ask `kinds` for the trait instead: {line}",
+                    n + 1
+                );
+                assert!(
+                    !group.is_match(line),
+                    "{name}:{}: an x_group number; use its x_group_<name>() macro: {line}",
+                    n + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_has_one_row_per_registry_entry_and_a_macro_per_group()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(&kinds_sql())?;
+        let mut stmt = conn.prepare(
+            "SELECT source_kind, agent, session_store, message_store, turn_copy, prompt_copy, nanoclaw
+             FROM kinds ORDER BY source_kind",
+        )?;
+        type Row = (
+            String,
+            String,
+            Option<String>,
+            bool,
+            Option<String>,
+            bool,
+            Option<String>,
+        );
+        let rows: Vec<Row> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut want: Vec<Row> = REGISTRY
+            .iter()
+            .map(|e| {
+                let t = e.traits;
+                (
+                    e.kind.to_string(),
+                    e.agent.as_str().to_string(),
+                    t.session_store.map(String::from),
+                    t.message_store,
+                    t.turn_copy.map(String::from),
+                    t.prompt_copy,
+                    t.nanoclaw.map(String::from),
+                )
+            })
+            .collect();
+        want.sort();
+        assert_eq!(rows, want);
+        for g in Group::ALL {
+            let v: i32 =
+                conn.query_row(&format!("SELECT x_group_{}()", g.name()), [], |r| r.get(0))?;
+            assert_eq!(v, g as i32, "{}", g.name());
+        }
+        Ok(())
+    }
 
     #[test]
     fn embedded_list_equals_the_sql_folder_with_contiguous_versions() -> std::io::Result<()> {
