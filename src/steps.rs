@@ -17,45 +17,33 @@ use duckdb::Connection;
 use crate::schema::Group;
 use crate::sources::REGISTRY;
 
-/// (file name, SQL text), in version order.
+/// `(file name, its text)`: the file embedded.
+macro_rules! step {
+    ($file:literal) => {
+        ($file, include_str!(concat!("../sql/", $file)))
+    };
+}
+
+/// (file name, SQL text), in version order: the dataflow.
 pub const STEPS: &[(&str, &str)] = &[
-    (
-        "V001__session_identity.sql",
-        include_str!("../sql/V001__session_identity.sql"),
-    ),
-    (
-        "V002__raw_events.sql",
-        include_str!("../sql/V002__raw_events.sql"),
-    ),
-    (
-        "V003__dedup_session_copies.sql",
-        include_str!("../sql/V003__dedup_session_copies.sql"),
-    ),
-    (
-        "V004__tz_offsets.sql",
-        include_str!("../sql/V004__tz_offsets.sql"),
-    ),
-    (
-        "V005__timestamps.sql",
-        include_str!("../sql/V005__timestamps.sql"),
-    ),
-    (
-        "V006__dedup_secondary_copies.sql",
-        include_str!("../sql/V006__dedup_secondary_copies.sql"),
-    ),
-    (
-        "V007__nanoclaw_links.sql",
-        include_str!("../sql/V007__nanoclaw_links.sql"),
-    ),
-    ("V008__events.sql", include_str!("../sql/V008__events.sql")),
-    (
-        "V009__llm_calls.sql",
-        include_str!("../sql/V009__llm_calls.sql"),
-    ),
-    (
-        "V010__sessions.sql",
-        include_str!("../sql/V010__sessions.sql"),
-    ),
+    step!("V001__session_identity.sql"),
+    step!("V002__store_roles.sql"),
+    step!("V003__raw_events.sql"),
+    step!("V004__deduped_session_copies.sql"),
+    step!("V005__tz_offsets.sql"),
+    step!("V006__timestamps.sql"),
+    step!("V007__mirrored_turns.sql"),
+    step!("V008__deduped_secondary_copies.sql"),
+    step!("V009__nanoclaw_rows.sql"),
+    step!("V010__nanoclaw_deliveries.sql"),
+    step!("V011__nanoclaw_transcript_sessions.sql"),
+    step!("V012__project_paths.sql"),
+    step!("V013__nanoclaw_losses.sql"),
+    step!("V014__linked_events.sql"),
+    step!("V015__events.sql"),
+    step!("V016__write_layout.sql"),
+    step!("V017__llm_calls.sql"),
+    step!("V018__sessions.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -72,16 +60,25 @@ pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
 
 /// Run the `kinds` prelude, then every step in order.
 pub fn run_all(conn: &Connection) -> Result<(), StepError> {
+    run_kinds(conn)?;
+    STEPS.iter().try_for_each(|step| run_step(conn, step))
+}
+
+/// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]).
+fn run_kinds(conn: &Connection) -> Result<(), StepError> {
     conn.execute_batch(&kinds_sql())
         .map_err(|source| StepError {
             file: KINDS,
             source,
-        })?;
-    for (file, sql) in STEPS {
-        conn.execute_batch(sql)
-            .map_err(|source| StepError { file, source })?;
-    }
-    Ok(())
+        })
+}
+
+fn run_step(
+    conn: &Connection,
+    (file, sql): &(&'static str, &'static str),
+) -> Result<(), StepError> {
+    conn.execute_batch(sql)
+        .map_err(|source| StepError { file, source })
 }
 
 /// The `kinds` table — one row per [`crate::sources::REGISTRY`] entry: its
@@ -270,12 +267,48 @@ mod tests {
         for (name, sql) in STEPS {
             let text = std::fs::read_to_string(format!("{dir}/{name}"))?;
             assert_eq!(&text, sql, "{name} embedded text differs from the file");
-            for word in ["Purpose:", "Grain:", "Inputs:"] {
+            for word in ["Purpose:", "Grain:", "Inputs:", "Output:"] {
                 assert!(
                     sql.lines()
                         .take(30)
                         .any(|l| l.starts_with("--") && l.contains(word)),
                     "{name} lacks a `{word}` header line"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A step's header (its leading comment lines) names every table and
+    /// view it creates, and every table it appends to or updates, in its
+    /// `Output:` part; a `V###` it mentions is a step.
+    #[test]
+    fn every_step_header_names_what_it_creates() -> Result<(), regex::Error> {
+        let created = regex::Regex::new(
+            r"(?im)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)|INSERT\s+INTO|UPDATE)\s+(\w+)",
+        )?;
+        let version = regex::Regex::new(r"\bV(\d{3})\b")?;
+        for (name, sql) in STEPS {
+            let header: Vec<&str> = sql.lines().take_while(|l| l.starts_with("--")).collect();
+            let output = header
+                .iter()
+                .position(|l| l.contains("Output:"))
+                .map(|i| header[i..].join("\n"))
+                .unwrap_or_default();
+            for c in created.captures_iter(sql) {
+                let table = &c[1];
+                let named = regex::Regex::new(&format!(r"\b{table}\b"))?;
+                assert!(
+                    named.is_match(&output),
+                    "{name}: `Output:` does not name {table}"
+                );
+            }
+            for c in version.captures_iter(sql) {
+                let v: usize = c[1].parse().unwrap_or(0);
+                assert!(
+                    (1..=STEPS.len()).contains(&v),
+                    "{name} mentions V{}, which is no step",
+                    &c[1]
                 );
             }
         }

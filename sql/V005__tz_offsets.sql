@@ -1,4 +1,4 @@
--- V004 tz_offsets
+-- V005 tz_offsets
 -- Purpose: derive each nanobot instance's UTC offset per local calendar day
 --          from true-UTC evidence, on the 15-minute grid from −12:00 to +14:00
 --          (integer minutes; bundled DuckDB has no ICU time zones). A pair is:
@@ -16,7 +16,14 @@
 -- Grain:   tz_evidence: one row per (pair, candidate offset);
 --          tz_days: one row per instance and local day with evidence;
 --          tz_offsets: one row per instance and range of days.
--- Inputs:  events_kept (V003), stage_llm_calls.
+-- Inputs:  events_kept (V004), stage_llm_calls.
+-- Output:  tz_session_users (session `user` rows with a local time),
+--          tz_utc_records (kind: the turn copy, `webui` or `run`),
+--          tz_evidence (kind: `llm`, `webui` or `run`; offset_minutes: a
+--          candidate, local − UTC), tz_days (offset_minutes: the day's
+--          winner; pairs: its votes; day_pairs: all votes of the day),
+--          tz_offsets (the output table: pairs, agreement = the winners'
+--          share of the range's votes).
 CREATE TABLE tz_session_users AS
 SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept

@@ -1,18 +1,26 @@
--- V010 sessions
+-- V018 sessions
 -- Purpose: one row per session (session_uid, docs/design.md "Session
---          identity"; two namespaces' `cli:direct` are two rows): channel and chat, the
---          session's own created/updated times (as written), first/last event
---          time (UTC), row counts by turn type, tool calls, parent, model
---          preset, project, whether the primary store still has the session
---          (deleted sessions survive only in secondary copies), the llm_calls
---          attributed to it with their token sums (NULL when nothing is
---          reported: not reported is not zero), and for nanoclaw the agent
---          group, messaging group, thread, status, message counts, the
---          backing continuation and the declared losses.
+--          identity"; two namespaces' `cli:direct` are two rows): channel
+--          and chat, the session's own created/updated times (as written),
+--          first/last event time (UTC), row counts by turn type, tool
+--          calls, parent, model preset, project, whether the primary store
+--          still has the session (deleted sessions survive only in
+--          secondary copies), the llm_calls attributed to it with their
+--          token sums (NULL when nothing is reported: not reported is not
+--          zero), and for nanoclaw the agent group, messaging group,
+--          thread, status, message counts, the backing continuation and
+--          the declared losses.
 --          The namespace and session_uid close the row.
 -- Grain:   one row per session_uid.
--- Inputs:  events (V008), llm_calls (V009), session_identity (V001), diagnostics,
---          kinds.
+-- Inputs:  events (V016), llm_calls (V017), session_identity (V001),
+--          diagnostics, kinds.
+-- Output:  session_starts (j: the `session start:` row's native; pick = 1:
+--          the one whose facts the session takes, primary first),
+--          session_losses (the session's declared losses, by code),
+--          session_continuations (continuation: the backing sessions,
+--          `provider:id`, comma-separated), sessions (the output table;
+--          in_primary_store: a primary row of a message store;
+--          secondary_only: its negation).
 CREATE TABLE session_starts AS
 SELECT session_uid, source_role, native::JSON AS j, timestamp_local,
     row_number() OVER (PARTITION BY session_uid
