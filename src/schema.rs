@@ -176,7 +176,7 @@ pub struct EventRow {
     pub x_namespace: Option<String>,
     /// A session JSONL in a layout nanobot 0.3.x never loads as a session
     /// (`session_jsonl::is_legacy`): where a store of record holds the same
-    /// session it is secondary (V001).
+    /// session it is secondary (`sql/V002__store_roles.sql`).
     pub x_legacy: bool,
     /// Session message records: `<role>\t<timestamp as written>`; with `seq`
     /// it names one message across copies even when its content was

@@ -288,13 +288,14 @@ mod tests {
 
     /// A step's header (its leading comment lines) names every table and
     /// view it creates, and every table it appends to or updates, in its
-    /// `Output:` part; a `V###` it mentions is a step.
+    /// `Output:` part; a `V###` it mentions is a step; docs/design.md lists it.
     #[test]
     fn every_step_header_names_what_it_creates() -> Result<(), regex::Error> {
         let created = regex::Regex::new(
             r"(?im)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)|INSERT\s+INTO|UPDATE)\s+(\w+)",
         )?;
         let version = regex::Regex::new(r"\bV(\d{3})\b")?;
+        let design = include_str!("../docs/design.md");
         for (name, sql) in STEPS {
             let header: Vec<&str> = sql.lines().take_while(|l| l.starts_with("--")).collect();
             let output = header
@@ -310,6 +311,10 @@ mod tests {
                     "{name}: `Output:` does not name {table}"
                 );
             }
+            assert!(
+                design.contains(&format!("`{}`", name.trim_end_matches(".sql"))),
+                "docs/design.md does not list the step {name}"
+            );
             for c in version.captures_iter(sql) {
                 let v: usize = c[1].parse().unwrap_or(0);
                 assert!(
