@@ -9,21 +9,25 @@
 --          (x_namespace); for any other nanobot row the store's own
 --          workspace when that namespace holds the key (memory journal, run
 --          records), else the single namespace of its instance that holds
---          the key; with none or several, '' and a `warning`. nanoclaw: ''.
---          A legacy-layout session copy (x_legacy) whose session a store of
---          record (database, canonical namespace JSONL) also holds is
---          demoted to secondary (`demoted_stores`); the JSONL of a
---          namespace whose database import never completed (no tables) are
---          promoted back to primary (`promoted_stores`).
+--          the key; with none or several, '' and a `warning`
+--          (namespace_unresolved). nanoclaw: ''.
 -- Grain:   session_identity: one row per distinct (agent, instance,
---          session_id, x_namespace, store kind class) of the staged rows;
---          promoted_stores, demoted_stores: one row per store path.
--- Inputs:  stage_events, diagnostics.
+--          session_id, x_namespace, is_store) of the staged rows.
+-- Inputs:  stage_events, kinds, diagnostics.
+-- Output:  session_keys (is_store: the row comes from a session store),
+--          namespace_keys (one row per namespace that holds a key in a
+--          session store), key_holders (holders: how many namespaces of the
+--          instance hold the key; only_namespace: the first of them),
+--          session_identity (session_keys with namespace, session_uid,
+--          holders, and unresolved: a nanobot key no namespace rule placed,
+--          so namespace ''); appends namespace_unresolved warnings to
+--          diagnostics.
 CREATE TABLE session_keys AS
-SELECT DISTINCT agent, instance, session_id, x_namespace,
-    source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl') AS is_store
-FROM stage_events
-WHERE session_id IS NOT NULL;
+SELECT DISTINCT s.agent, s.instance, s.session_id, s.x_namespace,
+    k.session_store IS NOT NULL AS is_store
+FROM stage_events s
+LEFT JOIN kinds k ON k.source_kind = s.source_kind
+WHERE s.session_id IS NOT NULL;
 
 -- which namespaces hold which key (session stores with a namespace)
 CREATE TABLE namespace_keys AS
@@ -68,46 +72,12 @@ SELECT 'warning' AS kind, e.agent, e.instance, min(e.source_path) AS source_path
     || ' store(s) keep namespace '''' (their own session_uid)' AS message,
     e.session_id, 'namespace_unresolved' AS code
 FROM stage_events e
+LEFT JOIN kinds k ON k.source_kind = e.source_kind
 JOIN session_identity i
   ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
  AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace
- AND i.is_store = (e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl'))
+ AND i.is_store = (k.session_store IS NOT NULL)
 -- (a session store outside any namespace that no namespace shares the key
 -- with is simply its own session: no warning)
 WHERE i.unresolved AND NOT (i.is_store AND i.holders = 0)
 GROUP BY e.agent, e.instance, e.session_id;
-
--- A namespace whose sessions.sqlite3 has no tables (an import that never
--- completed, code `session_db_empty`): its JSONL files were never frozen and
--- stay the store of record.
-CREATE TABLE promoted_stores AS
-SELECT DISTINCT s.source_path
-FROM sources s
-JOIN (SELECT regexp_replace(source_path, '/sessions\.sqlite3$', '') AS ns_dir
-      FROM diagnostics WHERE code = 'session_db_empty') d
-  ON s.source_kind = 'nanobot.session_jsonl' AND s.source_role = 'secondary'
- AND s.source_path LIKE d.ns_dir || '/%' AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
--- canonical files only: a legacy-named one is never loaded by nanobot
-SEMI JOIN (SELECT DISTINCT source_path FROM stage_events
-           WHERE source_kind = 'nanobot.session_jsonl' AND NOT x_legacy) c USING (source_path);
-
--- Legacy copies beside a store of record of the same session.
-CREATE TABLE demoted_stores AS
-WITH uids AS (
-    SELECT DISTINCT e.source_path, e.x_legacy, i.session_uid
-    FROM stage_events e
-    JOIN session_identity i
-      ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
-     AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
-    WHERE e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
-)
-SELECT DISTINCT l.source_path
-FROM uids l
-JOIN uids r ON r.session_uid = l.session_uid AND NOT r.x_legacy
-WHERE l.x_legacy;
-
-UPDATE sources SET source_role = CASE
-        WHEN source_path IN (SELECT source_path FROM demoted_stores) THEN 'secondary'
-        ELSE 'primary' END
-WHERE source_path IN (SELECT source_path FROM demoted_stores)
-   OR source_path IN (SELECT source_path FROM promoted_stores);

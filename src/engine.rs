@@ -5,7 +5,7 @@
 //! Engine::open   memory_limit, threads, spill dir in the workspace, no extension autoload
 //! Engine::load   params (given offset, load_id); stage_events, stage_llm_calls (views over
 //!                the staged Parquet); diagnostics, sources (tables the steps append to)
-//! run_steps      sql/V###__*.sql in order (crate::views)
+//! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -91,7 +91,7 @@ impl Engine {
 
     /// Every SQL step, in order.
     pub fn run_steps(&self) -> Result<(), EngineError> {
-        crate::views::run_all(&self.conn).map_err(|e| EngineError(e.to_string()))
+        crate::steps::run_all(&self.conn).map_err(|e| EngineError(e.to_string()))
     }
 
     /// The `diagnostics` table (the steps may have declared further losses),

@@ -38,9 +38,9 @@ pub mod run;
 #[cfg(feature = "engine")]
 pub mod sink;
 #[cfg(feature = "engine")]
-pub mod summary;
+pub mod steps;
 #[cfg(feature = "engine")]
-pub mod views;
+pub mod summary;
 
 #[cfg(feature = "engine")]
 pub use config::Options;

@@ -3,9 +3,9 @@
 //! Every event-producing extractor emits [`EventRow`]s; they are batched into
 //! Arrow `RecordBatch`es of [`events_schema`] and staged as Parquet. The first
 //! eighteen columns are the `events` contract of docs/design.md (minus the
-//! columns the views compute: `timestamp_utc`, `utc_offset_minutes`,
+//! columns the SQL steps compute: `timestamp_utc`, `utc_offset_minutes`,
 //! `time_basis`, `load_id`, `ordinal`, `session_uid`); the `x_*` columns are
-//! helpers the SQL views use for identity, ordering and dedup and never reach
+//! helpers the SQL steps use for identity, ordering and dedup and never reach
 //! OUT.parquet.
 //!
 //! ```text
@@ -173,13 +173,13 @@ pub struct EventRow {
     pub x_call_source: Option<String>,
     /// nanobot: the workspace-id namespace directory of the store. For a
     /// session store it is the session's namespace; for a workspace store
-    /// (memory journal, run records) a hint the views use when that
-    /// namespace holds the key; NULL: resolved by key in the views
+    /// (memory journal, run records) a hint the SQL steps use when that
+    /// namespace holds the key; NULL: resolved by key in the steps
     /// (docs/design.md "Session identity").
     pub x_namespace: Option<String>,
     /// A session JSONL in a layout nanobot 0.3.x never loads as a session
     /// (`session_jsonl::is_legacy`): where a store of record holds the same
-    /// session it is secondary (V001).
+    /// session it is secondary (`sql/V002__store_roles.sql`).
     pub x_legacy: bool,
     /// Session message records: `<role>\t<timestamp as written>`; with `seq`
     /// it names one message across copies even when its content was

@@ -246,7 +246,7 @@ pub const SORT_BUCKET_BYTES: i64 = 16 << 20;
 
 /// Copy `events` to the Parquet file `dest` in [`EVENTS_ORDER`] without
 /// sorting the wide rows at once (DuckDB's sort does not spill rows of long
-/// texts within a small memory limit). V008 gives each row its place
+/// texts within a small memory limit). V016 gives each row its place
 /// (`out_pos`) and the bytes before it (`out_offset`), computed narrow:
 ///
 /// ```text

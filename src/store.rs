@@ -170,7 +170,7 @@ pub const BATCH: usize = 4096;
 pub const BATCH_BYTES: usize = 16 << 20;
 
 /// The dedup key of a text: the text itself when short, else its SHA-256
-/// (equal texts give equal keys; the views never hold a text twice).
+/// (equal texts give equal keys; the steps never hold a text twice).
 pub fn match_key(text: String) -> String {
     use sha2::Digest;
     if text.len() <= 72 {

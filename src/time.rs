@@ -6,7 +6,7 @@
 //! UTC ISO with Z    2026-11-29T22:05:06.279Z (nanoclaw), zone-less strings read as UTC
 //! epoch             milliseconds (llm_calls, WebUI, run records), seconds as float (pairing)
 //! ```
-//! A naive local time is kept as the wall-clock value "as if UTC"; the views
+//! A naive local time is kept as the wall-clock value "as if UTC"; the SQL steps
 //! subtract the derived offset.
 
 use chrono::{DateTime, NaiveDateTime};

@@ -13,14 +13,17 @@ use duckdb::Connection;
 use crate::common::*;
 use crate::fixture_homes::{homes, load};
 
-/// The output tables an audit may read.
-const OUTPUT_TABLES: [&str; 6] = [
+/// The tables an audit may read: the output tables, and `kinds` (the
+/// registry's kind traits, as the SQL steps see them: an audit never spells
+/// a source kind either).
+const OUTPUT_TABLES: [&str; 7] = [
     "events",
     "sessions",
     "llm_calls",
     "tz_offsets",
     "diagnostics",
     "sources",
+    "kinds",
 ];
 
 /// For each audit (file name without `.sql`): tables that break its rule,
@@ -178,6 +181,12 @@ fn every_audit_file_opens_with_rule_grain_and_inputs() -> TestResult {
             None => problems.push(format!("{name}: not named A###__rule.sql")),
         }
         let text = std::fs::read_to_string(f)?;
+        if let Some(m) = regex::Regex::new(r"'nano(bot|claw)\.[a-z_]+'")?.find(&text) {
+            problems.push(format!(
+                "{name}: spells the source kind {} (ask `kinds` for its traits)",
+                m.as_str()
+            ));
+        }
         let header: Vec<&str> = text.lines().take_while(|l| l.starts_with("--")).collect();
         let at = |word: &str| header.iter().position(|l| l.starts_with(word));
         match (at("-- Rule:"), at("-- Grain:"), at("-- Inputs:")) {

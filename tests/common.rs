@@ -302,8 +302,17 @@ pub fn audit_name(file: &Path) -> String {
 }
 
 /// The rows an audit returns on the tables of `c` (each as its JSON text):
-/// the violations of its rule, none when the rule holds.
+/// the violations of its rule, none when the rule holds. `kinds` (the
+/// registry's kind traits) is created first when `c` lacks it.
 pub fn audit_violations(c: &Connection, audit_sql: &str) -> Result<Vec<String>, duckdb::Error> {
+    let has_kinds: i64 = c.query_row(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'kinds'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_kinds == 0 {
+        c.execute_batch(&nanoload::steps::kinds_sql())?;
+    }
     let body = audit_sql.trim().trim_end_matches(';');
     let rows = query(c, &format!("SELECT to_json(v) FROM (\n{body}\n) AS v"))?;
     Ok(rows.into_iter().map(|r| r.join("\t")).collect())

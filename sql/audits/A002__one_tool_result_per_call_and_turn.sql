@@ -13,14 +13,14 @@
 --         such sessions.
 -- Grain:  one row per (agent, instance, session_id, session_uid, turn,
 --         tool_use_id) with more than one `tool_result` row.
--- Inputs: events.
+-- Inputs: events, kinds.
 WITH turns AS (
-    SELECT *,
-        count(*) FILTER (turn_type = 'user'
-                         AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl'))
-            OVER (PARTITION BY agent, instance, session_id, session_uid
-                  ORDER BY ordinal ROWS UNBOUNDED PRECEDING) AS turn
-    FROM events
+    SELECT e.*,
+        count(*) FILTER (e.turn_type = 'user' AND k.session_store IS NOT NULL)
+            OVER (PARTITION BY e.agent, e.instance, e.session_id, e.session_uid
+                  ORDER BY e.ordinal ROWS UNBOUNDED PRECEDING) AS turn
+    FROM events e
+    LEFT JOIN kinds k USING (source_kind)
 )
 SELECT agent, instance, session_id, session_uid, turn, tool_use_id,
     count(*) AS tool_results,

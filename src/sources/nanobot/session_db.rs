@@ -59,7 +59,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         if no_tables(conn).map_err(|e| sqlerr("schema", e))? {
             // nanobot creates the file, then imports the namespace's JSONL in
             // one transaction; an aborted import (a duplicate key) leaves the
-            // file without tables and the JSONL the store of record (V001)
+            // file without tables and the JSONL the store of record (V002)
             out.push_diag(
                 crate::diag::Diagnostic::new(
                     DiagKind::Warning,

@@ -83,7 +83,7 @@ fn namespace_of(rel: &str, home: &Path) -> Option<String> {
 ///   holds a session store (0.3.5 copied the file there), else primary.
 ///
 /// A primary legacy file may still become secondary in the views, where a
-/// store of record holds the same session ([`is_legacy`], V001).
+/// store of record holds the same session ([`is_legacy`], V002).
 pub fn role(rel: &str, home: &Path, all: &std::collections::BTreeSet<String>) -> Role {
     let has_store = |ns: &str| {
         let prefix = format!("{ns}/");

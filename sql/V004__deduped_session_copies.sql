@@ -1,6 +1,6 @@
--- V003 dedup_session_copies
+-- V004 deduped_session_copies
 -- Purpose: drop secondary session copies (frozen namespace JSONL,
---          jsonl-backup, legacy and migration copies demoted in V001,
+--          jsonl-backup, legacy and migration copies demoted in V002,
 --          .migration-conflicts) whose messages the primary store still
 --          holds (docs/design.md "Dedup: session copies"). Within one
 --          session_uid a copy's record is the primary's message when
@@ -18,7 +18,13 @@
 --          store) has the session.
 -- Grain:   dropped_rows: one row per dropped raw row (with its reason);
 --          events_kept: raw_events minus dropped_rows.
--- Inputs:  raw_events (V002).
+-- Inputs:  raw_events (V003); drops raw_events.
+-- Output:  session_records (one row per record line of a store),
+--          record_occurrences (occ: the n-th time a store holds the
+--          record), record_primary_counts (n: how often the primary stores
+--          hold it), dropped_records (reason), primary_sessions (sessions a
+--          primary session store holds), dropped_rows (x_row, source_kind,
+--          reason; V008 appends), events_kept (raw_events' columns).
 CREATE TABLE session_records AS
 SELECT DISTINCT session_uid, x_record, seq, x_msgkey, source_role, source_path, source_line
 FROM raw_events
@@ -69,7 +75,7 @@ CREATE TABLE primary_sessions AS
 SELECT DISTINCT session_uid
 FROM raw_events
 WHERE source_role = 'primary' AND session_uid IS NOT NULL
-  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
+  AND session_store IS NOT NULL;
 
 CREATE TABLE dropped_rows AS
 SELECT r.x_row, r.source_kind, d.reason
@@ -88,6 +94,6 @@ SELECT r.*
 FROM raw_events r
 ANTI JOIN dropped_rows d USING (x_row);
 
--- raw_events (a full copy of every row) is not read after this file: free
+-- raw_events (a full copy of every row) is not read after this step: free
 -- its memory and spill space.
 DROP TABLE raw_events;

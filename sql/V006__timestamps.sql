@@ -1,4 +1,4 @@
--- V005 timestamps
+-- V006 timestamps
 -- Purpose: timestamp_utc for every kept row. True-UTC sources keep their time
 --          (time_basis 'utc'). A local-time row gets local − offset where the
 --          offset is, in order: --utc-offset ('local_given'); the derived
@@ -6,7 +6,12 @@
 --          evidence (ties: the earlier day) ('local_derived'); else 0
 --          ('local_as_utc', the instance has no evidence at all).
 -- Grain:   one row per kept event.
--- Inputs:  events_kept (V003), tz_days (V004), params (given_offset_minutes).
+-- Inputs:  events_kept (V004), tz_days (V005), params (given_offset_minutes);
+--          drops events_kept.
+-- Output:  local_days (instance, local day of rows with only a local time),
+--          local_day_offsets (offset_minutes: that day's, or the nearest
+--          evidence day's), events_utc (events_kept plus
+--          utc_offset_minutes, time_basis, timestamp_utc).
 CREATE TABLE local_days AS
 SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day
 FROM events_kept
@@ -44,6 +49,6 @@ CROSS JOIN params p
 LEFT JOIN local_day_offsets o
        ON o.instance = e.instance AND o.day = CAST(e.ts_local AS DATE) AND e.ts_utc IS NULL;
 
--- events_kept (a full copy of every row) is not read after this file: free
+-- events_kept (a full copy of every row) is not read after this step: free
 -- its memory and spill space.
 DROP TABLE events_kept;

@@ -1,20 +1,25 @@
--- V009 llm_calls
+-- V017 llm_calls
 -- Purpose: nanobot's llm_usage rows with `instance`, `started_at` as UTC and
 --          the attributed session (docs/design.md "LLM call attribution").
 --          A call belongs to the session whose turn contains its start: a
 --          turn runs from a session `user` message (primary or surviving
---          secondary copy) to the last user/assistant/tool message before the
---          next user message of that store, however long, plus 10 s; a WebUI transcript or run
---          record turn that no session turn mirrors (a chat /new erased)
---          runs from its first to its last record, plus 10 s. Where turns
---          overlap (a subagent inside its parent's turn) the turn with the
---          latest start wins; a call in no turn has session NULL (between
---          turns, the archive call of a /new).
+--          secondary copy) to the last user/assistant/tool message before
+--          the next user message of that store, however long, plus 10 s; a
+--          WebUI transcript or run record turn that no session turn mirrors
+--          (a chat /new erased) runs from its first to its last record,
+--          plus 10 s. Where turns overlap (a subagent inside its parent's
+--          turn) the turn with the latest start wins; a call in no turn has
+--          session NULL (between turns, the archive call of a /new).
 -- Grain:   one row per llm_calls row of each instance.
--- Inputs:  stage_llm_calls, events_linked (V007), copy_turns and
---          copy_turn_matches (V006), order_sessions and order_paths (V008).
+-- Inputs:  stage_llm_calls, events_linked (V014), copy_rows, copy_turns
+--          and copy_turn_matches (V007), order_sessions and order_paths
+--          (V015); drops events_linked.
+-- Output:  turn_messages (is_user: the row starts a turn), turn_spans
+--          (turn_start, turn_end: a turn's span, end + 10 s, by sess_id),
+--          turns (the spans by instance and session), llm_attribution (the
+--          session of each attributed call), llm_calls (the output table).
 -- The turn arithmetic runs over integer ids (order_sessions, order_paths
--- of V008), not the session and path strings, so one session of millions
+-- of V015), not the session and path strings, so one session of millions
 -- of messages stays within the memory limit.
 CREATE TABLE turn_messages AS
 SELECT s.sess_id, p.path_id, e.seq, e.source_line, e.x_sub,
@@ -25,7 +30,7 @@ FROM events_linked e
 JOIN order_paths p USING (source_path)
 JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
                      AND s.session_id = e.session_id AND s.session_uid = e.session_uid
-WHERE e.agent = 'nanobot' AND e.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
+WHERE e.agent = 'nanobot' AND e.session_store IS NOT NULL
   AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL
   AND e.turn_type <> 'system';
 
@@ -80,6 +85,6 @@ SELECT c.instance,
 FROM stage_llm_calls c
 LEFT JOIN llm_attribution a USING (instance, source_path, id);
 
--- events_linked (a full copy of every row) is not read after this file: free
+-- events_linked (a full copy of every row) is not read after this step: free
 -- its memory and spill space.
 DROP TABLE events_linked;

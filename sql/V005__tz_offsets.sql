@@ -1,4 +1,4 @@
--- V004 tz_offsets
+-- V005 tz_offsets
 -- Purpose: derive each nanobot instance's UTC offset per local calendar day
 --          from true-UTC evidence, on the 15-minute grid from −12:00 to +14:00
 --          (integer minutes; bundled DuckDB has no ICU time zones). A pair is:
@@ -16,20 +16,26 @@
 -- Grain:   tz_evidence: one row per (pair, candidate offset);
 --          tz_days: one row per instance and local day with evidence;
 --          tz_offsets: one row per instance and range of days.
--- Inputs:  events_kept (V003), stage_llm_calls.
+-- Inputs:  events_kept (V004), stage_llm_calls.
+-- Output:  tz_session_users (session `user` rows with a local time),
+--          tz_utc_records (kind: the turn copy, `webui` or `run`),
+--          tz_evidence (kind: `llm`, `webui` or `run`; offset_minutes: a
+--          candidate, local − UTC), tz_days (offset_minutes: the day's
+--          winner; pairs: its votes; day_pairs: all votes of the day),
+--          tz_offsets (the output table: pairs, agreement = the winners'
+--          share of the range's votes).
 CREATE TABLE tz_session_users AS
 SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept
 WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_local IS NOT NULL
-  AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl');
+  AND session_store IS NOT NULL;
 
 -- UTC-stamped records that have a session copy: WebUI user records, run prompts.
 CREATE TABLE tz_utc_records AS
-SELECT instance, session_uid, ts_utc, x_match,
-    CASE WHEN source_kind = 'nanobot.webui_transcript' THEN 'webui' ELSE 'run' END AS kind
+SELECT instance, session_uid, ts_utc, x_match, turn_copy AS kind
 FROM events_kept
 WHERE agent = 'nanobot' AND turn_type = 'user' AND ts_utc IS NOT NULL AND session_id IS NOT NULL
-  AND source_kind IN ('nanobot.webui_transcript', 'nanobot.cron_run', 'nanobot.trigger_run');
+  AND turn_copy IS NOT NULL;
 
 -- d = local − utc in milliseconds; a candidate o (minutes) fits when the
 -- corrected local time lands in the window.

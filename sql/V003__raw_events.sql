@@ -1,11 +1,18 @@
--- V002 raw_events
+-- V003 raw_events
 -- Purpose: one typed table of every row the extractors staged, before
---          dedup, with its session_uid (V001) and its store's final role
---          (a demoted legacy copy is secondary, a promoted JSONL primary).
+--          dedup, with its session_uid (V001), its store's final role (V002:
+--          a demoted legacy copy is secondary, a promoted JSONL primary)
+--          and the traits of its kind (kinds), which the steps after this
+--          one ask instead of naming kinds.
 -- Grain:   one row per extracted event (all stores, all agents).
 -- Inputs:  stage_events (view over the staged Parquet files, created by the
---          engine before the first file runs), session_identity,
---          promoted_stores and demoted_stores (V001).
+--          engine before the first step), session_identity (V001),
+--          promoted_stores and demoted_stores (V002), kinds.
+-- Output:  raw_events: the staged columns (ts_utc, ts_local as TIMESTAMP),
+--          source_role final; session_store, message_store, turn_copy,
+--          prompt_copy, nanoclaw: the row's kind traits (see kinds);
+--          session_uid; x_row: the row's identity for the later steps'
+--          joins (never output, so its order is free).
 CREATE TABLE raw_events AS
 SELECT
     s.agent, s.instance, s.session_id, s.parent_session_id, s.project_path,
@@ -20,13 +27,16 @@ SELECT
     s.source_path, s.source_line, s.native,
     s.x_group, s.x_sub, s.x_record, s.x_match, s.x_id, s.x_meta, s.x_call_source,
     s.x_msgkey, s.x_turn,
+    -- the traits of the row's kind (kinds), carried for the steps after this one
+    k.session_store, k.message_store, k.turn_copy, k.prompt_copy, k.nanoclaw,
     i.session_uid,
-    -- a row identity for the views' joins (never output, so its order is free)
+    -- the row's identity for the later steps' joins (never output, so its order is free)
     row_number() OVER () AS x_row
 FROM stage_events s
+LEFT JOIN kinds k ON k.source_kind = s.source_kind
 LEFT JOIN session_identity i
        ON i.agent = s.agent AND i.instance = s.instance AND i.session_id = s.session_id
       AND i.x_namespace IS NOT DISTINCT FROM s.x_namespace
-      AND i.is_store = (s.source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl'))
+      AND i.is_store = (k.session_store IS NOT NULL)
 LEFT JOIN demoted_stores d ON d.source_path = s.source_path
 LEFT JOIN promoted_stores p ON p.source_path = s.source_path;

@@ -1,20 +1,31 @@
--- V008 events
--- Purpose: the final `events` table (OUT.parquet): contract columns in
---          contract order, plus `load_id`, `ordinal` and `session_uid`.
---          ordinal = position in the session's (session_uid's) native order:
---            nanobot  session-level rows, then by time (a row without a time
---                     takes the time of the row before it in its store),
---                     primary before secondary, source_path, seq, source_line,
---                     index inside the record;
+-- V015 events
+-- Purpose: `events`, the table of the contract (OUT.parquet): the contract
+--          columns in contract order, with `load_id`, `ordinal` and
+--          `session_uid`.
+--          ordinal = position in the session's (session_uid's) native order,
+--          first by x_group (session, record, outbound, state, transcript:
+--          the x_group_<name>() macros), then:
+--            nanobot  by time (a row without a time takes the time of the
+--                     row before it in its store), primary before
+--                     secondary, source_path, seq, source_line, index inside
+--                     the record;
 --            nanoclaw session-level rows, inbound by (seq, id), outbound by
---                     (seq, id), then catalog/state rows (x_group 0…3).
+--                     (seq, id), then catalog/state rows.
 --          The window functions run over a narrow projection (integer ids
 --          for paths and sessions, no text), so one session of millions of
 --          rows still sorts within the memory limit; the wide rows join back.
 -- Grain:   one row per event.
--- Output:  events (view), events_wide (the same rows with the writer's
---          x_row, out_pos, out_offset, x_bytes).
--- Inputs:  events_linked (V007), params (load_id).
+-- Inputs:  events_linked (V014), params (load_id).
+-- Output:  order_paths (path_id: an integer per source_path, in path
+--          order), order_sessions (sess_id: an integer per (agent,
+--          instance, session_id, session_uid), in output order), order_keys
+--          (the ordering columns, narrow), order_times (order_ts: the row's
+--          time, or the time of the row before it in its store and
+--          session), ordinals (ordinal: the row's place in its session,
+--          1…n; with its x_row and sess_id);
+--          event_rows (view: the contract columns plus x_row, the row
+--          identity V016 joins on), events (view: the contract columns;
+--          V016 points it at the materialized rows).
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
 FROM (SELECT DISTINCT source_path FROM events_linked);
@@ -27,8 +38,7 @@ FROM (SELECT DISTINCT agent, instance, session_id, session_uid FROM events_linke
 CREATE TABLE order_keys AS
 SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
     e.x_group, e.timestamp_utc, e.source_role = 'secondary' AS is_secondary,
-    e.seq, e.x_id, e.source_line, e.x_sub,
-    coalesce(strlen(e.text), 0) + coalesce(strlen(e.native), 0) AS x_bytes
+    e.seq, e.x_id, e.source_line, e.x_sub
 FROM events_linked e
 JOIN order_paths p USING (source_path)
 JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
@@ -45,7 +55,7 @@ SELECT *,
 FROM order_keys;
 
 CREATE TABLE ordinals AS
-SELECT x_row, sess_id, x_bytes,
+SELECT x_row, sess_id,
     row_number() OVER (
         PARTITION BY sess_id
         ORDER BY x_group,
@@ -56,23 +66,8 @@ SELECT x_row, sess_id, x_bytes,
     ) AS ordinal
 FROM order_times;
 
--- out_pos: the row's place in OUT.parquet (docs/design.md "Output order":
--- agent, instance, session_id, session_uid, ordinal; sess_id follows the
--- first four and ordinal is unique in a session, so this is the total
--- order); out_offset: the
--- text and native bytes of all rows before it. Both are computed narrow
--- so the writer can cut OUT into byte ranges and never sorts the wide
--- rows at once.
-CREATE TABLE out_positions AS
-SELECT x_row, ordinal, x_bytes,
-    row_number() OVER w AS out_pos,
-    coalesce(sum(x_bytes) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS out_offset
-FROM ordinals
-WINDOW w AS (ORDER BY sess_id, ordinal);
-
--- events_wide: the contract columns plus the writer's helpers (x_row,
--- out_pos, out_offset, x_bytes); `events` shows the contract columns.
-CREATE TABLE events_wide AS
+-- The events, lazily: V016 materializes them once, with the writer's layout.
+CREATE VIEW event_rows AS
 SELECT
     agent, instance, session_id, parent_session_id, project_path,
     CAST(NULL AS VARCHAR) AS git_branch,
@@ -83,10 +78,10 @@ SELECT
     time_basis, turn_type, model, tool_name, tool_use_id, text,
     source_kind, source_role, source_path, source_line, native,
     (SELECT load_id FROM params) AS load_id,
-    p.ordinal,
+    o.ordinal,
     session_uid,
-    x_row, p.out_pos, p.out_offset, p.x_bytes
+    x_row
 FROM events_linked
-JOIN out_positions p USING (x_row);
+JOIN ordinals o USING (x_row);
 
-CREATE VIEW events AS SELECT * EXCLUDE (x_row, out_pos, out_offset, x_bytes) FROM events_wide;
+CREATE VIEW events AS SELECT * EXCLUDE (x_row) FROM event_rows;

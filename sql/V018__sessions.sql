@@ -1,17 +1,26 @@
--- V010 sessions
+-- V018 sessions
 -- Purpose: one row per session (session_uid, docs/design.md "Session
---          identity"; two namespaces' `cli:direct` are two rows): channel and chat, the
---          session's own created/updated times (as written), first/last event
---          time (UTC), row counts by turn type, tool calls, parent, model
---          preset, project, whether the primary store still has the session
---          (deleted sessions survive only in secondary copies), the llm_calls
---          attributed to it with their token sums (NULL when nothing is
---          reported: not reported is not zero), and for nanoclaw the agent
---          group, messaging group, thread, status, message counts, the
---          backing continuation and the declared losses.
+--          identity"; two namespaces' `cli:direct` are two rows): channel
+--          and chat, the session's own created/updated times (as written),
+--          first/last event time (UTC), row counts by turn type, tool
+--          calls, parent, model preset, project, whether the primary store
+--          still has the session (deleted sessions survive only in
+--          secondary copies), the llm_calls attributed to it with their
+--          token sums (NULL when nothing is reported: not reported is not
+--          zero), and for nanoclaw the agent group, messaging group,
+--          thread, status, message counts, the backing continuation and
+--          the declared losses.
 --          The namespace and session_uid close the row.
 -- Grain:   one row per session_uid.
--- Inputs:  events (V008), llm_calls (V009), session_identity (V001), diagnostics.
+-- Inputs:  events (V016), llm_calls (V017), session_identity (V001),
+--          diagnostics, kinds.
+-- Output:  session_starts (j: the `session start:` row's native; pick = 1:
+--          the one whose facts the session takes, primary first),
+--          session_losses (the session's declared losses, by code),
+--          session_continuations (continuation: the backing sessions,
+--          `provider:id`, comma-separated), sessions (the output table;
+--          in_primary_store: a primary row of a message store;
+--          secondary_only: its negation).
 CREATE TABLE session_starts AS
 SELECT session_uid, source_role, native::JSON AS j, timestamp_local,
     row_number() OVER (PARTITION BY session_uid
@@ -34,7 +43,8 @@ CREATE TABLE session_continuations AS
 SELECT session_uid,
     string_agg(DISTINCT (native::JSON->'continuation'->>'provider') || ':' || (native::JSON->'continuation'->>'id'), ',') AS continuation
 FROM events
-WHERE source_kind = 'nanoclaw.outbound' AND (native::JSON->'continuation') IS NOT NULL
+WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'outbound')
+  AND (native::JSON->'continuation') IS NOT NULL
 GROUP BY ALL;
 
 CREATE TABLE sessions AS
@@ -52,12 +62,13 @@ WITH ev AS (
         count(DISTINCT tool_use_id) FILTER (turn_type = 'tool_use') AS tool_calls,
         min(parent_session_id) AS parent_session_id,
         min(project_path) AS project_path,
-        bool_or(source_role = 'primary' AND source_kind IN
-                ('nanobot.session_db', 'nanobot.session_jsonl', 'nanoclaw.inbound', 'nanoclaw.outbound')) AS in_primary_store,
+        bool_or(source_role = 'primary' AND message_store) AS in_primary_store,
         string_agg(DISTINCT source_kind, ',' ORDER BY source_kind) AS source_kinds,
-        count(*) FILTER (source_kind = 'nanoclaw.inbound' AND turn_type = 'user') AS messages_in,
-        count(*) FILTER (source_kind = 'nanoclaw.outbound' AND turn_type = 'assistant') AS messages_out
-    FROM events
+        count(*) FILTER (nanoclaw = 'inbound' AND turn_type = 'user') AS messages_in,
+        count(*) FILTER (nanoclaw = 'outbound' AND turn_type = 'assistant') AS messages_out
+    -- each event with the traits of its kind
+    FROM (SELECT e.*, k.message_store, k.nanoclaw
+          FROM events e LEFT JOIN kinds k ON k.source_kind = e.source_kind)
     WHERE session_uid IS NOT NULL
     GROUP BY ALL
 ),

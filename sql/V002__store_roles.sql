@@ -1,0 +1,52 @@
+-- V002 store_roles
+-- Purpose: the final role of each nanobot session store (docs/design.md
+--          "Stores and roles"). A legacy-layout session copy (x_legacy)
+--          whose session a store of record (database, canonical namespace
+--          JSONL) also holds is demoted to secondary; the canonical JSONL
+--          of a namespace whose database import never completed (its
+--          sessions.sqlite3 has no tables, code `session_db_empty`) are
+--          promoted back to primary. `sources.source_role` says so; the
+--          rows take it in raw_events.
+-- Grain:   promoted_stores, demoted_stores: one row per store path.
+-- Inputs:  stage_events, session_identity (V001), sources, diagnostics,
+--          kinds.
+-- Output:  promoted_stores (secondary session JSONL that are the store of
+--          record after all), demoted_stores (primary legacy copies that
+--          are secondary after all); updates sources.source_role.
+
+-- A namespace whose sessions.sqlite3 has no tables (an import that never
+-- completed, code `session_db_empty`): its JSONL files were never frozen and
+-- stay the store of record.
+CREATE TABLE promoted_stores AS
+SELECT DISTINCT s.source_path
+FROM sources s
+JOIN (SELECT regexp_replace(source_path, '/sessions\.sqlite3$', '') AS ns_dir
+      FROM diagnostics WHERE code = 'session_db_empty') d
+  ON s.source_role = 'secondary'
+ AND s.source_path LIKE d.ns_dir || '/%' AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
+-- canonical files only: a legacy-named one is never loaded by nanobot
+SEMI JOIN (SELECT DISTINCT source_path FROM stage_events
+           WHERE source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl')
+             AND NOT x_legacy) c USING (source_path)
+WHERE s.source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl');
+
+-- Legacy copies beside a store of record of the same session.
+CREATE TABLE demoted_stores AS
+WITH uids AS (
+    SELECT DISTINCT e.source_path, e.x_legacy, i.session_uid
+    FROM stage_events e
+    JOIN session_identity i
+      ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
+     AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
+    WHERE e.source_kind IN (SELECT source_kind FROM kinds WHERE session_store IS NOT NULL)
+)
+SELECT DISTINCT l.source_path
+FROM uids l
+JOIN uids r ON r.session_uid = l.session_uid AND NOT r.x_legacy
+WHERE l.x_legacy;
+
+UPDATE sources SET source_role = CASE
+        WHEN source_path IN (SELECT source_path FROM demoted_stores) THEN 'secondary'
+        ELSE 'primary' END
+WHERE source_path IN (SELECT source_path FROM demoted_stores)
+   OR source_path IN (SELECT source_path FROM promoted_stores);

@@ -1,0 +1,10 @@
+-- V009 nanoclaw_rows
+-- Purpose: the kept nanoclaw rows with their native facts parsed once, for
+--          the nanoclaw steps that join across stores (V010–V013).
+-- Grain:   one row per kept nanoclaw event.
+-- Inputs:  events_final (V008).
+-- Output:  nc_rows (events_final's columns plus j: native as JSON).
+CREATE TABLE nc_rows AS
+SELECT *, native::JSON AS j
+FROM events_final
+WHERE agent = 'nanoclaw';

@@ -1,0 +1,44 @@
+-- V014 linked_events
+-- Purpose: the kept events with what V010–V012 found across stores applied,
+--          in one pass over the rows: delivered rows folded into their
+--          outbound row's native and removed (an orphan's text says
+--          `(outbound row missing)`); transcript rows with the session (and
+--          session_uid) of their continuation; project_path filled from
+--          the session (WebUI) or the agent group (nanoclaw).
+-- Grain:   events_linked: one row per kept event (folded delivered rows
+--          removed).
+-- Inputs:  events_final (V008), nc_delivery_joined (V010),
+--          nc_transcript_sessions (V011), session_projects and nc_folders
+--          (V012); drops events_final.
+-- Output:  events_linked (events_final's columns).
+CREATE TABLE events_linked AS
+SELECT e.* REPLACE (
+        CASE WHEN e.nanoclaw = 'transcript' THEN coalesce(e.session_id, t.session_id)
+             ELSE e.session_id END AS session_id,
+        CASE WHEN e.nanoclaw = 'transcript' AND e.session_id IS NULL AND t.session_id IS NOT NULL
+             THEN left(sha256('nanoclaw' || chr(0) || e.instance || chr(0) || '' || chr(0) || t.session_id), 16)
+             ELSE e.session_uid END AS session_uid,
+        coalesce(e.project_path, p.project_path, 'groups/' || f.folder) AS project_path,
+        CASE WHEN dj.message_out_id IS NOT NULL
+             THEN CAST(json_merge_patch(e.native::JSON, json_object('delivered', dj.record)) AS VARCHAR)
+             ELSE e.native END AS native,
+        CASE WHEN e.nanoclaw = 'inbound' AND (e.native::JSON->>'table') = 'delivered'
+             THEN e.text || ' (outbound row missing)'
+             ELSE e.text END AS text)
+FROM events_final e
+LEFT JOIN session_projects p
+       ON e.turn_copy = 'webui' AND p.session_uid = e.session_uid
+LEFT JOIN nc_folders f
+       ON e.agent = 'nanoclaw' AND f.instance = e.instance
+      AND f.agent_group_id = (CAST(e.native AS JSON)->>'agent_group_id')
+LEFT JOIN nc_transcript_sessions t
+       ON e.nanoclaw = 'transcript' AND t.instance = e.instance
+      AND t.continuation_id = (CAST(e.native AS JSON)->>'transcript_id')
+LEFT JOIN nc_delivery_joined dj
+       ON e.nanoclaw = 'outbound' AND dj.instance = e.instance
+      AND dj.session_id = e.session_id AND dj.message_out_id = e.x_id
+WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined);
+
+-- events_final (a full copy of every row) is not read after this step: free
+-- its memory and spill space.
+DROP TABLE events_final;

@@ -1,0 +1,1703 @@
+//! The steps: the numbered SQL files of `sql/`, embedded in the binary and
+//! run in order inside DuckDB. Each step creates tables, named by what they are.
+//!
+//! ```text
+//! engine (run.rs)  params, stage_events, stage_llm_calls, diagnostics, sources
+//! run_all          kinds (one row per registry entry), x_group_<name>() macros
+//!                  sql/V001__session_identity.sql … sql/V0NN__<name>.sql, in order
+//!                  (zero-padded, contiguous, unique)
+//! ```
+//! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines.
+//! No step spells a source kind's name or an `x_group` number: a step asks
+//! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
+//! its macro ([`crate::schema::Group`]).
+
+use duckdb::Connection;
+
+use crate::schema::Group;
+use crate::sources::REGISTRY;
+
+/// `(file name, its text)`: the file embedded.
+macro_rules! step {
+    ($file:literal) => {
+        ($file, include_str!(concat!("../sql/", $file)))
+    };
+}
+
+/// (file name, SQL text), in version order: the dataflow.
+pub const STEPS: &[(&str, &str)] = &[
+    step!("V001__session_identity.sql"),
+    step!("V002__store_roles.sql"),
+    step!("V003__raw_events.sql"),
+    step!("V004__deduped_session_copies.sql"),
+    step!("V005__tz_offsets.sql"),
+    step!("V006__timestamps.sql"),
+    step!("V007__mirrored_turns.sql"),
+    step!("V008__deduped_secondary_copies.sql"),
+    step!("V009__nanoclaw_rows.sql"),
+    step!("V010__nanoclaw_deliveries.sql"),
+    step!("V011__nanoclaw_transcript_sessions.sql"),
+    step!("V012__project_paths.sql"),
+    step!("V013__nanoclaw_losses.sql"),
+    step!("V014__linked_events.sql"),
+    step!("V015__events.sql"),
+    step!("V016__write_layout.sql"),
+    step!("V017__llm_calls.sql"),
+    step!("V018__sessions.sql"),
+];
+
+#[derive(Debug, thiserror::Error)]
+#[error("sql/{file}: {source}")]
+pub struct StepError {
+    pub file: &'static str,
+    #[source]
+    pub source: duckdb::Error,
+}
+
+/// What [`StepError::file`] names when the `kinds` table or the `x_group`
+/// macros (built here, before the first file) fail.
+pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
+
+/// Run the `kinds` prelude, then every step in order.
+pub fn run_all(conn: &Connection) -> Result<(), StepError> {
+    run_kinds(conn)?;
+    STEPS.iter().try_for_each(|step| run_step(conn, step))
+}
+
+/// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]).
+fn run_kinds(conn: &Connection) -> Result<(), StepError> {
+    conn.execute_batch(&kinds_sql())
+        .map_err(|source| StepError {
+            file: KINDS,
+            source,
+        })
+}
+
+fn run_step(
+    conn: &Connection,
+    (file, sql): &(&'static str, &'static str),
+) -> Result<(), StepError> {
+    conn.execute_batch(sql)
+        .map_err(|source| StepError { file, source })
+}
+
+/// The `kinds` table — one row per [`crate::sources::REGISTRY`] entry: its
+/// `source_kind`, `agent` and one column per [`crate::store::KindTraits`]
+/// field — and one macro per [`Group`], `x_group_<name>()`, whose value is
+/// the group's `x_group`.
+pub fn kinds_sql() -> String {
+    fn text(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+    fn opt(s: Option<&str>) -> String {
+        s.map_or_else(|| "NULL".to_string(), text)
+    }
+    let rows: Vec<String> = REGISTRY
+        .iter()
+        .map(|e| {
+            let t = &e.traits;
+            format!(
+                "    ({}, {}, {}, {}, {}, {}, {})",
+                text(e.kind),
+                text(e.agent.as_str()),
+                opt(t.session_store),
+                t.message_store,
+                opt(t.turn_copy),
+                t.prompt_copy,
+                opt(t.nanoclaw),
+            )
+        })
+        .collect();
+    let mut sql = format!(
+        "CREATE TABLE kinds (
+    source_kind VARCHAR PRIMARY KEY,
+    agent VARCHAR NOT NULL,
+    session_store VARCHAR,
+    message_store BOOLEAN NOT NULL,
+    turn_copy VARCHAR,
+    prompt_copy BOOLEAN NOT NULL,
+    nanoclaw VARCHAR
+);
+INSERT INTO kinds VALUES
+{};
+",
+        rows.join(",\n")
+    );
+    for g in Group::ALL {
+        sql.push_str(&format!(
+            "CREATE MACRO x_group_{}() AS {};\n",
+            g.name(),
+            g as i32
+        ));
+    }
+    sql
+}
+
+/// The version number of a step file name (`V012__x.sql` → 12).
+pub fn version_of(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('V')?;
+    let (num, tail) = rest.split_once("__")?;
+    (num.len() == 3 && tail.ends_with(".sql"))
+        .then(|| num.parse().ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::{DataType, Schema, TimeUnit};
+
+    /// A quoted source-kind name (`'nanobot.session_db'`).
+    fn kind_literal() -> regex::Regex {
+        regex::Regex::new(r"'nano(bot|claw)\.[a-z_]+'").unwrap_or_else(|e| unreachable!("{e}"))
+    }
+
+    /// An `x_group` compared with a bare number (`x_group = 0`, `3 > e.x_group`,
+    /// `x_group IN (0, 1)`, `x_group BETWEEN 0 AND 3`).
+    fn group_number() -> regex::Regex {
+        regex::Regex::new(
+            r"(?i)\bx_group\s*(=|<>|!=|<=|>=|<|>|\bin\b|\bbetween\b)\s*\(?\s*-?\d|-?\d\s*(=|<>|!=|<=|>=|<|>)\s*(\w+\.)?x_group\b",
+        )
+        .unwrap_or_else(|e| unreachable!("{e}"))
+    }
+
+    #[test]
+    fn no_step_spells_a_source_kind_or_an_x_group_number() {
+        let (kind, group) = (kind_literal(), group_number());
+        // the patterns catch what they are for
+        assert!(kind.is_match("WHERE source_kind = 'nanoclaw.outbound'"));
+        for bad in [
+            "c.x_group = 0",
+            "x_group<>3",
+            "X_GROUP IN (0, 1)",
+            "2 > e.x_group",
+        ] {
+            assert!(group.is_match(bad), "{bad}");
+        }
+        assert!(!group.is_match("c.x_group = x_group_session()"));
+        assert!(!group.is_match("ORDER BY x_group, seq"));
+        for (name, sql) in STEPS {
+            for (n, line) in sql.lines().enumerate() {
+                assert!(
+                    !kind.is_match(line),
+                    "{name}:{}: a source kind's name; ask `kinds` for the trait instead: {line}",
+                    n + 1
+                );
+                assert!(
+                    !group.is_match(line),
+                    "{name}:{}: an x_group number; use its x_group_<name>() macro: {line}",
+                    n + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_has_one_row_per_registry_entry_and_a_macro_per_group()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(&kinds_sql())?;
+        let mut stmt = conn.prepare(
+            "SELECT source_kind, agent, session_store, message_store, turn_copy, prompt_copy, nanoclaw
+             FROM kinds ORDER BY source_kind",
+        )?;
+        type Row = (
+            String,
+            String,
+            Option<String>,
+            bool,
+            Option<String>,
+            bool,
+            Option<String>,
+        );
+        let rows: Vec<Row> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut want: Vec<Row> = REGISTRY
+            .iter()
+            .map(|e| {
+                let t = e.traits;
+                (
+                    e.kind.to_string(),
+                    e.agent.as_str().to_string(),
+                    t.session_store.map(String::from),
+                    t.message_store,
+                    t.turn_copy.map(String::from),
+                    t.prompt_copy,
+                    t.nanoclaw.map(String::from),
+                )
+            })
+            .collect();
+        want.sort();
+        assert_eq!(rows, want);
+        for g in Group::ALL {
+            let v: i32 =
+                conn.query_row(&format!("SELECT x_group_{}()", g.name()), [], |r| r.get(0))?;
+            assert_eq!(v, g as i32, "{}", g.name());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn embedded_list_equals_the_sql_folder_with_contiguous_versions() -> std::io::Result<()> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        on_disk.sort();
+        let embedded: Vec<String> = STEPS.iter().map(|(n, _)| n.to_string()).collect();
+        assert_eq!(embedded, on_disk);
+        let versions: Vec<Option<u32>> = STEPS.iter().map(|(n, _)| version_of(n)).collect();
+        let want: Vec<Option<u32>> = (1..=STEPS.len() as u32).map(Some).collect();
+        assert_eq!(
+            versions, want,
+            "versions must be V001… contiguous and unique"
+        );
+        for (name, sql) in STEPS {
+            let text = std::fs::read_to_string(format!("{dir}/{name}"))?;
+            assert_eq!(&text, sql, "{name} embedded text differs from the file");
+            for word in ["Purpose:", "Grain:", "Inputs:", "Output:"] {
+                assert!(
+                    sql.lines()
+                        .take(30)
+                        .any(|l| l.starts_with("--") && l.contains(word)),
+                    "{name} lacks a `{word}` header line"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The name of a step: its file name without `V###__` and `.sql`.
+    fn stem(file: &str) -> &str {
+        let name = file.split_once("__").map_or(file, |(_, n)| n);
+        name.strip_suffix(".sql").unwrap_or(name)
+    }
+
+    /// A step's header (its leading comment lines) names every table and
+    /// view it creates, and every table it appends to or updates, in its
+    /// `Output:` part; a `V###` it mentions is a step; docs/design.md lists it.
+    #[test]
+    fn every_step_header_names_what_it_creates() -> Result<(), regex::Error> {
+        let created = regex::Regex::new(
+            r"(?im)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)|INSERT\s+INTO|UPDATE)\s+(\w+)",
+        )?;
+        let version = regex::Regex::new(r"\bV(\d{3})\b")?;
+        let design = include_str!("../docs/design.md");
+        for (name, sql) in STEPS {
+            let header: Vec<&str> = sql.lines().take_while(|l| l.starts_with("--")).collect();
+            let output = header
+                .iter()
+                .position(|l| l.contains("Output:"))
+                .map(|i| header[i..].join("\n"))
+                .unwrap_or_default();
+            for c in created.captures_iter(sql) {
+                let table = &c[1];
+                let named = regex::Regex::new(&format!(r"\b{table}\b"))?;
+                assert!(
+                    named.is_match(&output),
+                    "{name}: `Output:` does not name {table}"
+                );
+            }
+            assert!(
+                design.contains(&format!("`{}`", name.trim_end_matches(".sql"))),
+                "docs/design.md does not list the step {name}"
+            );
+            for c in version.captures_iter(sql) {
+                let v: usize = c[1].parse().unwrap_or(0);
+                assert!(
+                    (1..=STEPS.len()).contains(&v),
+                    "{name} mentions V{}, which is no step",
+                    &c[1]
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Each step and the tests that hold it (each test runs the steps up to
+    /// its step with [`Steps::run_through`]).
+    const STEP_TESTS: &[(&str, &str)] = &[
+        (
+            "session_identity",
+            "session_identity_keeps_two_namespaces_apart_and_warns_on_an_ambiguous_key",
+        ),
+        (
+            "store_roles",
+            "store_roles_demote_a_legacy_copy_and_promote_the_jsonl_of_an_empty_database",
+        ),
+        (
+            "raw_events",
+            "raw_events_take_the_final_role_the_kind_traits_and_a_row_identity",
+        ),
+        (
+            "deduped_session_copies",
+            "session_copy_dedup_drops_what_the_primary_holds_and_keeps_what_only_the_copy_has",
+        ),
+        (
+            "tz_offsets",
+            "tz_offset_of_120_minutes_from_an_llm_call_pair",
+        ),
+        (
+            "timestamps",
+            "timestamps_take_the_derived_offset_of_the_nearest_evidence_day",
+        ),
+        ("timestamps", "timestamps_take_the_given_offset_first"),
+        (
+            "mirrored_turns",
+            "a_copy_turn_mirrors_the_session_turn_that_contains_it",
+        ),
+        (
+            "deduped_secondary_copies",
+            "a_webui_copy_of_a_user_message_in_its_turn_is_dropped_other_text_kept",
+        ),
+        (
+            "deduped_secondary_copies",
+            "cli_history_within_2_s_is_dropped_at_3_s_kept",
+        ),
+        (
+            "nanoclaw_rows",
+            "nanoclaw_rows_are_the_nanoclaw_events_with_native_parsed",
+        ),
+        (
+            "nanoclaw_deliveries",
+            "a_delivered_row_folds_only_when_its_outbound_row_exists",
+        ),
+        (
+            "nanoclaw_transcript_sessions",
+            "a_transcript_belongs_to_the_session_naming_its_claude_continuation",
+        ),
+        (
+            "project_paths",
+            "projects_come_from_the_session_stores_and_the_agent_group",
+        ),
+        (
+            "nanoclaw_losses",
+            "a_folder_without_catalog_row_and_a_catalog_session_without_folder_are_losses",
+        ),
+        (
+            "linked_events",
+            "linked_events_fold_deliveries_link_transcripts_and_fill_projects",
+        ),
+        (
+            "events",
+            "ordinal_is_unique_and_in_time_order_within_a_session",
+        ),
+        (
+            "write_layout",
+            "write_layout_is_the_output_order_with_byte_offsets",
+        ),
+        (
+            "llm_calls",
+            "an_llm_call_belongs_to_the_turn_containing_it_and_to_none_between_turns",
+        ),
+        (
+            "sessions",
+            "sessions_count_rows_and_calls_and_flag_sessions_only_copies_hold",
+        ),
+    ];
+
+    #[test]
+    fn every_step_has_a_test_that_runs_it() {
+        let source = include_str!("steps.rs");
+        for (file, _) in STEPS {
+            assert!(
+                STEP_TESTS.iter().any(|(s, _)| *s == stem(file)),
+                "{file} has no test in STEP_TESTS"
+            );
+        }
+        for (step, test) in STEP_TESTS {
+            assert!(
+                STEPS.iter().any(|(f, _)| stem(f) == *step),
+                "STEP_TESTS names {step}, which is no step"
+            );
+            let start = source.find(&format!("    fn {test}("));
+            let body = start.map_or("", |i| {
+                let rest = &source[i..];
+                &rest[..rest.find("\n    }\n").unwrap_or(rest.len())]
+            });
+            assert!(
+                body.contains(&format!("run_through(\"{step}\")")),
+                "{test} (for {step}) is not a test here that runs {step}"
+            );
+        }
+    }
+
+    // ---- the harness -----------------------------------------------------
+
+    type Res<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+    /// The engine's inputs on hand-staged rows, and the steps run in order up
+    /// to a named one.
+    ///
+    /// ```text
+    /// Steps::new()                 params (load_id 'test', no --utc-offset) and empty
+    ///                              stage_events, stage_llm_calls, diagnostics, sources
+    ///                              whose columns follow crate::schema and crate::diag
+    /// .event(kind, &[(col, v)])    one stage_events row; .llm_call, .source, .diagnostic
+    ///                              likewise. A column not given is NULL, or, when the
+    ///                              schema says NOT NULL, its default (see `defaults`).
+    ///                              v is the value as text; `=…` is an SQL expression.
+    /// .run_through("raw_events")   kinds, then each step not yet run up to that one
+    /// .rows(sql)                   each row of a query, its columns as text joined by " | "
+    /// ```
+    /// Once `raw_events` has run the harness keeps `test_rows` (x_row,
+    /// source_path, source_line, text), so a test can name the rows a later
+    /// step drops.
+    struct Steps {
+        conn: Connection,
+        /// Index in STEPS of the next step to run.
+        next: usize,
+    }
+
+    fn duck_type(t: &DataType) -> Res<&'static str> {
+        Ok(match t {
+            DataType::Utf8 => "VARCHAR",
+            DataType::Int64 => "BIGINT",
+            DataType::Int32 => "INTEGER",
+            DataType::Boolean => "BOOLEAN",
+            DataType::Timestamp(TimeUnit::Microsecond, None) => "TIMESTAMP",
+            other => return Err(format!("the harness has no DuckDB type for {other}").into()),
+        })
+    }
+
+    fn quote(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+
+    /// `v` (text) as an SQL literal of type `t`; `=expr` is the expression.
+    fn literal(t: &DataType, v: &str) -> Res<String> {
+        if let Some(expr) = v.strip_prefix('=') {
+            return Ok(format!("({expr})"));
+        }
+        Ok(match t {
+            DataType::Utf8 => quote(v),
+            DataType::Int64 | DataType::Int32 => v.parse::<i64>()?.to_string(),
+            DataType::Boolean => v.parse::<bool>()?.to_string(),
+            _ => format!("CAST({} AS {})", quote(v), duck_type(t)?),
+        })
+    }
+
+    /// `started_at_ms` of a UTC wall-clock time.
+    fn ms(utc: &str) -> String {
+        format!("=epoch_ms(TIMESTAMP {})", quote(utc))
+    }
+
+    fn entry(kind: &str) -> Res<&'static crate::store::Extractor> {
+        Ok(REGISTRY
+            .iter()
+            .find(|e| e.kind == kind)
+            .ok_or_else(|| format!("{kind} is no registry kind"))?)
+    }
+
+    /// Defaults of a kind's NOT NULL columns: what its store would give.
+    fn defaults(kind: &str) -> Res<Vec<(&'static str, String)>> {
+        let e = entry(kind)?;
+        let role = match e.role {
+            crate::store::StoreRole::Fixed(r) => r,
+            crate::store::StoreRole::ByPath(_) => crate::schema::Role::Primary,
+        };
+        let instance = match e.agent {
+            crate::schema::Agent::Nanobot => ".nanobot",
+            crate::schema::Agent::Nanoclaw => ".",
+        };
+        Ok(vec![
+            ("agent", e.agent.as_str().to_string()),
+            ("instance", instance.to_string()),
+            ("source_role", role.as_str().to_string()),
+            ("source_path", kind.to_string()),
+            ("turn_type", "system".to_string()),
+            ("x_group", (Group::Record as i32).to_string()),
+            ("x_sub", "0".to_string()),
+            ("x_meta", "false".to_string()),
+            ("x_legacy", "false".to_string()),
+            ("bytes", "0".to_string()),
+            ("rows", "1".to_string()),
+            ("status", "ok".to_string()),
+            ("parts", "0".to_string()),
+        ])
+    }
+
+    impl Steps {
+        fn new() -> Res<Steps> {
+            let conn = Connection::open_in_memory()?;
+            let mut ddl = String::from(
+                "CREATE TABLE params AS SELECT CAST(NULL AS INTEGER) AS given_offset_minutes, 'test' AS load_id;\n",
+            );
+            for (table, schema) in [
+                ("stage_events", crate::schema::events_schema()),
+                ("stage_llm_calls", crate::schema::llm_calls_schema()),
+                ("diagnostics", crate::diag::diagnostics_schema()),
+                ("sources", crate::schema::sources_schema()),
+            ] {
+                let columns = schema
+                    .fields()
+                    .iter()
+                    .map(|f| {
+                        let null = if f.is_nullable() { "" } else { " NOT NULL" };
+                        Ok(format!("{} {}{null}", f.name(), duck_type(f.data_type())?))
+                    })
+                    .collect::<Res<Vec<String>>>()?;
+                ddl.push_str(&format!("CREATE TABLE {table} ({});\n", columns.join(", ")));
+            }
+            conn.execute_batch(&ddl)?;
+            Ok(Steps { conn, next: 0 })
+        }
+
+        fn insert(
+            &self,
+            table: &str,
+            schema: &Schema,
+            defaults: &[(&str, String)],
+            given: &[(&str, &str)],
+        ) -> Res {
+            for (c, _) in given {
+                schema.index_of(c)?;
+            }
+            let values = schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    let v = given
+                        .iter()
+                        .find(|(c, _)| c == f.name())
+                        .map(|(_, v)| v.to_string())
+                        .or_else(|| {
+                            defaults
+                                .iter()
+                                .find(|(c, _)| c == f.name() && !f.is_nullable())
+                                .map(|(_, v)| v.clone())
+                        });
+                    v.map_or_else(|| Ok("NULL".to_string()), |v| literal(f.data_type(), &v))
+                })
+                .collect::<Res<Vec<String>>>()?;
+            self.conn.execute_batch(&format!(
+                "INSERT INTO {table} SELECT {};",
+                values.join(", ")
+            ))?;
+            Ok(())
+        }
+
+        /// One staged event of `kind`.
+        fn event(&self, kind: &str, given: &[(&str, &str)]) -> Res {
+            let mut all = vec![("source_kind", kind)];
+            all.extend_from_slice(given);
+            self.insert(
+                "stage_events",
+                &crate::schema::events_schema(),
+                &defaults(kind)?,
+                &all,
+            )
+        }
+
+        /// One `llm_calls` row of `.nanobot`.
+        fn llm_call(&self, given: &[(&str, &str)]) -> Res {
+            let defaults = [
+                ("instance", ".nanobot".to_string()),
+                ("source_path", ".nanobot/llm_usage.sqlite3".to_string()),
+                (
+                    "id",
+                    "=(SELECT count(*) + 1 FROM stage_llm_calls)".to_string(),
+                ),
+            ];
+            self.insert(
+                "stage_llm_calls",
+                &crate::schema::llm_calls_schema(),
+                &defaults,
+                given,
+            )
+        }
+
+        /// One discovered store (a `sources` row).
+        fn source(&self, kind: &str, path: &str, given: &[(&str, &str)]) -> Res {
+            let mut all = vec![("source_kind", kind), ("source_path", path)];
+            all.extend_from_slice(given);
+            self.insert(
+                "sources",
+                &crate::schema::sources_schema(),
+                &defaults(kind)?,
+                &all,
+            )
+        }
+
+        /// One diagnostic the extractors reported.
+        fn diagnostic(&self, given: &[(&str, &str)]) -> Res {
+            let defaults = [
+                ("kind", "warning".to_string()),
+                ("message", "test".to_string()),
+            ];
+            self.insert(
+                "diagnostics",
+                &crate::diag::diagnostics_schema(),
+                &defaults,
+                given,
+            )
+        }
+
+        fn exec(&self, sql: &str) -> Res {
+            self.conn.execute_batch(sql)?;
+            Ok(())
+        }
+
+        /// Run `kinds` (first time) and every step not yet run up to and
+        /// including `step` (a name without `V###__` and `.sql`).
+        fn run_through(&mut self, step: &str) -> Res {
+            let last = STEPS
+                .iter()
+                .position(|(f, _)| stem(f) == step)
+                .ok_or_else(|| format!("no step {step}"))?;
+            if last < self.next {
+                return Err(format!("{step} has run already").into());
+            }
+            if self.next == 0 {
+                run_kinds(&self.conn)?;
+            }
+            for s in &STEPS[self.next..=last] {
+                run_step(&self.conn, s)?;
+                if stem(s.0) == "raw_events" {
+                    self.exec(
+                        "CREATE TABLE test_rows AS
+                         SELECT x_row, source_path, source_line, text FROM raw_events",
+                    )?;
+                }
+            }
+            self.next = last + 1;
+            Ok(())
+        }
+
+        /// Each row of `sql`, its columns as text (NULL: `NULL`) joined by " | ".
+        fn rows(&self, sql: &str) -> Res<Vec<String>> {
+            let mut stmt = self
+                .conn
+                .prepare(&format!("SELECT COLUMNS(*)::VARCHAR FROM ({sql})"))?;
+            let mut rows = stmt.query([])?;
+            let n = rows.as_ref().map_or(0, |s| s.column_count());
+            let mut out = Vec::new();
+            while let Some(r) = rows.next()? {
+                let cols = (0..n)
+                    .map(|i| {
+                        Ok(r.get::<_, Option<String>>(i)?
+                            .unwrap_or_else(|| "NULL".into()))
+                    })
+                    .collect::<Res<Vec<String>>>()?;
+                out.push(cols.join(" | "));
+            }
+            Ok(out)
+        }
+    }
+
+    const DB: &str = "nanobot.session_db";
+    const JSONL: &str = "nanobot.session_jsonl";
+    const WEBUI: &str = "nanobot.webui_transcript";
+    const CLI: &str = "nanobot.cli_history";
+    const CATALOG: &str = "nanoclaw.catalog";
+    const INBOUND: &str = "nanoclaw.inbound";
+    const OUTBOUND: &str = "nanoclaw.outbound";
+    const TRANSCRIPT: &str = "nanoclaw.claude_transcript";
+
+    const WS1_DB: &str = ".nanobot/sessions/ws1/sessions.sqlite3";
+    const WEBUI_C1: &str = ".nanobot/webui/websocket_c1.jsonl";
+
+    /// session_uid of a nanobot session of `.nanobot` (docs/design.md "Session identity").
+    fn uid(namespace: &str, session_id: &str) -> String {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(format!("nanobot\0.nanobot\0{namespace}\0{session_id}"));
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()[..16].to_string()
+    }
+
+    /// The session `websocket:c1` in the database of namespace ws1: two turns
+    /// in local time, each started by a `user` row whose turn records
+    /// `llm_calls` of source `user`.
+    ///
+    /// ```text
+    /// line seq  turn_type  text    ts_local
+    ///  1    1   user       hi      2026-03-02 10:00:00
+    ///  2    2   assistant  hello   2026-03-02 10:00:30
+    ///  3    3   user       again   2026-03-02 11:00:00
+    ///  4    4   assistant  sure    2026-03-02 11:00:20
+    /// ```
+    fn two_turns(h: &Steps) -> Res {
+        for (line, turn_type, text, ts) in [
+            ("1", "user", "hi", "2026-03-02 10:00:00"),
+            ("2", "assistant", "hello", "2026-03-02 10:00:30"),
+            ("3", "user", "again", "2026-03-02 11:00:00"),
+            ("4", "assistant", "sure", "2026-03-02 11:00:20"),
+        ] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "websocket:c1"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", line),
+                    ("seq", line),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("x_match", text),
+                    ("x_record", &format!("r{line}")),
+                    (
+                        "x_call_source",
+                        if turn_type == "user" { "user" } else { "=NULL" },
+                    ),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A WebUI transcript record of `websocket:c1` (true UTC).
+    fn webui(h: &Steps, line: &str, turn: &str, turn_type: &str, text: &str, utc: &str) -> Res {
+        h.event(
+            WEBUI,
+            &[
+                ("session_id", "websocket:c1"),
+                ("source_path", WEBUI_C1),
+                ("source_line", line),
+                ("x_turn", turn),
+                ("turn_type", turn_type),
+                ("text", text),
+                ("x_match", text),
+                ("ts_utc", utc),
+            ],
+        )
+    }
+
+    /// The value of `x_group` of a group, as text.
+    fn group(g: Group) -> String {
+        (g as i32).to_string()
+    }
+
+    /// The source lines of the rows of `path` a step dropped, with the reason.
+    fn dropped(h: &Steps, path: &str) -> Res<Vec<String>> {
+        h.rows(&format!(
+            "SELECT t.source_line, d.reason FROM dropped_rows d JOIN test_rows t USING (x_row)
+             WHERE t.source_path = {} ORDER BY t.source_line",
+            quote(path)
+        ))
+    }
+
+    #[test]
+    fn the_harness_stages_a_row_of_every_kind() -> Res {
+        let mut h = Steps::new()?;
+        for e in REGISTRY {
+            h.event(e.kind, &[])?;
+        }
+        h.run_through("raw_events")?;
+        assert_eq!(
+            h.rows("SELECT count(*), count(DISTINCT source_kind) FROM raw_events")?,
+            vec![format!("{n} | {n}", n = REGISTRY.len())]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn session_identity_keeps_two_namespaces_apart_and_warns_on_an_ambiguous_key() -> Res {
+        let mut h = Steps::new()?;
+        for ns in ["ws1", "ws2"] {
+            let path = format!(".nanobot/sessions/{ns}/sessions.sqlite3");
+            h.event(
+                DB,
+                &[
+                    ("session_id", "cli:direct"),
+                    ("x_namespace", ns),
+                    ("source_path", &path),
+                ],
+            )?;
+        }
+        h.event(
+            DB,
+            &[
+                ("session_id", "websocket:c1"),
+                ("x_namespace", "ws1"),
+                ("source_path", WS1_DB),
+            ],
+        )?;
+        // WebUI rows name a key, not a namespace
+        h.event(
+            WEBUI,
+            &[("session_id", "websocket:c1"), ("source_path", WEBUI_C1)],
+        )?;
+        h.event(
+            WEBUI,
+            &[
+                ("session_id", "cli:direct"),
+                ("source_path", ".nanobot/webui/cli.jsonl"),
+            ],
+        )?;
+        h.run_through("session_identity")?;
+        // two workspaces' cli:direct are two sessions
+        assert_eq!(
+            h.rows(
+                "SELECT namespace, session_uid FROM session_identity
+                 WHERE is_store AND session_id = 'cli:direct' ORDER BY namespace"
+            )?,
+            vec![
+                format!("ws1 | {}", uid("ws1", "cli:direct")),
+                format!("ws2 | {}", uid("ws2", "cli:direct")),
+            ]
+        );
+        // the one namespace holding the key is the WebUI row's
+        assert_eq!(
+            h.rows(
+                "SELECT namespace, session_uid FROM session_identity
+                 WHERE NOT is_store AND session_id = 'websocket:c1'"
+            )?,
+            vec![format!("ws1 | {}", uid("ws1", "websocket:c1"))]
+        );
+        // two namespaces hold cli:direct: '' and one warning
+        assert_eq!(
+            h.rows(
+                "SELECT namespace, unresolved FROM session_identity
+                 WHERE NOT is_store AND session_id = 'cli:direct'"
+            )?,
+            vec![" | true"]
+        );
+        assert_eq!(
+            h.rows("SELECT kind, code, session_id, source_path FROM diagnostics")?,
+            vec!["warning | namespace_unresolved | cli:direct | .nanobot/webui/cli.jsonl"]
+        );
+        Ok(())
+    }
+
+    /// ws1: a database and a legacy workspace file of the same session;
+    /// ws2: an import that never completed (its database has no tables), a
+    /// canonical JSONL and a legacy-named one beside it.
+    fn legacy_and_aborted_import(h: &Steps) -> Res {
+        const LEGACY: &str = ".nanobot/workspace/sessions/cli_direct.jsonl";
+        const WS2_DB: &str = ".nanobot/sessions/ws2/sessions.sqlite3";
+        const WS2_JSONL: &str = ".nanobot/sessions/ws2/Y2xpOmRpcmVjdA.jsonl";
+        const WS2_LEGACY: &str = ".nanobot/sessions/ws2/cli_direct.jsonl";
+        h.source(DB, WS1_DB, &[])?;
+        h.source(JSONL, LEGACY, &[("source_role", "primary")])?;
+        h.source(DB, WS2_DB, &[])?;
+        h.source(JSONL, WS2_JSONL, &[("source_role", "secondary")])?;
+        h.source(JSONL, WS2_LEGACY, &[("source_role", "secondary")])?;
+        h.diagnostic(&[("source_path", WS2_DB), ("code", "session_db_empty")])?;
+        for (kind, path, ns, legacy, role) in [
+            (DB, WS1_DB, "ws1", "false", "primary"),
+            (JSONL, LEGACY, "ws1", "true", "primary"),
+            (JSONL, WS2_JSONL, "ws2", "false", "secondary"),
+            (JSONL, WS2_LEGACY, "ws2", "true", "secondary"),
+        ] {
+            h.event(
+                kind,
+                &[
+                    ("session_id", "cli:direct"),
+                    ("x_namespace", ns),
+                    ("source_path", path),
+                    ("x_legacy", legacy),
+                    ("source_role", role),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn store_roles_demote_a_legacy_copy_and_promote_the_jsonl_of_an_empty_database() -> Res {
+        let mut h = Steps::new()?;
+        legacy_and_aborted_import(&h)?;
+        h.run_through("store_roles")?;
+        assert_eq!(
+            h.rows("SELECT source_path, source_role FROM sources ORDER BY source_path")?,
+            vec![
+                ".nanobot/sessions/ws1/sessions.sqlite3 | primary",
+                // the JSONL of the aborted import are the store of record…
+                ".nanobot/sessions/ws2/Y2xpOmRpcmVjdA.jsonl | primary",
+                // …but a legacy-named file nanobot never loads stays a copy
+                ".nanobot/sessions/ws2/cli_direct.jsonl | secondary",
+                ".nanobot/sessions/ws2/sessions.sqlite3 | primary",
+                // the database holds the session: the legacy file is a copy
+                ".nanobot/workspace/sessions/cli_direct.jsonl | secondary",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn raw_events_take_the_final_role_the_kind_traits_and_a_row_identity() -> Res {
+        let mut h = Steps::new()?;
+        legacy_and_aborted_import(&h)?;
+        h.event(WEBUI, &[("session_id", "cli:direct")])?;
+        h.event(CLI, &[])?;
+        h.event(OUTBOUND, &[("session_id", "s1")])?;
+        h.run_through("raw_events")?;
+        assert_eq!(
+            h.rows(
+                "SELECT source_path, source_role, session_store, message_store, turn_copy,
+                        prompt_copy, nanoclaw
+                 FROM raw_events ORDER BY source_path"
+            )?,
+            vec![
+                ".nanobot/sessions/ws1/sessions.sqlite3 | primary | db | true | NULL | false | NULL",
+                ".nanobot/sessions/ws2/Y2xpOmRpcmVjdA.jsonl | primary | jsonl | true | NULL | false | NULL",
+                ".nanobot/sessions/ws2/cli_direct.jsonl | secondary | jsonl | true | NULL | false | NULL",
+                ".nanobot/workspace/sessions/cli_direct.jsonl | secondary | jsonl | true | NULL | false | NULL",
+                "nanobot.cli_history | secondary | NULL | false | NULL | true | NULL",
+                "nanobot.webui_transcript | secondary | NULL | false | webui | false | NULL",
+                "nanoclaw.outbound | primary | NULL | true | NULL | false | outbound",
+            ]
+        );
+        // the legacy copy and the database are one session
+        assert_eq!(
+            h.rows(
+                "SELECT count(DISTINCT session_uid) FROM raw_events
+                 WHERE source_path IN ('.nanobot/sessions/ws1/sessions.sqlite3',
+                                       '.nanobot/workspace/sessions/cli_direct.jsonl')"
+            )?,
+            vec!["1"]
+        );
+        assert_eq!(
+            h.rows("SELECT count(*) = count(DISTINCT x_row) FROM raw_events")?,
+            vec!["true"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn session_copy_dedup_drops_what_the_primary_holds_and_keeps_what_only_the_copy_has() -> Res {
+        const COPY: &str = ".nanobot/sessions/ws1/d2Vic29ja2V0OmMx.jsonl";
+        let mut h = Steps::new()?;
+        let session = [("session_id", "websocket:c1"), ("x_namespace", "ws1")];
+        let row = |kind, path, line: &str, seq: &str, record: &str, msgkey: &str| {
+            let mut given = session.to_vec();
+            given.extend([
+                ("source_path", path),
+                ("source_line", line),
+                ("seq", seq),
+                ("x_record", record),
+                ("x_msgkey", msgkey),
+            ]);
+            if kind == JSONL {
+                given.push(("source_role", "secondary"));
+            }
+            h.event(kind, &given)
+        };
+        row(DB, WS1_DB, "1", "1", "A", "user\t2026-03-02T10:00:00")?;
+        row(
+            DB,
+            WS1_DB,
+            "2",
+            "3",
+            "C-rewritten",
+            "assistant\t2026-03-02T10:00:40",
+        )?;
+        // the frozen copy: the same record A, B only it has (lost to /new),
+        // and the database's message C as it was before nanobot rewrote it
+        row(JSONL, COPY, "2", "1", "A", "user\t2026-03-02T10:00:00")?;
+        row(JSONL, COPY, "3", "2", "B", "user\t2026-03-02T10:00:20")?;
+        row(JSONL, COPY, "4", "3", "C", "assistant\t2026-03-02T10:00:40")?;
+        // the copy's session metadata (model preset)
+        let mut meta = session.to_vec();
+        meta.extend([
+            ("source_path", COPY),
+            ("source_line", "1"),
+            ("x_meta", "true"),
+            ("source_role", "secondary"),
+        ]);
+        h.event(JSONL, &meta)?;
+        h.run_through("deduped_session_copies")?;
+        assert_eq!(
+            dropped(&h, COPY)?,
+            vec![
+                "1 | session metadata of a copy; the primary store has the session",
+                "2 | same record in the primary store",
+                "4 | same message in the primary store, rewritten there (same position, role and timestamp)",
+            ]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT source_path, source_line FROM events_kept ORDER BY source_path, source_line"
+            )?,
+            vec![
+                format!("{COPY} | 3"),
+                format!("{WS1_DB} | 1"),
+                format!("{WS1_DB} | 2"),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn tz_offset_of_120_minutes_from_an_llm_call_pair() -> Res {
+        let mut h = Steps::new()?;
+        h.event(
+            DB,
+            &[
+                ("session_id", "cli:direct"),
+                ("x_namespace", "ws1"),
+                ("source_path", WS1_DB),
+                ("seq", "1"),
+                ("turn_type", "user"),
+                ("x_call_source", "user"),
+                ("ts_local", "2026-03-02 12:00:00"),
+            ],
+        )?;
+        // the turn's first call, 3 s after the message, in UTC
+        h.llm_call(&[
+            ("source", "user"),
+            ("started_at_ms", &ms("2026-03-02 10:00:03")),
+        ])?;
+        // a call of another source is no evidence for a `user` message
+        h.llm_call(&[
+            ("source", "cron"),
+            ("started_at_ms", &ms("2026-03-02 11:00:05")),
+        ])?;
+        h.run_through("tz_offsets")?;
+        assert_eq!(
+            h.rows("SELECT instance, day, offset_minutes, kind FROM tz_evidence")?,
+            vec![".nanobot | 2026-03-02 | 120 | llm"]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT instance, first_day, last_day, offset_minutes, pairs, agreement FROM tz_offsets"
+            )?,
+            vec![".nanobot | 2026-03-02 | 2026-03-02 | 120 | 1 | 1.0"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn timestamps_take_the_derived_offset_of_the_nearest_evidence_day() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        // evidence on 2026-03-02: a call 3 s after `hi`, two hours earlier in UTC
+        h.llm_call(&[
+            ("source", "user"),
+            ("started_at_ms", &ms("2026-03-02 08:00:03")),
+        ])?;
+        // no evidence on 2026-03-05: the nearest evidence day's offset
+        h.event(
+            DB,
+            &[
+                ("session_id", "websocket:c1"),
+                ("x_namespace", "ws1"),
+                ("source_path", WS1_DB),
+                ("source_line", "5"),
+                ("seq", "5"),
+                ("ts_local", "2026-03-05 09:00:00"),
+            ],
+        )?;
+        // true UTC stays; an instance without evidence is read as UTC
+        webui(
+            &h,
+            "1",
+            "t1",
+            "user",
+            "from the webui",
+            "2026-03-02 08:00:01",
+        )?;
+        h.event(
+            DB,
+            &[
+                ("instance", ".nanobot-work"),
+                ("session_id", "cli:direct"),
+                ("source_path", ".nanobot-work/sessions/w/sessions.sqlite3"),
+                ("source_line", "9"),
+                ("ts_local", "2026-03-02 10:00:00"),
+            ],
+        )?;
+        h.run_through("timestamps")?;
+        assert_eq!(
+            h.rows(
+                "SELECT instance, source_line, ts_local, time_basis, utc_offset_minutes, timestamp_utc
+                 FROM events_utc ORDER BY instance, source_kind, source_line"
+            )?,
+            vec![
+                ".nanobot | 1 | 2026-03-02 10:00:00 | local_derived | 120 | 2026-03-02 08:00:00",
+                ".nanobot | 2 | 2026-03-02 10:00:30 | local_derived | 120 | 2026-03-02 08:00:30",
+                ".nanobot | 3 | 2026-03-02 11:00:00 | local_derived | 120 | 2026-03-02 09:00:00",
+                ".nanobot | 4 | 2026-03-02 11:00:20 | local_derived | 120 | 2026-03-02 09:00:20",
+                ".nanobot | 5 | 2026-03-05 09:00:00 | local_derived | 120 | 2026-03-05 07:00:00",
+                ".nanobot | 1 | NULL | utc | NULL | 2026-03-02 08:00:01",
+                ".nanobot-work | 9 | 2026-03-02 10:00:00 | local_as_utc | 0 | 2026-03-02 10:00:00",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn timestamps_take_the_given_offset_first() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        // evidence says +120, --utc-offset -01:00 wins
+        h.llm_call(&[
+            ("source", "user"),
+            ("started_at_ms", &ms("2026-03-02 08:00:03")),
+        ])?;
+        h.exec("UPDATE params SET given_offset_minutes = -60")?;
+        h.run_through("timestamps")?;
+        assert_eq!(
+            h.rows(
+                "SELECT DISTINCT time_basis, utc_offset_minutes, timestamp_utc - ts_local FROM events_utc"
+            )?,
+            vec!["local_given | -60 | 01:00:00"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_copy_turn_mirrors_the_session_turn_that_contains_it() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        webui(&h, "1", "t1", "user", "hi", "2026-03-02 10:00:01")?;
+        webui(&h, "2", "t1", "assistant", "hello", "2026-03-02 10:00:25")?;
+        webui(&h, "3", "t2", "user", "again", "2026-03-02 11:00:02")?;
+        // a turn of a chat /new erased: it mirrors nothing
+        webui(&h, "4", "t3", "user", "erased", "2026-03-02 12:30:00")?;
+        h.run_through("mirrored_turns")?;
+        assert_eq!(
+            h.rows(
+                "SELECT source_path, turn_no, turn_start, turn_end FROM session_turns ORDER BY turn_no"
+            )?,
+            vec![
+                format!("{WS1_DB} | 1 | 2026-03-02 10:00:00 | 2026-03-02 10:00:30"),
+                format!("{WS1_DB} | 2 | 2026-03-02 11:00:00 | 2026-03-02 11:00:20"),
+            ]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT c.copy_turn, c.t0, m.turn_no
+                 FROM copy_turns c LEFT JOIN copy_turn_matches m USING (session_uid, copy_turn)
+                 ORDER BY c.copy_turn"
+            )?,
+            vec![
+                "turn:t1 | 2026-03-02 10:00:01 | 1",
+                "turn:t2 | 2026-03-02 11:00:02 | 2",
+                "turn:t3 | 2026-03-02 12:30:00 | NULL",
+            ]
+        );
+        assert_eq!(
+            h.rows("SELECT DISTINCT offset_known FROM copy_rows")?,
+            vec!["true"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_webui_copy_of_a_user_message_in_its_turn_is_dropped_other_text_kept() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        webui(&h, "1", "t1", "user", "hi", "2026-03-02 10:00:01")?;
+        webui(
+            &h,
+            "2",
+            "t1",
+            "user",
+            "hi, but edited",
+            "2026-03-02 10:00:02",
+        )?;
+        // the same text in the other turn is not this turn's copy
+        webui(&h, "3", "t2", "user", "hi", "2026-03-02 11:00:02")?;
+        h.run_through("deduped_secondary_copies")?;
+        assert_eq!(
+            dropped(&h, WEBUI_C1)?,
+            vec!["1 | same text in the session turn"]
+        );
+        assert_eq!(
+            h.rows(&format!(
+                "SELECT source_line, text FROM events_final WHERE source_path = {} ORDER BY 1",
+                quote(WEBUI_C1)
+            ))?,
+            vec!["2 | hi, but edited", "3 | hi"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn cli_history_within_2_s_is_dropped_at_3_s_kept() -> Res {
+        const HISTORY: &str = ".nanobot/history/cli_history";
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        for (line, ts) in [("1", "2026-03-02 10:00:02"), ("2", "2026-03-02 10:00:03")] {
+            h.event(
+                CLI,
+                &[
+                    ("source_path", HISTORY),
+                    ("source_line", line),
+                    ("turn_type", "user"),
+                    ("text", "hi"),
+                    ("x_match", "hi"),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        h.run_through("deduped_secondary_copies")?;
+        assert_eq!(
+            dropped(&h, HISTORY)?,
+            vec!["1 | same text in a session within 2 s (local time)"]
+        );
+        assert_eq!(
+            h.rows(&format!(
+                "SELECT source_line FROM events_final WHERE source_path = {}",
+                quote(HISTORY)
+            ))?,
+            vec!["2"]
+        );
+        Ok(())
+    }
+
+    /// nanoclaw session `s1` of agent group `ag1` (folder `main`): an outbound
+    /// message `m1` and the backing `continuation:claude` `c1`; its
+    /// `delivered` row and the `delivered` row of a message that is gone;
+    /// a Claude Code transcript row of `c1`; the catalog's agent group.
+    fn nanoclaw_session(h: &Steps) -> Res {
+        let s1 = ("session_id", "s1");
+        h.event(
+            OUTBOUND,
+            &[
+                s1,
+                ("x_id", "m1"),
+                ("x_group", &group(Group::Outbound)),
+                ("text", "hello"),
+                (
+                    "native",
+                    r#"{"table":"messages_out","agent_group_id":"ag1"}"#,
+                ),
+            ],
+        )?;
+        h.event(
+            OUTBOUND,
+            &[
+                s1,
+                ("x_group", &group(Group::State)),
+                (
+                    "native",
+                    r#"{"table":"session_state","continuation":{"provider":"claude","id":"c1"}}"#,
+                ),
+            ],
+        )?;
+        for (id, line) in [("m1", "1"), ("m2", "2")] {
+            h.event(
+                INBOUND,
+                &[
+                    s1,
+                    ("x_id", id),
+                    ("source_line", line),
+                    ("x_group", &group(Group::State)),
+                    ("text", &format!("nanoclaw delivered: {id}")),
+                    (
+                        "native",
+                        &format!(
+                            r#"{{"table":"delivered","record":{{"message_out_id":"{id}","status":"delivered"}}}}"#
+                        ),
+                    ),
+                ],
+            )?;
+        }
+        h.event(
+            TRANSCRIPT,
+            &[
+                ("x_group", &group(Group::Transcript)),
+                ("text", "thinking about it"),
+                ("native", r#"{"transcript_id":"c1","agent_group_id":"ag1"}"#),
+            ],
+        )?;
+        h.event(
+            CATALOG,
+            &[
+                ("x_group", &group(Group::State)),
+                (
+                    "native",
+                    r#"{"table":"agent_groups","record":{"id":"ag1","folder":"main"}}"#,
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn nanoclaw_rows_are_the_nanoclaw_events_with_native_parsed() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        nanoclaw_session(&h)?;
+        h.run_through("nanoclaw_rows")?;
+        assert_eq!(
+            h.rows("SELECT j->>'table', count(*) FROM nc_rows GROUP BY ALL ORDER BY ALL")?,
+            vec![
+                "agent_groups | 1",
+                "delivered | 2",
+                "messages_out | 1",
+                "session_state | 1",
+                // the transcript row's native has no table
+                "NULL | 1",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_delivered_row_folds_only_when_its_outbound_row_exists() -> Res {
+        let mut h = Steps::new()?;
+        nanoclaw_session(&h)?;
+        h.run_through("nanoclaw_deliveries")?;
+        assert_eq!(
+            h.rows("SELECT session_id, message_out_id, record->>'status' FROM nc_delivery_joined")?,
+            vec!["s1 | m1 | delivered"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_transcript_belongs_to_the_session_naming_its_claude_continuation() -> Res {
+        let mut h = Steps::new()?;
+        nanoclaw_session(&h)?;
+        // another provider's continuation backs no Claude Code transcript
+        h.event(
+            OUTBOUND,
+            &[
+                ("session_id", "s2"),
+                ("x_group", &group(Group::State)),
+                (
+                    "native",
+                    r#"{"table":"session_state","continuation":{"provider":"codex","id":"c2"}}"#,
+                ),
+            ],
+        )?;
+        h.run_through("nanoclaw_transcript_sessions")?;
+        assert_eq!(
+            h.rows("SELECT instance, continuation_id, session_id FROM nc_transcript_sessions")?,
+            vec![". | c1 | s1"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn projects_come_from_the_session_stores_and_the_agent_group() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE stage_events SET project_path = '/home/u/proj' WHERE source_line = 2")?;
+        webui(
+            &h,
+            "1",
+            "t1",
+            "user",
+            "from the webui",
+            "2026-03-02 10:00:01",
+        )?;
+        nanoclaw_session(&h)?;
+        h.run_through("project_paths")?;
+        assert_eq!(
+            h.rows("SELECT session_uid, project_path FROM session_projects")?,
+            vec![format!("{} | /home/u/proj", uid("ws1", "websocket:c1"))]
+        );
+        assert_eq!(
+            h.rows("SELECT instance, agent_group_id, folder FROM nc_folders")?,
+            vec![". | ag1 | main"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_folder_without_catalog_row_and_a_catalog_session_without_folder_are_losses() -> Res {
+        let mut h = Steps::new()?;
+        let catalog = |id: &str| {
+            let native = format!(
+                r#"{{"table":"sessions","record":{{"id":"{id}","agent_group_id":"ag1"}}}}"#
+            );
+            h.event(
+                CATALOG,
+                &[
+                    ("session_id", id),
+                    ("x_group", &group(Group::Session)),
+                    ("native", &native),
+                ],
+            )
+        };
+        catalog("s1")?;
+        catalog("s3")?;
+        for id in ["s1", "s2"] {
+            let path = format!("data/v2-sessions/ag1/{id}/inbound.db");
+            h.source(INBOUND, &path, &[])?;
+            h.event(INBOUND, &[("session_id", id), ("source_path", &path)])?;
+        }
+        h.run_through("nanoclaw_losses")?;
+        assert_eq!(
+            h.rows("SELECT kind, code, session_id, source_path FROM diagnostics ORDER BY code")?,
+            vec![
+                // s2 has a folder but no catalog row
+                "loss | catalog_row_missing | s2 | data/v2-sessions/ag1/s2",
+                // s3 has a catalog row but no folder
+                "loss | session_folder_missing | s3 | data/v2-sessions/ag1/s3",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn linked_events_fold_deliveries_link_transcripts_and_fill_projects() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE stage_events SET project_path = '/home/u/proj'")?;
+        webui(
+            &h,
+            "1",
+            "t1",
+            "user",
+            "from the webui",
+            "2026-03-02 10:00:01",
+        )?;
+        nanoclaw_session(&h)?;
+        h.run_through("linked_events")?;
+        let s1 =
+            h.rows("SELECT DISTINCT session_uid FROM events_linked WHERE session_id = 's1'")?;
+        assert_eq!(s1.len(), 1, "{s1:?}");
+        // the transcript row joins s1 (and its session_uid)
+        assert_eq!(
+            h.rows(&format!(
+                "SELECT session_id, session_uid = {} FROM events_linked WHERE nanoclaw = 'transcript'",
+                quote(&s1[0])
+            ))?,
+            vec!["s1 | true"]
+        );
+        // m1's delivery rides on its outbound row; m2's stays, marked
+        assert_eq!(
+            h.rows(
+                "SELECT source_kind, text, native::JSON->'delivered'->>'status' FROM events_linked
+                 WHERE x_id IS NOT NULL ORDER BY source_kind, x_id"
+            )?,
+            vec![
+                "nanoclaw.inbound | nanoclaw delivered: m2 (outbound row missing) | NULL",
+                "nanoclaw.outbound | hello | delivered",
+            ]
+        );
+        // projects: the WebUI row takes its session's, nanoclaw rows their group's
+        assert_eq!(
+            h.rows(
+                "SELECT source_kind, project_path FROM events_linked
+                 WHERE turn_copy = 'webui' OR nanoclaw = 'transcript' OR x_id = 'm1'
+                 GROUP BY ALL ORDER BY ALL"
+            )?,
+            vec![
+                "nanobot.webui_transcript | /home/u/proj",
+                "nanoclaw.claude_transcript | groups/main",
+                "nanoclaw.outbound | groups/main",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn ordinal_is_unique_and_in_time_order_within_a_session() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // a database row without a time takes the time of the row before it
+        // (`hello`, seq 2, whose record it is part of)
+        h.event(
+            DB,
+            &[
+                ("session_id", "websocket:c1"),
+                ("x_namespace", "ws1"),
+                ("source_path", WS1_DB),
+                ("source_line", "5"),
+                ("seq", "2"),
+                ("x_sub", "1"),
+                ("text", "untimed"),
+            ],
+        )?;
+        // the session-level row comes first, whatever its time
+        h.event(
+            DB,
+            &[
+                ("session_id", "websocket:c1"),
+                ("x_namespace", "ws1"),
+                ("source_path", WS1_DB),
+                ("x_group", &group(Group::Session)),
+                ("text", "session start"),
+                ("ts_local", "2026-03-02 12:00:00"),
+            ],
+        )?;
+        // a WebUI row only the transcript has falls in by its time
+        webui(
+            &h,
+            "1",
+            "t1",
+            "assistant",
+            "only here",
+            "2026-03-02 10:00:45",
+        )?;
+        h.run_through("events")?;
+        assert_eq!(
+            h.rows(
+                "SELECT ordinal, text, timestamp_utc FROM events
+                 WHERE session_id = 'websocket:c1' ORDER BY ordinal"
+            )?,
+            vec![
+                "1 | session start | 2026-03-02 12:00:00+00",
+                "2 | hi | 2026-03-02 10:00:00+00",
+                "3 | hello | 2026-03-02 10:00:30+00",
+                "4 | untimed | NULL",
+                "5 | only here | 2026-03-02 10:00:45+00",
+                "6 | again | 2026-03-02 11:00:00+00",
+                "7 | sure | 2026-03-02 11:00:20+00",
+            ]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT count(*) = count(DISTINCT (session_uid, ordinal)) AND min(ordinal) = 1
+                        AND max(ordinal) = count(*)
+                 FROM events"
+            )?,
+            vec!["true"]
+        );
+        Ok(())
+    }
+
+    /// The columns of `table`, in order.
+    fn columns(h: &Steps, table: &str) -> Res<Vec<String>> {
+        h.rows(&format!("SELECT column_name FROM (DESCRIBE {table})"))
+    }
+
+    #[test]
+    fn write_layout_is_the_output_order_with_byte_offsets() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        nanoclaw_session(&h)?;
+        h.event(
+            CLI,
+            &[
+                ("text", "a prompt of no session"),
+                ("ts_local", "2026-03-02 09:00:00"),
+            ],
+        )?;
+        h.run_through("write_layout")?;
+        // out_pos runs 1…n in the output order (docs/design.md "Output order")
+        assert_eq!(
+            h.rows(
+                "SELECT out_pos FROM events_wide
+                 ORDER BY agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST, ordinal"
+            )?,
+            (1..=10).map(|i| i.to_string()).collect::<Vec<_>>()
+        );
+        // out_offset: the text and native bytes of all rows before
+        assert_eq!(
+            h.rows(
+                "SELECT bool_and(x_bytes = coalesce(strlen(text), 0) + coalesce(strlen(native), 0)
+                                 AND out_offset = before)
+                 FROM (SELECT *, coalesce(sum(x_bytes) OVER (ORDER BY out_pos
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+                       FROM events_wide)"
+            )?,
+            vec!["true"]
+        );
+        // events: the contract columns; events_wide: them and the writer's four
+        let contract = [
+            "agent",
+            "instance",
+            "session_id",
+            "parent_session_id",
+            "project_path",
+            "git_branch",
+            "seq",
+            "timestamp_utc",
+            "timestamp_local",
+            "utc_offset_minutes",
+            "time_basis",
+            "turn_type",
+            "model",
+            "tool_name",
+            "tool_use_id",
+            "text",
+            "source_kind",
+            "source_role",
+            "source_path",
+            "source_line",
+            "native",
+            "load_id",
+            "ordinal",
+            "session_uid",
+        ];
+        assert_eq!(columns(&h, "events")?, contract);
+        let mut wide: Vec<&str> = contract.to_vec();
+        wide.extend(["x_row", "out_pos", "out_offset", "x_bytes"]);
+        assert_eq!(columns(&h, "events_wide")?, wide);
+        // events reads the materialized rows: the rows it was built from can go
+        h.exec("DROP TABLE events_linked")?;
+        assert_eq!(h.rows("SELECT count(*) FROM events")?, vec!["10"]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_llm_call_belongs_to_the_turn_containing_it_and_to_none_between_turns() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        for utc in [
+            "2026-03-02 10:00:20", // inside turn 1
+            "2026-03-02 10:00:39", // turn 1's last message + 10 s
+            "2026-03-02 10:30:00", // between the turns
+            "2026-03-02 11:00:25", // inside turn 2's tail
+        ] {
+            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
+        }
+        h.run_through("llm_calls")?;
+        let c1 = uid("ws1", "websocket:c1");
+        assert_eq!(
+            h.rows("SELECT id, started_at, session_id, session_uid FROM llm_calls ORDER BY id")?,
+            vec![
+                format!("1 | 2026-03-02 10:00:20+00 | websocket:c1 | {c1}"),
+                format!("2 | 2026-03-02 10:00:39+00 | websocket:c1 | {c1}"),
+                "3 | 2026-03-02 10:30:00+00 | NULL | NULL".to_string(),
+                format!("4 | 2026-03-02 11:00:25+00 | websocket:c1 | {c1}"),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn sessions_count_rows_and_calls_and_flag_sessions_only_copies_hold() -> Res {
+        let mut h = Steps::new()?;
+        two_turns(&h)?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        h.llm_call(&[
+            ("source", "user"),
+            ("started_at_ms", &ms("2026-03-02 10:00:20")),
+            ("input_tokens", "100"),
+        ])?;
+        // a deleted session: only a frozen copy holds it
+        h.event(
+            JSONL,
+            &[
+                ("session_id", "cli:old"),
+                ("x_namespace", "ws1"),
+                (
+                    "source_path",
+                    ".nanobot/sessions/ws1/jsonl-backup/Y2xpOm9sZA.jsonl",
+                ),
+                ("source_role", "secondary"),
+                ("turn_type", "user"),
+                ("x_record", "old"),
+            ],
+        )?;
+        nanoclaw_session(&h)?;
+        h.run_through("sessions")?;
+        assert_eq!(
+            h.rows(
+                "SELECT session_id, rows, user_rows, in_primary_store, secondary_only, llm_calls,
+                        input_tokens, continuation
+                 FROM sessions ORDER BY session_id NULLS FIRST"
+            )?,
+            vec![
+                "cli:old | 1 | 1 | false | true | 0 | NULL | NULL",
+                "s1 | 4 | 0 | true | false | NULL | NULL | claude:c1",
+                "websocket:c1 | 4 | 2 | true | false | 1 | 100 | NULL",
+            ]
+        );
+        Ok(())
+    }
+}
