@@ -55,7 +55,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The shape of the crate, checked: a newcomer reads `run()` top to bottom
 /// and finds each stage in its own module, and no two modules need each other.
 #[cfg(test)]
-mod layout_tests {
+mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::Path;
 

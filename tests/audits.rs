@@ -161,6 +161,7 @@ fn every_audit_file_opens_with_rule_grain_and_inputs() -> TestResult {
     assert!(files.len() >= 3, "{files:?}");
     let mut numbers = Vec::new();
     let mut problems = Vec::new();
+    let kind_literal = regex::Regex::new(r"'nano(bot|claw)\.[a-z_]+'")?;
     for f in &files {
         let name = audit_name(f);
         let number = name
@@ -181,7 +182,7 @@ fn every_audit_file_opens_with_rule_grain_and_inputs() -> TestResult {
             None => problems.push(format!("{name}: not named A###__rule.sql")),
         }
         let text = std::fs::read_to_string(f)?;
-        if let Some(m) = regex::Regex::new(r"'nano(bot|claw)\.[a-z_]+'")?.find(&text) {
+        if let Some(m) = kind_literal.find(&text) {
             problems.push(format!(
                 "{name}: spells the source kind {} (ask `kinds` for its traits)",
                 m.as_str()
