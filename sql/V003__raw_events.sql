@@ -7,7 +7,8 @@
 -- Grain:   one row per extracted event (all stores, all agents).
 -- Inputs:  stage_events (view over the staged Parquet files, created by the
 --          engine before the first step), session_identity (V001),
---          promoted_stores and demoted_stores (V002), kinds.
+--          promoted_stores and demoted_stores (V002), the kind_<trait>() macros
+--          (the kinds table row-wise).
 -- Output:  raw_events: the staged columns (ts_utc, ts_local as TIMESTAMP),
 --          source_role final; session_store, message_store, turn_copy,
 --          prompt_copy, nanoclaw: the row's kind traits (see kinds);
@@ -27,16 +28,20 @@ SELECT
     s.source_path, s.source_line, s.native,
     s.x_group, s.x_sub, s.x_record, s.x_match, s.x_id, s.x_meta, s.x_call_source,
     s.x_msgkey, s.x_turn,
-    -- the traits of the row's kind (kinds), carried for the steps after this one
-    k.session_store, k.message_store, k.turn_copy, k.prompt_copy, k.nanoclaw,
+    -- the traits of the row's kind (the kinds table row-wise: a join with
+    -- kinds here may hash the wide rows), carried for the steps after this one
+    kind_session_store(s.source_kind) AS session_store,
+    kind_message_store(s.source_kind) AS message_store,
+    kind_turn_copy(s.source_kind) AS turn_copy,
+    kind_prompt_copy(s.source_kind) AS prompt_copy,
+    kind_nanoclaw(s.source_kind) AS nanoclaw,
     i.session_uid,
     -- the row's identity for the later steps' joins (never output, so its order is free)
     row_number() OVER () AS x_row
 FROM stage_events s
-LEFT JOIN kinds k ON k.source_kind = s.source_kind
 LEFT JOIN session_identity i
        ON i.agent = s.agent AND i.instance = s.instance AND i.session_id = s.session_id
       AND i.x_namespace IS NOT DISTINCT FROM s.x_namespace
-      AND i.is_store = (k.session_store IS NOT NULL)
+      AND i.is_store = (kind_session_store(s.source_kind) IS NOT NULL)
 LEFT JOIN demoted_stores d ON d.source_path = s.source_path
 LEFT JOIN promoted_stores p ON p.source_path = s.source_path;

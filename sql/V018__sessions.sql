@@ -67,8 +67,9 @@ WITH ev AS (
         count(*) FILTER (nanoclaw = 'inbound' AND turn_type = 'user') AS messages_in,
         count(*) FILTER (nanoclaw = 'outbound' AND turn_type = 'assistant') AS messages_out
     -- each event with the traits of its kind
-    FROM (SELECT e.*, k.message_store, k.nanoclaw
-          FROM events e LEFT JOIN kinds k ON k.source_kind = e.source_kind)
+    FROM (SELECT e.*, kind_message_store(e.source_kind) AS message_store,
+              kind_nanoclaw(e.source_kind) AS nanoclaw
+          FROM events e)
     WHERE session_uid IS NOT NULL
     GROUP BY ALL
 ),

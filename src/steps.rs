@@ -130,7 +130,37 @@ INSERT INTO kinds VALUES
             g as i32
         ));
     }
+    // The same traits row-wise, `kind_<trait>(source_kind)`: a step over the
+    // wide rows asks these instead of joining `kinds`, since DuckDB may build
+    // that join's hash table on the wide side (V003 ran out of memory at 256
+    // MiB on 50 000 session files when it joined `kinds`).
+    type Trait = fn(&crate::store::KindTraits) -> String;
+    let traits: [(&str, Trait); 5] = [
+        ("session_store", |t| opt(t.session_store)),
+        ("message_store", |t| t.message_store.to_string()),
+        ("turn_copy", |t| opt(t.turn_copy)),
+        ("prompt_copy", |t| t.prompt_copy.to_string()),
+        ("nanoclaw", |t| opt(t.nanoclaw)),
+    ];
+    for (name, value) in traits {
+        let arms: String = REGISTRY
+            .iter()
+            .map(|e| format!(" WHEN {} THEN {}", text(e.kind), value(&e.traits)))
+            .collect();
+        let ty = (kinds_type(name)).to_string();
+        sql.push_str(&format!(
+            "CREATE MACRO kind_{name}(k) AS CAST(CASE k{arms} END AS {ty});\n"
+        ));
+    }
     sql
+}
+
+/// The SQL type of a `kinds` column.
+fn kinds_type(column: &str) -> &'static str {
+    match column {
+        "message_store" | "prompt_copy" => "BOOLEAN",
+        _ => "VARCHAR",
+    }
 }
 
 /// The version number of a step file name (`V012__x.sql` → 12).
@@ -245,6 +275,24 @@ mod tests {
                 conn.query_row(&format!("SELECT x_group_{}()", g.name()), [], |r| r.get(0))?;
             assert_eq!(v, g as i32, "{}", g.name());
         }
+        // the row-wise macros say what the table says, for every kind and trait
+        let differ: i64 = conn.query_row(
+            "SELECT count(*) FROM kinds
+             WHERE kind_session_store(source_kind) IS DISTINCT FROM session_store
+                OR kind_message_store(source_kind) IS DISTINCT FROM message_store
+                OR kind_turn_copy(source_kind) IS DISTINCT FROM turn_copy
+                OR kind_prompt_copy(source_kind) IS DISTINCT FROM prompt_copy
+                OR kind_nanoclaw(source_kind) IS DISTINCT FROM nanoclaw",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(differ, 0);
+        let unknown: Option<String> = conn.query_row(
+            "SELECT kind_session_store('nanobot.no_such_kind')",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(unknown, None);
         Ok(())
     }
 
