@@ -16,6 +16,7 @@ use duckdb::Connection;
 
 use crate::schema::Group;
 use crate::sources::REGISTRY;
+use crate::store::KindTraits;
 
 /// `(file name, its text)`: the file embedded.
 macro_rules! step {
@@ -81,46 +82,54 @@ fn run_step(
         .map_err(|source| StepError { file, source })
 }
 
+/// One trait column of `kinds`: name, SQL type, its value in a registry entry.
+type TraitColumn = (&'static str, &'static str, fn(&KindTraits) -> String);
+
+/// The [`KindTraits`] fields as `kinds` columns, in column order.
+const TRAIT_COLUMNS: [TraitColumn; 5] = [
+    ("session_store", "VARCHAR", |t| opt(t.session_store)),
+    ("message_store", "BOOLEAN NOT NULL", |t| {
+        t.message_store.to_string()
+    }),
+    ("turn_copy", "VARCHAR", |t| opt(t.turn_copy)),
+    ("prompt_copy", "BOOLEAN NOT NULL", |t| {
+        t.prompt_copy.to_string()
+    }),
+    ("nanoclaw", "VARCHAR", |t| opt(t.nanoclaw)),
+];
+
+fn text(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn opt(s: Option<&str>) -> String {
+    s.map_or_else(|| "NULL".to_string(), text)
+}
+
 /// The `kinds` table — one row per [`crate::sources::REGISTRY`] entry: its
-/// `source_kind`, `agent` and one column per [`crate::store::KindTraits`]
-/// field — and one macro per [`Group`], `x_group_<name>()`, whose value is
-/// the group's `x_group`.
+/// `source_kind`, `agent` and one column per [`KindTraits`] field — one
+/// macro per [`Group`], `x_group_<name>()`, whose value is the group's
+/// `x_group`, and the traits row-wise, `kind_<trait>(source_kind)`.
 pub fn kinds_sql() -> String {
-    fn text(s: &str) -> String {
-        format!("'{}'", s.replace('\'', "''"))
-    }
-    fn opt(s: Option<&str>) -> String {
-        s.map_or_else(|| "NULL".to_string(), text)
-    }
+    let columns: Vec<String> = TRAIT_COLUMNS
+        .iter()
+        .map(|(name, ty, _)| format!(",\n    {name} {ty}"))
+        .collect();
     let rows: Vec<String> = REGISTRY
         .iter()
         .map(|e| {
-            let t = &e.traits;
+            let traits: Vec<String> = TRAIT_COLUMNS.iter().map(|(_, _, v)| v(&e.traits)).collect();
             format!(
-                "    ({}, {}, {}, {}, {}, {}, {})",
+                "    ({}, {}, {})",
                 text(e.kind),
                 text(e.agent.as_str()),
-                opt(t.session_store),
-                t.message_store,
-                opt(t.turn_copy),
-                t.prompt_copy,
-                opt(t.nanoclaw),
+                traits.join(", ")
             )
         })
         .collect();
     let mut sql = format!(
-        "CREATE TABLE kinds (
-    source_kind VARCHAR PRIMARY KEY,
-    agent VARCHAR NOT NULL,
-    session_store VARCHAR,
-    message_store BOOLEAN NOT NULL,
-    turn_copy VARCHAR,
-    prompt_copy BOOLEAN NOT NULL,
-    nanoclaw VARCHAR
-);
-INSERT INTO kinds VALUES
-{};
-",
+        "CREATE TABLE kinds (\n    source_kind VARCHAR PRIMARY KEY,\n    agent VARCHAR NOT NULL{}\n);\nINSERT INTO kinds VALUES\n{};\n",
+        columns.concat(),
         rows.join(",\n")
     );
     for g in Group::ALL {
@@ -134,33 +143,17 @@ INSERT INTO kinds VALUES
     // wide rows asks these instead of joining `kinds`, since DuckDB may build
     // that join's hash table on the wide side (V003 ran out of memory at 256
     // MiB on 50 000 session files when it joined `kinds`).
-    type Trait = fn(&crate::store::KindTraits) -> String;
-    let traits: [(&str, Trait); 5] = [
-        ("session_store", |t| opt(t.session_store)),
-        ("message_store", |t| t.message_store.to_string()),
-        ("turn_copy", |t| opt(t.turn_copy)),
-        ("prompt_copy", |t| t.prompt_copy.to_string()),
-        ("nanoclaw", |t| opt(t.nanoclaw)),
-    ];
-    for (name, value) in traits {
+    for (name, ty, value) in TRAIT_COLUMNS {
         let arms: String = REGISTRY
             .iter()
             .map(|e| format!(" WHEN {} THEN {}", text(e.kind), value(&e.traits)))
             .collect();
-        let ty = (kinds_type(name)).to_string();
+        let ty = ty.trim_end_matches(" NOT NULL");
         sql.push_str(&format!(
             "CREATE MACRO kind_{name}(k) AS CAST(CASE k{arms} END AS {ty});\n"
         ));
     }
     sql
-}
-
-/// The SQL type of a `kinds` column.
-fn kinds_type(column: &str) -> &'static str {
-    match column {
-        "message_store" | "prompt_copy" => "BOOLEAN",
-        _ => "VARCHAR",
-    }
 }
 
 /// The version number of a step file name (`V012__x.sql` → 12).
