@@ -20,7 +20,7 @@ cp "$root"/fixtures/nanobot/home-a/.nanobot/history/cli_history corpus/cli_histo
 cp "$root"/fixtures/bad/cli_history_bad_timestamp/.nanobot/history/cli_history corpus/cli_history/seed-2
 printf '\x03{"type":"question_response","questionId":"q","selectedOption":"ghp_x"}' > corpus/nanoclaw_content/seed-1
 printf '\x81{"type":"ask_question","questionId":"q","title":"t","options":[{"label":"a","value":"ghp_y"}]}' > corpus/nanoclaw_content/seed-2
-for t in jsonl_line session_record cli_history webui_record nanoclaw_content; do
+for t in jsonl_line session_record cli_history webui_record nanoclaw_content secrets; do
   echo "== $t (${secs}s)"
   RUSTC_BOOTSTRAP=1 cargo fuzz run -s none "$t" "corpus/$t" -- -max_total_time="$secs" -seed=1 -rss_limit_mb=1024 2>&1 | tail -3
 done

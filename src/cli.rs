@@ -63,10 +63,19 @@ pub struct Args {
     #[arg(long)]
     pub include_thinking: bool,
 
-    /// Also redact nanoclaw answers and option values matching REGEX
-    /// (searched anywhere in the value); repeatable.
+    /// Also treat text matching REGEX as a secret: replaced by
+    /// [redacted:secret_pattern] in every text and native string, and a
+    /// nanoclaw answer or option value holding it is redacted whole;
+    /// repeatable.
     #[arg(long, value_name = "REGEX")]
     pub secret_pattern: Vec<String>,
+
+    /// Turn off the secret scanner: chat text and native values are written
+    /// verbatim (for evidence kept private; a warning says so). The
+    /// config.json whitelist, pairing codes, credential columns and
+    /// nanoclaw answer redaction stay on.
+    #[arg(long)]
+    pub no_redact: bool,
 
     /// DuckDB memory limit (e.g. 256MiB, 1GB); larger data spills to the
     /// private temp dir. Raised automatically when one row alone needs more.
@@ -131,6 +140,7 @@ impl Args {
             follow_links: self.follow_links,
             include_thinking: self.include_thinking,
             secret_patterns: self.secret_pattern.clone(),
+            no_redact: self.no_redact,
             memory_limit: self.memory_limit,
         }
     }

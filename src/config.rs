@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::secrets::Scanner;
 use crate::store::ExtractOptions;
 
 /// What a run does (the CLI flags, as a library value).
@@ -26,6 +27,9 @@ pub struct Options {
     pub follow_links: bool,
     pub include_thinking: bool,
     pub secret_patterns: Vec<String>,
+    /// `--no-redact`: no secret scanner (the config.json whitelist, pairing
+    /// codes, credential columns and nanoclaw answer redaction stay).
+    pub no_redact: bool,
     /// DuckDB `memory_limit` in bytes (raised when one row needs more).
     pub memory_limit: u64,
 }
@@ -42,6 +46,7 @@ impl Options {
             follow_links: false,
             include_thinking: false,
             secret_patterns: Vec::new(),
+            no_redact: false,
             memory_limit: 256 << 20,
         }
     }
@@ -141,6 +146,7 @@ impl Config {
             outputs,
             extract: ExtractOptions {
                 include_thinking: opts.include_thinking,
+                scanner: (!opts.no_redact).then(|| Scanner::new(&secret_patterns)),
                 secret_patterns,
             },
             utc_offset_minutes: opts.utc_offset_minutes,

@@ -89,6 +89,7 @@ fn source_rows(stores: &[Store], reports: &[StoreReport]) -> Vec<SourceRow> {
             agent: s.agent.as_str().to_string(),
             instance: s.instance.clone(),
             parts: s.parts.len() as i64,
+            redactions: crate::secrets::counts_json(&r.redactions),
         })
         .collect()
 }

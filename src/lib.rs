@@ -17,6 +17,7 @@ pub mod discover;
 pub mod extract;
 pub mod jsonl;
 pub mod schema;
+pub mod secrets;
 pub mod snapshot;
 pub mod sources;
 pub mod stage;

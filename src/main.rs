@@ -28,6 +28,11 @@ fn tune_allocator() {}
 fn main() -> std::process::ExitCode {
     tune_allocator();
     let args = Args::parse();
+    if args.no_redact {
+        eprintln!(
+            "nanoload: warning: --no-redact: secrets in chat text and native values are written verbatim; keep the output private"
+        );
+    }
     match run(&args.options()) {
         Ok(summary) => {
             for d in &summary.diagnostics {

@@ -451,6 +451,8 @@ pub struct SourceRow {
     pub instance: String,
     /// Further files read with the store (WebUI segments).
     pub parts: i64,
+    /// Secrets the scanner redacted in the store's rows, as JSON `{rule: count}`.
+    pub redactions: String,
 }
 
 pub fn sources_schema() -> SchemaRef {
@@ -464,6 +466,7 @@ pub fn sources_schema() -> SchemaRef {
         Field::new("agent", DataType::Utf8, false),
         Field::new("instance", DataType::Utf8, false),
         Field::new("parts", DataType::Int64, false),
+        Field::new("redactions", DataType::Utf8, false),
     ]))
 }
 
@@ -488,6 +491,7 @@ pub fn sources_batch(rows: &[SourceRow]) -> Result<RecordBatch, ArrowError> {
         text(&|r| &r.agent),
         text(&|r| &r.instance),
         int(&|r| r.parts),
+        text(&|r| &r.redactions),
     ];
     RecordBatch::try_new(sources_schema(), cols)
 }

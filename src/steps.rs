@@ -568,6 +568,7 @@ mod tests {
             ("rows", "1".to_string()),
             ("status", "ok".to_string()),
             ("parts", "0".to_string()),
+            ("redactions", "{}".to_string()),
         ])
     }
 

@@ -20,6 +20,7 @@ use regex::Regex;
 
 use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType, native_len};
+use crate::secrets::{Counts, Scanner};
 use crate::snapshot::{Snapshot, open_snapshot};
 use crate::stage::{Stage, StageError};
 
@@ -190,6 +191,9 @@ pub struct ExtractOptions {
     pub include_thinking: bool,
     /// Extra secret shapes (`--secret-pattern`), searched anywhere in a value.
     pub secret_patterns: Vec<Regex>,
+    /// The secret scanner every row's text and `native` strings pass
+    /// through before staging; `None` with `--no-redact`.
+    pub scanner: Option<Scanner>,
 }
 
 /// A store that could not be read (or not read to its end).
@@ -217,6 +221,8 @@ pub struct StoreReport {
     pub max_row_bytes: usize,
     /// Set when staging itself failed: the run must stop (exit 2).
     pub fatal: Option<String>,
+    /// Secrets redacted per rule.
+    pub redactions: Counts,
 }
 
 /// What an extractor writes to.
@@ -233,6 +239,7 @@ pub struct StoreOutput<'a> {
     llm: Vec<LlmCallRow>,
     rows: u64,
     diagnostics: Vec<Diagnostic>,
+    redactions: Counts,
 }
 
 impl<'a> StoreOutput<'a> {
@@ -255,6 +262,7 @@ impl<'a> StoreOutput<'a> {
             llm: Vec::new(),
             rows: 0,
             diagnostics: Vec::new(),
+            redactions: Counts::new(),
         }
     }
 
@@ -279,6 +287,16 @@ impl<'a> StoreOutput<'a> {
         row.source_role.get_or_insert(self.store.role);
         if row.source_path.is_empty() {
             row.source_path.clone_from(&self.store.rel);
+        }
+        // secrets leave before staging; the dedup key (x_match, below, and
+        // x_record) stays the original's, so copies of one text still pair
+        if let Some(scanner) = &self.options.scanner {
+            if let Some(text) = row.text.as_mut() {
+                scanner.redact_in_place(text, &mut self.redactions);
+            }
+            if let Some(native) = row.native.as_mut() {
+                scanner.redact_map(native, &mut self.redactions);
+            }
         }
         row.x_match = match row.turn_type {
             // tool rows pair on tool_use_id; their text is not a key
@@ -370,6 +388,7 @@ impl<'a> StoreOutput<'a> {
             status,
             diagnostics: self.diagnostics,
             fatal,
+            redactions: self.redactions,
         }
     }
 }

@@ -54,6 +54,8 @@ pub struct Summary {
     pub outputs: Vec<PathBuf>,
     /// Rows dropped as duplicates, per reason (docs/design.md "Dedup").
     pub drop_reasons: Vec<(String, u64)>,
+    /// Secrets the scanner redacted, per rule (docs/design.md "Secrets").
+    pub redactions: BTreeMap<String, u64>,
 }
 
 impl Summary {
@@ -80,6 +82,10 @@ impl Summary {
         for (k, n) in counts.duplicates {
             kinds.entry(k).or_default().duplicates = n;
         }
+        let mut redactions: BTreeMap<String, u64> = BTreeMap::new();
+        for (rule, n) in extraction.reports.iter().flat_map(|r| &r.redactions) {
+            *redactions.entry(rule.to_string()).or_default() += n;
+        }
         let exit = if diagnostics.iter().any(|d| d.kind.is_read_failure()) {
             ExitCode::Partial
         } else {
@@ -95,6 +101,7 @@ impl Summary {
             elapsed,
             outputs,
             drop_reasons: counts.drop_reasons,
+            redactions,
         }
     }
 
@@ -135,6 +142,15 @@ impl Summary {
         );
         for (reason, n) in &self.drop_reasons {
             let _ = writeln!(s, "    {n:>6} {reason}");
+        }
+        let redacted: u64 = self.redactions.values().sum();
+        if redacted > 0 {
+            let rules: Vec<String> = self
+                .redactions
+                .iter()
+                .map(|(rule, n)| format!("{rule} {n}"))
+                .collect();
+            let _ = writeln!(s, "  secrets redacted: {redacted} ({})", rules.join(", "));
         }
         let _ = write!(
             s,

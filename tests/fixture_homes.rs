@@ -31,6 +31,7 @@ const HOMES: &[&str] = &[
     "realwriter/gateway",
     "realwriter/legacy-history",
     "realwriter/legacy-upgrade",
+    "realwriter/pasted-secrets",
     "realwriter/workspaces",
 ];
 
@@ -77,7 +78,7 @@ pub fn load(rel: &str) -> Result<Loaded, String> {
 
 /// The fixture as a home in a temp dir: a real-writer tarball unpacked,
 /// anything else copied; every file's mtime set to [`MTIME`].
-fn materialize(rel: &str) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+pub fn materialize(rel: &str) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
     let src = fixture(rel);
     let dir = tempfile::tempdir()?;
     let tarball = src.join("home.tar.gz");

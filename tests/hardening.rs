@@ -1054,3 +1054,104 @@ fn every_output_of_every_fixture_is_free_of_secrets() -> TestResult {
     }
     Ok(())
 }
+
+/// Keys a user pasted into a nanobot chat (`fixtures/realwriter/pasted-secrets`,
+/// written by nanobot's own code): present verbatim in the home, absent from
+/// every output, each replaced by `[redacted:<rule>]` with the rest of its
+/// text kept, counted per store in `sources.redactions` and in the summary;
+/// `--no-redact` keeps them and says so.
+#[test]
+fn secrets_pasted_into_a_nanobot_chat_are_redacted_token_by_token() -> TestResult {
+    let home = crate::fixture_homes::materialize("realwriter/pasted-secrets")?;
+    let facts: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture(
+        "realwriter/pasted-secrets/facts.json",
+    ))?)?;
+    let planted: Vec<String> = facts["secrets"]
+        .as_array()
+        .ok_or("secrets")?
+        .iter()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect();
+    let sessions = home.path().join(".nanobot/sessions");
+    let mut session_text = String::new();
+    for e in walkdir::WalkDir::new(&sessions) {
+        let e = e?;
+        if e.file_type().is_file() {
+            session_text.push_str(&String::from_utf8_lossy(&std::fs::read(e.path())?));
+        }
+    }
+    let pasted: Vec<&String> = planted
+        .iter()
+        .filter(|s| session_text.contains(s.as_str()))
+        .collect();
+    assert_eq!(
+        pasted.len(),
+        3,
+        "the three pasted canaries are in the session file: {planted:?}"
+    );
+
+    let (run, all) = run_with_all_outputs(home.path(), &[])?;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    for s in &planted {
+        assert!(!all.contains(s.as_str()), "secret {s} in an output");
+    }
+    assert_eq!(
+        run.rows(
+            "SELECT turn_type, text FROM events
+             WHERE text LIKE '%[redacted:%' AND source_kind = 'nanobot.session_jsonl' ORDER BY ordinal"
+        )?,
+        strs(&[
+            &["user", "here is my OpenAI key [redacted:sk_key] - put it in .env please"],
+            &["user", "and the GitHub token is [redacted:github_token]; show me the auth header for it"],
+            &["tool_use", "echo Authorization: Bearer [redacted:bearer_token]"],
+            &["assistant", "Use the header Authorization: Bearer [redacted:bearer_token] (the token stays in .env)."],
+        ])
+    );
+    // the tool call's arguments in native: only the token goes
+    assert_eq!(
+        run.one(
+            "SELECT native::JSON->>'arguments' FROM events
+             WHERE tool_name = 'write_file' AND source_kind = 'nanobot.session_jsonl'"
+        )?,
+        r#"{"content": "OPENAI_API_KEY=[redacted:sk_key]\n", "path": ".env"}"#
+    );
+    assert_eq!(
+        run.rows(
+            "SELECT source_kind, redactions FROM sources WHERE redactions <> '{}' ORDER BY 1"
+        )?,
+        strs(&[
+            &["nanobot.cli_history", r#"{"github_token":1,"sk_key":1}"#],
+            &[
+                "nanobot.session_jsonl",
+                r#"{"bearer_token":3,"github_token":1,"sk_key":2}"#
+            ],
+        ])
+    );
+    assert!(
+        run.stderr()
+            .contains("secrets redacted: 8 (bearer_token 3, github_token 2, sk_key 3)"),
+        "{}",
+        run.stderr()
+    );
+
+    // --no-redact: verbatim, with a warning; the config key still never leaves config.json
+    let verbatim = run_home(home.path(), &["--no-redact"])?;
+    assert_eq!(verbatim.code(), Some(0));
+    assert!(verbatim.stderr().starts_with(
+        "nanoload: warning: --no-redact: secrets in chat text and native values are written verbatim; keep the output private\n"
+    ));
+    let texts = verbatim.rows(
+        "SELECT string_agg(coalesce(text, '') || ' ' || coalesce(native, ''), ' ') FROM events",
+    )?;
+    for s in &pasted {
+        assert!(
+            texts[0][0].contains(s.as_str()),
+            "{s} not kept with --no-redact"
+        );
+    }
+    assert_eq!(
+        verbatim.one("SELECT count(*) FROM sources WHERE redactions <> '{}'")?,
+        "0"
+    );
+    Ok(())
+}

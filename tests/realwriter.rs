@@ -104,6 +104,36 @@ fn utc_us(iso: &str) -> Option<i64> {
         .map(|t| t.and_utc().timestamp_micros())
 }
 
+/// `text` with every secret the harness planted replaced by `[redacted]`.
+fn without_secrets(text: &str, secrets: &[&str]) -> String {
+    secrets
+        .iter()
+        .fold(text.to_string(), |t, s| t.replace(s, "[redacted]"))
+}
+
+/// An output text with each `[redacted:<rule>]` marker as `[redacted]`: the
+/// checks hold the scanner to the harness's list of planted secrets, not to
+/// its own rule names.
+fn rule_names_dropped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("[redacted:") {
+        out.push_str(&rest[..i]);
+        match rest[i..].find(']') {
+            Some(j) => {
+                out.push_str("[redacted]");
+                rest = &rest[i + j + 1..];
+            }
+            None => {
+                out.push_str(&rest[i..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One primary session-store row of the output, as the checks compare it.
 #[derive(Debug, Clone)]
 struct PrimaryRow {
@@ -195,6 +225,7 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
             local: row[6].clone(),
         });
     }
+    let secrets: Vec<&str> = arr(f, "secrets").iter().filter_map(Value::as_str).collect();
     let mut expected_primary = 0usize;
     // tool ids per session: (uid, id) → (uses, results)
     let mut tool_counts: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
@@ -203,7 +234,12 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
         let uid = uid_of(instance, opt(sess, "namespace"), s(sess, "key"));
         for m in arr(sess, "messages") {
             let idx = m.get("index").and_then(Value::as_i64).unwrap_or(-1);
-            let want = expected_rows(m);
+            // a pasted secret leaves the text as `[redacted:<rule>]`, the
+            // rest of the text stays (docs/design.md "Secrets")
+            let want: Vec<(String, String)> = expected_rows(m)
+                .into_iter()
+                .map(|(t, text)| (t, without_secrets(&text, &secrets)))
+                .collect();
             expected_primary += want.len();
             for (t, id) in &want {
                 let e = tool_counts.entry((uid.clone(), id.clone())).or_default();
@@ -216,7 +252,7 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
             let got = actual.get(&(uid.clone(), idx)).cloned().unwrap_or_default();
             let got_rows: Vec<(String, String)> = got
                 .iter()
-                .map(|g| (g.turn_type.clone(), g.what.clone()))
+                .map(|g| (g.turn_type.clone(), rule_names_dropped(&g.what)))
                 .collect();
             let where_ = format!("{instance} {} #{idx}", s(sess, "key"));
             if got_rows != want {

@@ -31,6 +31,17 @@ SCENARIOS: dict[str, ScenarioInfo] = {
             ),
         ),
         ScenarioInfo(
+            name="pasted-secrets",
+            tz="Europe/Berlin",
+            start_local="2026-10-27T09:50:00",
+            summary=(
+                "one instance, a classic CLI session in which the user pastes an OpenAI-style "
+                "key and a GitHub token into the chat, the model writes the key into a .env file "
+                "(tool arguments) and echoes an Authorization: Bearer header (tool result); the "
+                "CLI history holds the pasted lines too"
+            ),
+        ),
+        ScenarioInfo(
             name="workspaces",
             tz="Europe/Berlin",
             start_local="2026-10-24T18:50:00",

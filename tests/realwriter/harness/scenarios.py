@@ -393,5 +393,42 @@ async def workspaces(d: Driver) -> dict[str, Any]:
     return {"secrets": secrets}
 
 
-RUNNERS = {"gateway": gateway, "workspaces": workspaces}
+# ---------------------------------------------------------------------------
+# pasted-secrets
+# ---------------------------------------------------------------------------
+
+
+async def pasted_secrets(d: Driver) -> dict[str, Any]:
+    """Secrets a user pastes into a chat: what nanobot stores verbatim."""
+    seed = d.seed
+    secrets: list[str] = []
+    openai_key = f"sk-proj-{canary(seed, 'pasted-openai', 40)}"
+    github_token = f"ghp_{canary(seed, 'pasted-github', 36)}"
+    bearer = canary(seed, "pasted-bearer", 32)
+
+    def configure(config: Any) -> None:
+        secrets.extend(base_config(config, seed=seed))
+
+    d.write_config(".nanobot", configure)
+    await d.cli(instance=".nanobot", label="cli-secrets", entries=[
+        {"at": "2026-10-27T10:00:00", "label": "cli-s-1",
+         "text": f"here is my OpenAI key {openai_key} - put it in .env please",
+         "replies": [
+             Reply("", [C("call_0", "write_file", path=".env",
+                          content=f"OPENAI_API_KEY={openai_key}\n")], think=40),
+             Reply("Saved your key to .env.", think=15),
+         ]},
+        {"gap_s": 180, "label": "cli-s-2",
+         "text": f"and the GitHub token is {github_token}; show me the auth header for it",
+         "replies": [
+             Reply("", [C("call_0", "exec", command=f"echo Authorization: Bearer {bearer}")], think=30),
+             Reply(f"Use the header Authorization: Bearer {bearer} (the token stays in .env).", think=20),
+         ]},
+        {"gap_s": 60, "label": "cli-s-exit", "kind": "exit", "text": "exit"},
+    ])
+    secrets.extend([openai_key, github_token, bearer])
+    return {"secrets": secrets}
+
+
+RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets}
 assert set(RUNNERS) == set(SCENARIOS)

@@ -1,0 +1,18 @@
+//! The secret scanner: any text redacts without a panic, only inside the
+//! spans it reports, and a redacted text has nothing left to redact.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use nanoload::secrets::{Counts, Scanner};
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let s = Scanner::new(&[]);
+    let mut counts = Counts::new();
+    match s.redact(&text, &mut counts) {
+        None => assert!(s.find(&text).is_empty() && counts.is_empty()),
+        Some(once) => {
+            assert_eq!(counts.values().sum::<u64>() as usize, s.find(&text).len());
+            assert_eq!(s.redact(&once, &mut Counts::new()), None);
+        }
+    }
+});
