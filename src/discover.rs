@@ -168,15 +168,9 @@ fn file_info(rel: String, abs: &Path) -> Option<FileInfo> {
 pub fn instance_of(agent: Agent, rel: &str) -> String {
     match agent {
         Agent::Nanobot => rel.split('/').next().unwrap_or(rel).to_string(),
-        Agent::Nanoclaw => {
-            if rel.starts_with("data/") {
-                ".".to_string()
-            } else {
-                rel.find("/data/")
-                    .map(|i| rel[..i].to_string())
-                    .unwrap_or_else(|| ".".to_string())
-            }
-        }
+        Agent::Nanoclaw => crate::sources::nanoclaw::install_root(rel)
+            .map(|(root, _)| root)
+            .unwrap_or_else(|| ".".to_string()),
     }
 }
 
@@ -698,6 +692,32 @@ mod tests {
         assert_eq!(
             instance_of(Agent::Nanobot, ".nanobot-work/sessions/x/a.jsonl"),
             ".nanobot-work"
+        );
+        // every store of one install names the same root, however deep, and
+        // an install inside a folder named `data` keeps its own
+        let cases: &[(&str, &str)] = &[
+            ("srv/nc/data/v2.db", "srv/nc"),
+            ("srv/nc/data/v2-sessions/ag-1/sess-1/inbound.db", "srv/nc"),
+            ("data/nc/data/v2.db", "data/nc"),
+            (
+                "data/nc/data/v2-sessions/ag-1/sess-1/outbound.db",
+                "data/nc",
+            ),
+            (
+                "data/nc/data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f.jsonl",
+                "data/nc",
+            ),
+            ("backup/data/old/data/v2.db", "backup/data/old"),
+            ("data/v2-sessions/ag-1/sess-1/inbound.db", "."),
+        ];
+        for (rel, root) in cases {
+            assert_eq!(instance_of(Agent::Nanoclaw, rel), *root, "{rel}");
+        }
+        assert_eq!(
+            crate::sources::nanoclaw::session_parts(
+                "data/nc/data/v2-sessions/ag-1/sess-1/outbound.db"
+            ),
+            Some(("data/nc".into(), "ag-1".into(), "sess-1".into()))
         );
     }
 }

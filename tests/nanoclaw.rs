@@ -300,3 +300,31 @@ fn nanoclaw_home_is_untouched() -> TestResult {
     assert_eq!(tree(&home), before);
     Ok(())
 }
+
+/// An install inside a folder named `data` (`HOME/data/nc/data/v2.db`) is its
+/// own instance: the catalog and every session database name the install
+/// root `data/nc`, so sessions join their catalog rows exactly as they do
+/// for the same install at HOME's root.
+#[test]
+fn an_install_inside_a_folder_named_data_keeps_its_root() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    copy_tree(&fixture("nanoclaw/home-a"), &dir.path().join("data/nc"))?;
+    let nested = run_home(dir.path(), &[])?;
+    let plain = run_home(&fixture("nanoclaw/home-a"), &[])?;
+    assert_eq!(nested.code(), plain.code(), "{}", nested.stderr());
+    assert_eq!(
+        nested.rows("SELECT DISTINCT instance FROM events")?,
+        strs(&[&["data/nc"]])
+    );
+    let per_session = "SELECT session_id, rows, agent_group_id, messaging_group_id, session_status,
+                              catalog_row_missing, session_folder_missing
+                       FROM sessions ORDER BY ALL";
+    let want = plain.rows(per_session)?;
+    assert!(want.len() >= 2, "{want:?}");
+    assert_eq!(nested.rows(per_session)?, want);
+    assert_eq!(
+        nested.rows("SELECT kind, code, count(*) FROM diagnostics GROUP BY ALL ORDER BY ALL")?,
+        plain.rows("SELECT kind, code, count(*) FROM diagnostics GROUP BY ALL ORDER BY ALL")?
+    );
+    Ok(())
+}

@@ -29,22 +29,33 @@ pub mod content;
 pub mod inbound;
 pub mod outbound;
 
+/// The install root of a nanoclaw store path (relative to HOME): the
+/// directory holding `data/v2.db` and `data/v2-sessions/` (`.` for HOME
+/// itself), and the path below its `data/`. The root's `data/` is the last
+/// `data` component followed by `v2.db` or `v2-sessions/`, so an install
+/// inside a folder named `data` (`data/nc/data/v2.db`) keeps its own root.
+pub fn install_root(rel: &str) -> Option<(String, &str)> {
+    let i = rel
+        .match_indices("data/")
+        .map(|(i, _)| i)
+        .filter(|&i| i == 0 || rel.as_bytes()[i - 1] == b'/')
+        .filter(|&i| {
+            let below = &rel[i + "data/".len()..];
+            below == "v2.db" || below.starts_with("v2.db-") || below.starts_with("v2-sessions/")
+        })
+        .last()?;
+    let root = rel[..i].trim_end_matches('/');
+    let root = if root.is_empty() { "." } else { root };
+    Some((root.to_string(), &rel[i + "data/".len()..]))
+}
+
 /// (install root, agent group id, session id) of a session DB path
 /// `<root>/data/v2-sessions/<ag>/<sess>/<file>` (relative to HOME).
 pub fn session_parts(rel: &str) -> Option<(String, String, String)> {
-    let i = rel.find("data/v2-sessions/")?;
-    let root = rel[..i].trim_end_matches('/');
-    let rest: Vec<&str> = rel[i + "data/v2-sessions/".len()..].split('/').collect();
+    let (root, below) = install_root(rel)?;
+    let rest: Vec<&str> = below.strip_prefix("v2-sessions/")?.split('/').collect();
     match rest.as_slice() {
-        [ag, sess, ..] => Some((
-            if root.is_empty() {
-                ".".into()
-            } else {
-                root.to_string()
-            },
-            ag.to_string(),
-            sess.to_string(),
-        )),
+        [ag, sess, ..] => Some((root, ag.to_string(), sess.to_string())),
         _ => None,
     }
 }
