@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 /// One named shape of secret.
 pub struct Rule {
@@ -110,6 +110,9 @@ type Compiled = (&'static str, Regex, usize, Option<fn(&str) -> bool>);
 #[derive(Debug, Clone)]
 pub struct Scanner {
     rules: Vec<Compiled>,
+    /// Every rule's pattern at once: one pass tells which rules can match
+    /// (most texts: none), and only those run on their own.
+    set: RegexSet,
 }
 
 impl Scanner {
@@ -124,13 +127,21 @@ impl Scanner {
             })
             .collect();
         rules.extend(user.iter().map(|re| (USER_RULE, re.clone(), 0, None)));
-        Scanner { rules }
+        let set =
+            RegexSet::new(rules.iter().map(|r| r.1.as_str())).unwrap_or_else(|_| RegexSet::empty());
+        Scanner { rules, set }
     }
 
     /// The secret spans of `text`: (start, end, rule), sorted, disjoint.
     pub fn find(&self, text: &str) -> Vec<(usize, usize, &'static str)> {
         let mut found: Vec<(usize, usize, usize)> = Vec::new();
-        for (i, (_, re, group, check)) in self.rules.iter().enumerate() {
+        let candidates: Vec<usize> = if self.set.len() == self.rules.len() {
+            self.set.matches(text).into_iter().collect()
+        } else {
+            (0..self.rules.len()).collect()
+        };
+        for i in candidates {
+            let (_, re, group, check) = &self.rules[i];
             for caps in re.captures_iter(text) {
                 let Some(m) = caps.get(*group) else { continue };
                 if m.is_empty() || check.is_some_and(|c| !c(m.as_str())) {
