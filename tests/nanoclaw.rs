@@ -328,3 +328,58 @@ fn an_install_inside_a_folder_named_data_keeps_its_root() -> TestResult {
     );
     Ok(())
 }
+
+/// Catalog tables are read by allow-list: a table a future module adds (here
+/// with a webhook secret) gives one row naming it, its row count and its
+/// columns, never a value; a column a later release adds to a known table
+/// (an `api_key`) is not read and one warning says so; everything known is
+/// read as before. The home is fixture home-a's catalog, as nanoclaw's
+/// migrations made it, plus what its current code cannot write.
+#[test]
+fn catalog_tables_and_columns_nanoload_does_not_know_are_never_read() -> TestResult {
+    let home = copy_home(&fixture("nanoclaw/home-a"))?;
+    {
+        let db = rusqlite::Connection::open(home.path().join("data/v2.db"))?;
+        db.execute_batch(
+            "CREATE TABLE webhook_tokens (id TEXT PRIMARY KEY, provider TEXT, secret TEXT, created_at TEXT);
+             INSERT INTO webhook_tokens VALUES ('w1', 'github', 'whsec-canary-9f8e7d6c5b4a', '2026-11-01T00:00:00Z');
+             INSERT INTO webhook_tokens VALUES ('w2', 'stripe', 'whsec-canary-1a2b3c4d5e6f', '2026-11-02T00:00:00Z');
+             ALTER TABLE agent_groups ADD COLUMN api_key TEXT;
+             UPDATE agent_groups SET api_key = 'nc-agent-canary-7d6c5b4a3928';",
+        )?;
+    }
+    let plain = run_home(&fixture("nanoclaw/home-a"), &[])?;
+    let (run, all) = run_with_all_outputs(home.path(), &[])?;
+    assert_eq!(run.code(), plain.code(), "{}", run.stderr());
+    for canary in [
+        "whsec-canary-9f8e7d6c5b4a",
+        "whsec-canary-1a2b3c4d5e6f",
+        "nc-agent-canary-7d6c5b4a3928",
+    ] {
+        assert!(!all.contains(canary), "{canary} reached an output");
+    }
+    assert_eq!(
+        run.rows(
+            "SELECT text, native::JSON->>'rows' FROM events WHERE text LIKE 'nanoclaw table %'"
+        )?,
+        strs(&[&[
+            "nanoclaw table webhook_tokens: 2 rows, columns id, provider, secret, created_at (values not read: a table nanoload does not know may hold credentials)",
+            "2"
+        ]])
+    );
+    assert_eq!(
+        run.rows(
+            "SELECT kind, source_path, message FROM diagnostics WHERE message LIKE 'table %'"
+        )?,
+        strs(&[&[
+            "warning",
+            "data/v2.db",
+            "table agent_groups: column(s) api_key not read (not known to be free of credentials)"
+        ]])
+    );
+    let known =
+        "SELECT text, native FROM events WHERE text LIKE 'nanoclaw agent_groups:%' ORDER BY ALL";
+    assert_eq!(run.rows(known)?, plain.rows(known)?);
+    assert_eq!(run.rows(known)?.len(), 2);
+    Ok(())
+}

@@ -6,11 +6,14 @@
 //!   → `session start: id=<id> agent_group=<ag> channel=<channel_type> platform=<platform_id>
 //!      thread=<thread_id> status=<status>` at created_at (channel/platform from messaging_groups)
 //! every other table (enumerated from sqlite_master: installs add module tables)
+//!   known ([`KNOWN_TABLES`], by allow-list of columns)
 //!   → `nanoclaw <table>: <primary key>`, native {"table","record"}, session_id when the
 //!     row names one; credential columns are never selected:
 //!     container_configs.mcp_servers, pending_approvals.payload,
 //!     pending_{sender,channel}_approvals.original_message, chat_sdk_locks.token;
+//!     a column not in the list is not read (one `warning`);
 //!     chat_sdk_kv and chat_sdk_lists (adapter state) are not read at all.
+//!   unknown → one row `nanoclaw table <t>: <n> rows, columns …`, no values.
 //! ```
 //! project_path = `groups/<folder>` of the session's (or row's) agent group.
 //! One `loss` diagnostic per install: nanoclaw keeps no model, tool or usage evidence.
@@ -26,24 +29,231 @@ use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::has_table;
 use crate::store::{StoreError, StoreOutput};
 
-/// (table, columns never read)
-pub const EXCLUDED: [(&str, &[&str]); 5] = [
-    ("container_configs", &["mcp_servers"]),
-    ("pending_approvals", &["payload"]),
-    ("pending_sender_approvals", &["original_message"]),
-    ("pending_channel_approvals", &["original_message"]),
-    ("chat_sdk_locks", &["token"]),
+/// The catalog tables nanoload knows, with the columns known not to hold
+/// credentials: only these are read (nanoclaw's schema as its migrations
+/// create it). Never read: `container_configs.mcp_servers`,
+/// `pending_approvals.payload`, `pending_{sender,channel}_approvals.original_message`,
+/// `chat_sdk_locks.token`. A column a later release adds is not read (one
+/// `warning` names it); a table nanoload does not know gives one row with its
+/// name, row count and column names, no values.
+pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
+    (
+        "agent_destinations",
+        &[
+            "agent_group_id",
+            "local_name",
+            "target_type",
+            "target_id",
+            "created_at",
+        ],
+    ),
+    (
+        "agent_group_members",
+        &["user_id", "agent_group_id", "added_by", "added_at"],
+    ),
+    (
+        "agent_groups",
+        &["id", "name", "folder", "agent_provider", "created_at"],
+    ),
+    (
+        "agent_message_policies",
+        &[
+            "from_agent_group_id",
+            "to_agent_group_id",
+            "approver",
+            "created_at",
+        ],
+    ),
+    ("chat_sdk_locks", &["thread_id", "expires_at"]),
+    ("chat_sdk_subscriptions", &["thread_id", "subscribed_at"]),
+    (
+        "container_configs",
+        &[
+            "agent_group_id",
+            "provider",
+            "model",
+            "effort",
+            "image_tag",
+            "assistant_name",
+            "max_messages_per_prompt",
+            "skills",
+            "packages_apt",
+            "packages_npm",
+            "additional_mounts",
+            "updated_at",
+            "cli_scope",
+            "timezone",
+        ],
+    ),
+    (
+        "messaging_group_agents",
+        &[
+            "id",
+            "messaging_group_id",
+            "agent_group_id",
+            "session_mode",
+            "priority",
+            "created_at",
+            "engage_mode",
+            "engage_pattern",
+            "sender_scope",
+            "ignored_message_policy",
+            "threads",
+        ],
+    ),
+    (
+        "messaging_groups",
+        &[
+            "id",
+            "channel_type",
+            "platform_id",
+            "instance",
+            "name",
+            "is_group",
+            "unknown_sender_policy",
+            "created_at",
+            "denied_at",
+            "detached_at",
+        ],
+    ),
+    (
+        "pending_approvals",
+        &[
+            "approval_id",
+            "session_id",
+            "request_id",
+            "action",
+            "created_at",
+            "agent_group_id",
+            "channel_type",
+            "platform_id",
+            "platform_message_id",
+            "expires_at",
+            "status",
+            "title",
+            "options_json",
+            "approver_user_id",
+            "question",
+        ],
+    ),
+    (
+        "pending_channel_approvals",
+        &[
+            "messaging_group_id",
+            "agent_group_id",
+            "approver_user_id",
+            "created_at",
+            "title",
+            "options_json",
+            "question",
+        ],
+    ),
+    (
+        "pending_questions",
+        &[
+            "question_id",
+            "session_id",
+            "message_out_id",
+            "platform_id",
+            "channel_type",
+            "thread_id",
+            "title",
+            "options_json",
+            "created_at",
+        ],
+    ),
+    (
+        "pending_sender_approvals",
+        &[
+            "id",
+            "messaging_group_id",
+            "agent_group_id",
+            "sender_identity",
+            "sender_name",
+            "approver_user_id",
+            "created_at",
+            "title",
+            "options_json",
+            "question",
+        ],
+    ),
+    ("schema_version", &["version", "name", "applied"]),
+    (
+        "sessions",
+        &[
+            "id",
+            "agent_group_id",
+            "messaging_group_id",
+            "thread_id",
+            "agent_provider",
+            "status",
+            "container_status",
+            "last_active",
+            "created_at",
+        ],
+    ),
+    (
+        "unregistered_senders",
+        &[
+            "channel_type",
+            "platform_id",
+            "user_id",
+            "sender_name",
+            "reason",
+            "messaging_group_id",
+            "agent_group_id",
+            "message_count",
+            "first_seen",
+            "last_seen",
+        ],
+    ),
+    (
+        "user_dms",
+        &[
+            "user_id",
+            "channel_type",
+            "messaging_group_id",
+            "resolved_at",
+        ],
+    ),
+    (
+        "user_roles",
+        &[
+            "user_id",
+            "role",
+            "agent_group_id",
+            "granted_by",
+            "granted_at",
+        ],
+    ),
+    ("users", &["id", "kind", "display_name", "created_at"]),
 ];
 
-/// Tables never read (adapter key/value state).
+/// Credential columns of known tables: never read, and no warning for them.
+pub const NEVER_READ: [(&str, &str); 5] = [
+    ("container_configs", "mcp_servers"),
+    ("pending_approvals", "payload"),
+    ("pending_sender_approvals", "original_message"),
+    ("pending_channel_approvals", "original_message"),
+    ("chat_sdk_locks", "token"),
+];
+
+/// Known tables never read at all (adapter key/value state).
 pub const SKIPPED_TABLES: [&str; 2] = ["chat_sdk_kv", "chat_sdk_lists"];
 
-fn excluded(table: &str) -> &'static [&'static str] {
-    EXCLUDED
+/// The columns of `table` known not to hold credentials; `None`: an unknown table.
+fn known_columns(table: &str) -> Option<&'static [&'static str]> {
+    KNOWN_TABLES
         .iter()
         .find(|(t, _)| *t == table)
         .map(|(_, c)| *c)
-        .unwrap_or(&[])
+}
+
+/// The columns of a table, in order.
+fn columns_of(conn: &rusqlite::Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
+    let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
+    names.collect()
 }
 
 /// Redact secret-shaped option values in an `options_json` text.
@@ -153,9 +363,53 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         .iter()
         .filter(|t| *t != "sessions" && !SKIPPED_TABLES.contains(&t.as_str()))
     {
+        let columns = columns_of(conn, table).map_err(|e| err(table, e))?;
+        let Some(allowed) = known_columns(table) else {
+            // a table a module or a later release added: it may hold tokens
+            let n: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\"")),
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| err(table, e))?;
+            out.push(EventRow {
+                turn_type: TurnType::System,
+                text: Some(format!(
+                    "nanoclaw table {table}: {n} rows, columns {} (values not read: a table nanoload does not know may hold credentials)",
+                    columns.join(", ")
+                )),
+                x_group: Group::State,
+                x_id: Some(format!("{table}/*")),
+                native: Some(crate::schema::object(json!({"table": table, "rows": n, "columns": columns, "unknown_table": true}))),
+                ..Default::default()
+            })?;
+            continue;
+        };
+        let unknown: Vec<&str> = columns
+            .iter()
+            .map(String::as_str)
+            .filter(|c| !allowed.contains(c) && !NEVER_READ.contains(&(table.as_str(), *c)))
+            .collect();
+        if !unknown.is_empty() {
+            out.diag(
+                DiagKind::Warning,
+                None,
+                None,
+                format!(
+                    "table {table}: column(s) {} not read (not known to be free of credentials)",
+                    unknown.join(", ")
+                ),
+            );
+        }
+        let skip: Vec<&str> = columns
+            .iter()
+            .map(String::as_str)
+            .filter(|c| !allowed.contains(c))
+            .collect();
         let pk = primary_key(conn, table).map_err(|e| err(table, e))?;
         let order = default_order(conn, table);
-        let rows = match read_table(conn, table, excluded(table), &order) {
+        let rows = match read_table(conn, table, &skip, &order) {
             Ok(r) => r,
             Err(e) => {
                 out.diag(
