@@ -5,6 +5,7 @@
 //! ```text
 //! str_field(obj, "k")        a string field of a JSON object
 //! has_table / no_tables      sqlite_master probes
+//! columns                    a table's column names (pragma_table_info)
 //! value_json                 a column as JSON, every integer exact      (nanobot session databases)
 //! column_json                a column as JSON, JavaScript-safe numbers  (nanoclaw databases)
 //! ```
@@ -26,6 +27,13 @@ pub fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
         |r| r.get::<_, i64>(0),
     )
     .map(|n| n > 0)
+}
+
+/// The column names of a table, in order (empty: no such table).
+pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
+    let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
+    names.collect()
 }
 
 /// Whether the database holds no table at all.

@@ -14,6 +14,7 @@
 
 use crate::diag::DiagKind;
 use crate::schema::{LLM_INT_COLUMNS, LlmCallRow};
+use crate::sources::shared::columns;
 use crate::store::{StoreError, StoreOutput};
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
@@ -21,18 +22,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let snap = out.snapshot()?;
     let conn = &snap.conn;
     let sqlerr = |e: rusqlite::Error| StoreError::Unreadable(format!("llm_calls: {e}"));
-    let mut present: Vec<String> = Vec::new();
-    {
-        let mut stmt = conn
-            .prepare("SELECT name FROM pragma_table_info('llm_calls')")
-            .map_err(sqlerr)?;
-        let names = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(sqlerr)?;
-        for n in names {
-            present.push(n.map_err(sqlerr)?);
-        }
-    }
+    let present = columns(conn, "llm_calls").map_err(sqlerr)?;
     if present.is_empty() {
         return Err(StoreError::Unreadable("no llm_calls table".into()));
     }

@@ -26,7 +26,7 @@ use super::content::{REDACTED, SecretRules, answer_secrets};
 use super::{TIME_COLUMNS, default_order, primary_key, read_table, state_row};
 use crate::diag::DiagKind;
 use crate::schema::{EventRow, Group, TurnType};
-use crate::sources::shared::has_table;
+use crate::sources::shared::{columns, has_table};
 use crate::store::{StoreError, StoreOutput};
 
 /// The catalog tables nanoload knows, with the columns known not to hold
@@ -249,13 +249,6 @@ fn known_columns(table: &str) -> Option<&'static [&'static str]> {
         .map(|(_, c)| *c)
 }
 
-/// The columns of a table, in order.
-fn columns_of(conn: &rusqlite::Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
-    let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
-    names.collect()
-}
-
 /// Redact secret-shaped option values in an `options_json` text.
 pub fn redact_options_json(text: &str, rules: &SecretRules) -> String {
     let Ok(options) = serde_json::from_str::<Value>(text) else {
@@ -363,12 +356,12 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         .iter()
         .filter(|t| *t != "sessions" && !SKIPPED_TABLES.contains(&t.as_str()))
     {
-        let columns = columns_of(conn, table).map_err(|e| err(table, e))?;
+        let columns = columns(conn, table).map_err(|e| err(table, e))?;
         let Some(allowed) = known_columns(table) else {
             // a table a module or a later release added: it may hold tokens
             let n: i64 = conn
                 .query_row(
-                    &format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\"")),
+                    &format!("SELECT count(*) FROM {}", super::quote(table)),
                     [],
                     |r| r.get(0),
                 )
@@ -386,10 +379,16 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             })?;
             continue;
         };
-        let unknown: Vec<&str> = columns
+        // not read: every column off the list; warned of: those not known as credentials
+        let skip: Vec<&str> = columns
             .iter()
             .map(String::as_str)
-            .filter(|c| !allowed.contains(c) && !NEVER_READ.contains(&(table.as_str(), *c)))
+            .filter(|c| !allowed.contains(c))
+            .collect();
+        let unknown: Vec<&str> = skip
+            .iter()
+            .copied()
+            .filter(|c| !NEVER_READ.contains(&(table.as_str(), *c)))
             .collect();
         if !unknown.is_empty() {
             out.diag(
@@ -402,11 +401,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 ),
             );
         }
-        let skip: Vec<&str> = columns
-            .iter()
-            .map(String::as_str)
-            .filter(|c| !allowed.contains(c))
-            .collect();
         let pk = primary_key(conn, table).map_err(|e| err(table, e))?;
         let order = default_order(conn, table);
         let rows = match read_table(conn, table, &skip, &order) {

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::snapshot::Snapshot;
-use crate::sources::shared::{column_json, has_table};
+use crate::sources::shared::{column_json, columns, has_table};
 use crate::store::{StoreError, StoreOutput};
 use content::SecretRules;
 
@@ -86,16 +86,10 @@ pub fn read_table(
     exclude: &[&str],
     order: &str,
 ) -> rusqlite::Result<Vec<TableRow>> {
-    let mut cols: Vec<String> = Vec::new();
-    {
-        let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
-        for c in stmt.query_map([table], |r| r.get::<_, String>(0))? {
-            let c = c?;
-            if !exclude.contains(&c.as_str()) {
-                cols.push(c);
-            }
-        }
-    }
+    let cols: Vec<String> = columns(conn, table)?
+        .into_iter()
+        .filter(|c| !exclude.contains(&c.as_str()))
+        .collect();
     let without_rowid: bool = conn
         .query_row(
             "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = ?1",
