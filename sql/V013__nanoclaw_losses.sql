@@ -4,10 +4,20 @@
 --          without a catalog row: `catalog_row_missing`. A catalog session
 --          without its folder (inbound.db and outbound.db are created with
 --          the session): `session_folder_missing`.
--- Grain:   one diagnostics row per (instance, session) lost.
--- Inputs:  nc_rows (V009), sources, kinds.
--- Output:  appends catalog_row_missing and session_folder_missing losses to
---          diagnostics.
+--          And the losses nanoclaw's registry entry declares, one per
+--          session and kind where it applies (never one per row):
+--          `model_rendering_absent` and `lineage_unknown` (every session),
+--          `state_without_history` (the session has session_state,
+--          container_state, processing_ack, destinations or session_routing
+--          rows: only their latest values exist), `questions_deleted` (the session
+--          asked questions: answered ones are deleted from pending_questions),
+--          `usage_absent` (no backing transcript row carries counted usage).
+-- Grain:   one diagnostics row per (instance, session, code).
+-- Inputs:  nc_rows (V009), nc_transcript_sessions (V011), sources, kinds.
+-- Output:  appends catalog_row_missing, session_folder_missing and the
+--          declared losses to diagnostics (temp tables nc_sessions: each
+--          session's place and what it holds, nc_usage_sessions: sessions
+--          with counted transcript usage).
 INSERT INTO diagnostics
 SELECT DISTINCT 'loss', 'nanoclaw', r.instance, regexp_replace(r.source_path, '/[^/]*$', ''), NULL,
     'session folder has no row in data/v2.db sessions: its rows are kept, the agent group taken from the path',
@@ -33,3 +43,50 @@ WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
                                           WHERE nanoclaw IN ('inbound', 'outbound'))
                     AND s.instance = c.instance
                     AND s.source_path LIKE '%data/v2-sessions/%/' || c.session_id || '/%');
+
+-- The declared losses. A session's place: its folder when a session DB was
+-- read, else the catalog.
+CREATE TEMP TABLE nc_sessions AS
+SELECT instance, session_id,
+    coalesce(min(regexp_replace(source_path, '/[^/]*$', '')) FILTER (WHERE nanoclaw IN ('inbound', 'outbound')),
+             min(source_path)) AS place,
+    count(*) FILTER (WHERE nanoclaw IN ('inbound', 'outbound') AND (j->>'table') IN
+        ('session_state', 'container_state', 'processing_ack', 'destinations', 'session_routing')) AS state_rows,
+    string_agg(DISTINCT j->>'table', ', ' ORDER BY j->>'table')
+        FILTER (WHERE nanoclaw IN ('inbound', 'outbound') AND (j->>'table') IN
+        ('session_state', 'container_state', 'processing_ack', 'destinations', 'session_routing')) AS state_tables,
+    count(*) FILTER (WHERE nanoclaw = 'outbound' AND (j->>'content_type') = 'ask_question') AS cards
+FROM nc_rows
+WHERE session_id IS NOT NULL AND nanoclaw IN ('catalog', 'inbound', 'outbound')
+GROUP BY ALL;
+
+CREATE TEMP TABLE nc_usage_sessions AS
+SELECT DISTINCT t.instance, t.session_id
+FROM nc_rows r
+JOIN nc_transcript_sessions t
+  ON t.instance = r.instance AND t.continuation_id = (r.j->>'transcript_id')
+WHERE r.nanoclaw = 'transcript' AND (r.j->'usage') IS NOT NULL;
+
+INSERT INTO diagnostics
+SELECT 'loss', 'nanoclaw', s.instance, s.place, NULL, d.message, s.session_id, d.code
+FROM nc_sessions s,
+    (VALUES ('model_rendering_absent',
+             'what the model saw (system prompt, composed CLAUDE.md, tool schemas, context window) is not stored: only the messages in and out'),
+            ('lineage_unknown',
+             'nanoclaw records no parent, child or copy relation between sessions, nor the context before the first outbound message')) d(code, message)
+UNION ALL
+SELECT 'loss', 'nanoclaw', instance, place, NULL,
+    'mutable state without history: only the latest ' || state_tables || ' values exist (earlier continuations, routes and acks are overwritten)',
+    session_id, 'state_without_history'
+FROM nc_sessions WHERE state_rows > 0
+UNION ALL
+SELECT 'loss', 'nanoclaw', instance, place, NULL,
+    cards || ' question card(s): answered questions and resolved approvals are deleted from data/v2.db (pending_questions, pending_approvals); only the cards and answers in the session remain',
+    session_id, 'questions_deleted'
+FROM nc_sessions WHERE cards > 0
+UNION ALL
+SELECT 'loss', 'nanoclaw', s.instance, s.place, NULL,
+    'no token usage: nanoclaw''s databases keep no model, tool-call or usage evidence and no backing transcript with usage was read',
+    s.session_id, 'usage_absent'
+FROM nc_sessions s
+ANTI JOIN nc_usage_sessions u USING (instance, session_id);

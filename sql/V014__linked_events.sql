@@ -2,12 +2,14 @@
 -- Purpose: the kept events with what V010–V012 found across stores applied,
 --          in one pass over the rows: delivered rows folded into their
 --          outbound row's native and removed (an orphan's text says
---          `(outbound row missing)`); transcript rows with the session (and
+--          `(outbound row missing)`); the nanoclaw links (nc_links: native
+--          facts merged, a joined route's ` channel=… platform=…` put back after the session
+--          start text's agent_group); transcript rows with the session (and
 --          session_uid) of their continuation; project_path filled from
 --          the session (WebUI) or the agent group (nanoclaw).
 -- Grain:   events_linked: one row per kept event (folded delivered rows
 --          removed).
--- Inputs:  events_final (V008), nc_delivery_joined (V010),
+-- Inputs:  events_final (V008), nc_delivery_joined and nc_links (V010),
 --          nc_transcript_sessions (V011), session_projects and nc_folders
 --          (V012); drops events_final.
 -- Output:  events_linked (events_final's columns).
@@ -19,11 +21,17 @@ SELECT e.* REPLACE (
              THEN left(sha256('nanoclaw' || chr(0) || e.instance || chr(0) || '' || chr(0) || t.session_id), 16)
              ELSE e.session_uid END AS session_uid,
         coalesce(e.project_path, p.project_path, 'groups/' || f.folder) AS project_path,
-        CASE WHEN dj.message_out_id IS NOT NULL
-             THEN CAST(json_merge_patch(e.native::JSON, json_object('delivered', dj.record)) AS VARCHAR)
+        CASE WHEN dj.message_out_id IS NOT NULL OR l.x_row IS NOT NULL
+             THEN CAST(json_merge_patch(e.native::JSON,
+                                        CASE WHEN dj.message_out_id IS NOT NULL
+                                             THEN json_object('delivered', dj.record) ELSE '{}'::JSON END,
+                                        coalesce(l.patch, '{}'::JSON)) AS VARCHAR)
              ELSE e.native END AS native,
         CASE WHEN e.nanoclaw = 'inbound' AND (e.native::JSON->>'table') = 'delivered'
              THEN e.text || ' (outbound row missing)'
+             WHEN l.route IS NOT NULL
+             THEN regexp_replace(e.text, '^(session start: id=\S*( agent_group=\S*)?)',
+                                 '\1' || replace(l.route, '\', '\\'))
              ELSE e.text END AS text)
 FROM events_final e
 LEFT JOIN session_projects p
@@ -37,6 +45,7 @@ LEFT JOIN nc_transcript_sessions t
 LEFT JOIN nc_delivery_joined dj
        ON e.nanoclaw = 'outbound' AND dj.instance = e.instance
       AND dj.session_id = e.session_id AND dj.message_out_id = e.x_id
+LEFT JOIN nc_links l ON e.agent = 'nanoclaw' AND l.x_row = e.x_row
 WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined);
 
 -- events_final (a full copy of every row) is not read after this step: free

@@ -10,7 +10,10 @@
 --          zero), and for nanoclaw the agent group, messaging group,
 --          thread, status, message counts, the backing continuation and
 --          the declared losses.
---          The namespace and session_uid close the row.
+--          The namespace and session_uid follow; then (appended) `losses`
+--          (every loss code declared for the session, comma-separated) and
+--          the nanoclaw route's channel_type and platform_id (only when the
+--          messaging group joined, V010).
 -- Grain:   one row per session_uid.
 -- Inputs:  events (V016), llm_calls (V017), session_identity (V001),
 --          diagnostics, kinds.
@@ -34,7 +37,8 @@ SELECT agent, instance, session_id,
     bool_or(code = 'inbound_missing') AS inbound_missing,
     bool_or(code = 'catalog_row_missing') AS catalog_row_missing,
     bool_or(code = 'transcript_missing') AS transcript_missing,
-    bool_or(code = 'session_folder_missing') AS session_folder_missing
+    bool_or(code = 'session_folder_missing') AS session_folder_missing,
+    string_agg(DISTINCT code, ',' ORDER BY code) AS losses
 FROM diagnostics
 WHERE kind = 'loss' AND session_id IS NOT NULL
 GROUP BY ALL;
@@ -121,7 +125,11 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.transcript_missing, false) END AS transcript_missing,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.session_folder_missing, false) END AS session_folder_missing,
     ns.namespace,
-    ev.session_uid
+    ev.session_uid,
+    -- appended by issue 11
+    l.losses,
+    CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'channel_type' END AS channel_type,
+    CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS platform_id
 FROM ev
 LEFT JOIN session_starts s ON s.session_uid = ev.session_uid AND s.pick = 1
 LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.session_uid = ev.session_uid

@@ -118,6 +118,28 @@ impl Diagnostic {
     }
 }
 
+/// The losses nanoclaw's registry entry declares for every session they apply
+/// to (`sql/V013__nanoclaw_losses.sql`): one `diagnostics` row per session
+/// and code, but one stderr line per code (they are expected, not faults).
+pub const DECLARED_LOSSES: [&str; 5] = [
+    "model_rendering_absent",
+    "lineage_unknown",
+    "state_without_history",
+    "questions_deleted",
+    "usage_absent",
+];
+
+impl Diagnostic {
+    /// Whether this is one of the [`DECLARED_LOSSES`].
+    pub fn is_declared_loss(&self) -> bool {
+        self.kind == DiagKind::Loss
+            && self
+                .code
+                .as_deref()
+                .is_some_and(|c| DECLARED_LOSSES.contains(&c))
+    }
+}
+
 impl fmt::Display for Diagnostic {
     /// The stderr line: `<kind>: <path>[:<line>]: <message>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -35,10 +35,8 @@ fn main() -> std::process::ExitCode {
     }
     match run(&args.options()) {
         Ok(summary) => {
-            for d in &summary.diagnostics {
-                if !args.quiet || d.kind.is_read_failure() {
-                    eprintln!("nanoload: {d}");
-                }
+            for line in summary.stderr_lines(args.quiet) {
+                eprintln!("{line}");
             }
             if !args.quiet {
                 eprintln!("{}", summary.render());

@@ -36,7 +36,7 @@ pub const STEPS: &[(&str, &str)] = &[
     step!("V007__mirrored_turns.sql"),
     step!("V008__deduped_secondary_copies.sql"),
     step!("V009__nanoclaw_rows.sql"),
-    step!("V010__nanoclaw_deliveries.sql"),
+    step!("V010__nanoclaw_links.sql"),
     step!("V011__nanoclaw_transcript_sessions.sql"),
     step!("V012__project_paths.sql"),
     step!("V013__nanoclaw_losses.sql"),
@@ -413,8 +413,20 @@ mod tests {
             "nanoclaw_rows_are_the_nanoclaw_events_with_native_parsed",
         ),
         (
-            "nanoclaw_deliveries",
+            "nanoclaw_links",
             "a_delivered_row_folds_only_when_its_outbound_row_exists",
+        ),
+        (
+            "nanoclaw_links",
+            "an_edit_or_reaction_links_to_the_one_message_its_id_names",
+        ),
+        (
+            "nanoclaw_links",
+            "a_question_links_to_its_answer_only_when_both_are_one",
+        ),
+        (
+            "nanoclaw_links",
+            "a_messaging_group_joins_only_when_the_route_matches",
         ),
         (
             "nanoclaw_transcript_sessions",
@@ -427,6 +439,10 @@ mod tests {
         (
             "nanoclaw_losses",
             "a_folder_without_catalog_row_and_a_catalog_session_without_folder_are_losses",
+        ),
+        (
+            "nanoclaw_losses",
+            "declared_losses_are_one_per_session_and_kind_where_they_apply",
         ),
         (
             "linked_events",
@@ -1386,7 +1402,7 @@ mod tests {
     fn a_delivered_row_folds_only_when_its_outbound_row_exists() -> Res {
         let mut h = Steps::new()?;
         nanoclaw_session(&h)?;
-        h.run_through("nanoclaw_deliveries")?;
+        h.run_through("nanoclaw_links")?;
         assert_eq!(
             h.rows("SELECT session_id, message_out_id, record->>'status' FROM nc_delivery_joined")?,
             vec!["s1 | m1 | delivered"]
@@ -1469,13 +1485,250 @@ mod tests {
         }
         h.run_through("nanoclaw_losses")?;
         assert_eq!(
-            h.rows("SELECT kind, code, session_id, source_path FROM diagnostics ORDER BY code")?,
+            h.rows(
+                "SELECT kind, code, session_id, source_path FROM diagnostics
+                    WHERE code IN ('catalog_row_missing', 'session_folder_missing') ORDER BY code"
+            )?,
             vec![
                 // s2 has a folder but no catalog row
                 "loss | catalog_row_missing | s2 | data/v2-sessions/ag1/s2",
                 // s3 has a catalog row but no folder
                 "loss | session_folder_missing | s3 | data/v2-sessions/ag1/s3",
             ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn declared_losses_are_one_per_session_and_kind_where_they_apply() -> Res {
+        let mut h = Steps::new()?;
+        let path = "data/v2-sessions/ag1/s1/outbound.db";
+        // s1: a question card and two state rows; s2: one message
+        h.event(
+            OUTBOUND,
+            &[
+                ("session_id", "s1"),
+                ("source_path", path),
+                (
+                    "native",
+                    r#"{"table":"messages_out","content_type":"ask_question","question_id":"q"}"#,
+                ),
+            ],
+        )?;
+        for table in ["session_state", "container_state"] {
+            h.event(
+                OUTBOUND,
+                &[
+                    ("session_id", "s1"),
+                    ("source_path", path),
+                    ("x_group", &group(Group::State)),
+                    ("native", &format!(r#"{{"table":"{table}"}}"#)),
+                ],
+            )?;
+        }
+        h.event(
+            INBOUND,
+            &[
+                ("session_id", "s2"),
+                ("source_path", "data/v2-sessions/ag1/s2/inbound.db"),
+                ("native", r#"{"table":"messages_in"}"#),
+            ],
+        )?;
+        h.run_through("nanoclaw_losses")?;
+        assert_eq!(
+            h.rows("SELECT session_id, code, source_path FROM diagnostics
+                    WHERE code NOT IN ('catalog_row_missing', 'session_folder_missing') ORDER BY ALL")?,
+            vec![
+                "s1 | lineage_unknown | data/v2-sessions/ag1/s1",
+                "s1 | model_rendering_absent | data/v2-sessions/ag1/s1",
+                "s1 | questions_deleted | data/v2-sessions/ag1/s1",
+                "s1 | state_without_history | data/v2-sessions/ag1/s1",
+                "s1 | usage_absent | data/v2-sessions/ag1/s1",
+                "s2 | lineage_unknown | data/v2-sessions/ag1/s2",
+                "s2 | model_rendering_absent | data/v2-sessions/ag1/s2",
+                "s2 | usage_absent | data/v2-sessions/ag1/s2",
+            ]
+        );
+        assert_eq!(
+            h.rows("SELECT message FROM diagnostics WHERE code = 'state_without_history'")?,
+            vec![
+                "mutable state without history: only the latest container_state, session_state values exist (earlier continuations, routes and acks are overwritten)"
+            ]
+        );
+        Ok(())
+    }
+
+    /// One session's messages for the link tests: inbound `in1` (seq 2),
+    /// outbound `m1` (seq 3) delivered as platform message `p1`.
+    fn nanoclaw_messages(h: &Steps) -> Res {
+        let s1 = ("session_id", "s1");
+        h.event(
+            INBOUND,
+            &[
+                s1,
+                ("x_id", "in1"),
+                ("seq", "2"),
+                ("native", r#"{"table":"messages_in"}"#),
+            ],
+        )?;
+        h.event(
+            OUTBOUND,
+            &[
+                s1,
+                ("x_id", "m1"),
+                ("seq", "3"),
+                ("x_group", &group(Group::Outbound)),
+                ("native", r#"{"table":"messages_out"}"#),
+            ],
+        )?;
+        h.event(
+            INBOUND,
+            &[
+                s1,
+                ("x_id", "m1"),
+                ("x_group", &group(Group::State)),
+                ("native", r#"{"table":"delivered","record":{"message_out_id":"m1","platform_message_id":"p1"}}"#),
+            ],
+        )
+    }
+
+    #[test]
+    fn an_edit_or_reaction_links_to_the_one_message_its_id_names() -> Res {
+        let mut h = Steps::new()?;
+        nanoclaw_messages(&h)?;
+        for (id, seq, op, target) in [
+            ("e1", "5", "edit", "p1"),
+            ("e2", "7", "reaction", "in1"),
+            ("e3", "9", "edit", "m1"),
+            ("e4", "11", "edit", "elsewhere"),
+        ] {
+            h.event(
+                OUTBOUND,
+                &[
+                    ("session_id", "s1"),
+                    ("x_id", id),
+                    ("seq", seq),
+                    ("native", &format!(r#"{{"table":"messages_out","operation":"{op}","target_message_id":"{target}"}}"#)),
+                ],
+            )?;
+            // the same id in another session is never a target
+            h.event(
+                INBOUND,
+                &[
+                    ("session_id", "s2"),
+                    ("x_id", target),
+                    ("seq", "4"),
+                    ("native", r#"{"table":"messages_in"}"#),
+                ],
+            )?;
+        }
+        h.run_through("nanoclaw_links")?;
+        assert_eq!(
+            h.rows(
+                "SELECT e.seq, l.patch FROM nc_links l JOIN nc_rows e USING (x_row) ORDER BY e.seq"
+            )?,
+            vec![
+                r#"5 | {"linked_to":{"relation":"edit","seq":3}}"#,
+                r#"7 | {"linked_to":{"relation":"reaction","seq":2}}"#,
+                r#"9 | {"linked_to":{"relation":"edit","seq":3}}"#,
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_question_links_to_its_answer_only_when_both_are_one() -> Res {
+        let mut h = Steps::new()?;
+        let card = |seq: &str, q: &str| {
+            h.event(
+                OUTBOUND,
+                &[("session_id", "s1"), ("seq", seq), ("native", &format!(r#"{{"table":"messages_out","content_type":"ask_question","question_id":"{q}"}}"#))],
+            )
+        };
+        let answer = |seq: &str, q: &str| {
+            h.event(
+                INBOUND,
+                &[("session_id", "s1"), ("seq", seq), ("native", &format!(r#"{{"table":"messages_in","content_type":"question_response","question_id":"{q}"}}"#))],
+            )
+        };
+        card("3", "q1")?;
+        answer("4", "q1")?;
+        card("5", "q2")?;
+        answer("6", "q2")?;
+        answer("8", "q2")?;
+        card("7", "q3")?;
+        card("9", "q3")?;
+        answer("10", "q3")?;
+        card("11", "q4")?;
+        h.run_through("nanoclaw_links")?;
+        assert_eq!(
+            h.rows(
+                "SELECT e.seq, l.patch FROM nc_links l JOIN nc_rows e USING (x_row) ORDER BY e.seq"
+            )?,
+            vec![
+                r#"3 | {"answered_by":{"seq":4}}"#,
+                r#"4 | {"linked_to":{"relation":"answer","seq":3}}"#,
+            ]
+        );
+        assert_eq!(
+            h.rows("SELECT code, message FROM diagnostics ORDER BY message")?,
+            vec![
+                "question_link_ambiguous | question q2: 1 card(s) and 2 answer(s) in the session: not linked",
+                "question_link_ambiguous | question q3: 2 card(s) and 1 answer(s) in the session: not linked",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_messaging_group_joins_only_when_the_route_matches() -> Res {
+        let mut h = Steps::new()?;
+        let start = |sid: &str, mg: &str| {
+            h.event(
+                CATALOG,
+                &[
+                    ("session_id", sid),
+                    ("x_group", &group(Group::Session)),
+                    ("native", &format!(r#"{{"table":"sessions","messaging_group":{{"id":"{mg}","channel_type":"slack","platform_id":"slack:C1"}}}}"#)),
+                ],
+            )
+        };
+        let routing = |sid: &str, platform: &str| {
+            h.event(
+                INBOUND,
+                &[("session_id", sid), ("x_group", &group(Group::State)), ("native", &format!(r#"{{"table":"session_routing","record":{{"channel_type":"slack","platform_id":"{platform}"}}}}"#))],
+            )
+        };
+        let message = |sid: &str, channel: &str, platform: &str| {
+            h.event(
+                INBOUND,
+                &[("session_id", sid), ("native", &format!(r#"{{"table":"messages_in","channel_type":"{channel}","platform_id":"{platform}"}}"#))],
+            )
+        };
+        // s1 routed to the group's chat; s2 routed elsewhere (its message
+        // from the group's chat does not count beside session_routing); s3
+        // has no session_routing, a message from the chat; s4 only an
+        // agent-to-agent message: no evidence, no join, no warning
+        start("s1", "mg1")?;
+        routing("s1", "slack:C1")?;
+        start("s2", "mg1")?;
+        routing("s2", "slack:C2")?;
+        message("s2", "slack", "slack:C1")?;
+        start("s3", "mg1")?;
+        message("s3", "slack", "slack:C1")?;
+        start("s4", "mg1")?;
+        message("s4", "agent", "slack:C1")?;
+        h.run_through("nanoclaw_links")?;
+        assert_eq!(
+            h.rows("SELECT e.session_id, l.patch, l.route FROM nc_links l JOIN nc_rows e USING (x_row) ORDER BY 1")?,
+            vec![
+                r#"s1 | {"channel_type":"slack","platform_id":"slack:C1"} |  channel=slack platform=slack:C1"#,
+                r#"s3 | {"channel_type":"slack","platform_id":"slack:C1"} |  channel=slack platform=slack:C1"#,
+            ]
+        );
+        assert_eq!(
+            h.rows("SELECT session_id, code FROM diagnostics")?,
+            vec!["s2 | route_mismatch"]
         );
         Ok(())
     }

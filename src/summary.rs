@@ -59,6 +59,34 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The stderr lines of the diagnostics: one per diagnostic, except the
+    /// declared losses, one line per code with the number of sessions
+    /// (`loss: usage_absent: 3 nanoclaw sessions (see diagnostics)`).
+    /// `quiet` keeps only read failures.
+    pub fn stderr_lines(&self, quiet: bool) -> Vec<String> {
+        let mut declared: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut lines = Vec::new();
+        for d in &self.diagnostics {
+            if quiet && !d.kind.is_read_failure() {
+                continue;
+            }
+            if d.is_declared_loss() {
+                *declared
+                    .entry(d.code.as_deref().unwrap_or_default())
+                    .or_default() += 1;
+            } else {
+                lines.push(format!("nanoload: {d}"));
+            }
+        }
+        for (code, n) in declared {
+            lines.push(format!(
+                "nanoload: loss: {code}: {n} nanoclaw session{} (one diagnostics row each)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        lines
+    }
+
     /// The summary of a finished run: stores and rows read per kind from
     /// extraction, rows out and dropped from the engine.
     pub fn new(

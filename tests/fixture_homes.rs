@@ -25,6 +25,8 @@ const HOMES: &[&str] = &[
     "nanobot/home-a",
     "nanoclaw/home-a",
     "nanoclaw/home-b",
+    "nanoclaw/home-2-0",
+    "nanoclaw/home-links",
     "realwriter/dbera-aborted-import",
     "realwriter/dbera-deleted",
     "realwriter/dbera-import",

@@ -1021,6 +1021,13 @@ fn fixture_secrets() -> Result<Vec<String>, Box<dyn std::error::Error>> {
                 }
             }
         }
+        // the keys the real-writer harness planted in chats (facts.json)
+        if name == "facts.json" {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
+            if let Some(list) = v.get("secrets").and_then(|p| p.as_array()) {
+                secrets.extend(list.iter().filter_map(|s| s.as_str().map(String::from)));
+            }
+        }
         if name == "pairing.json" {
             let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
             if let Some(p) = v.get("pending").and_then(|p| p.as_object()) {
@@ -1042,9 +1049,27 @@ fn every_output_of_every_fixture_is_free_of_secrets() -> TestResult {
             .iter()
             .any(|s| s == "ghp_Q7xT2mVb9LkR4sWz8NcY1pHd6FjA3eUo5iGt")
     );
-    for f in ["nanobot/home-a", "nanoclaw/home-a", "nanoclaw/home-b"] {
+    // keys users pasted into chats, both agents, written by each agent's code
+    for pasted in [
+        "sk-proj-kZY7n8O0HktJbhZE6fSAy9oLZZMKzNG9ImkXZVNI",
+        "ghp_fEeM6ZSAzZOSFmiPkxMjIEMUIAGy3uFx46yR",
+    ] {
+        assert!(secrets.iter().any(|s| s == pasted), "{pasted}");
+    }
+    assert!(
+        secrets.iter().any(|s| s.starts_with("sk-ant-")),
+        "{secrets:?}"
+    );
+    for f in [
+        "nanobot/home-a",
+        "nanoclaw/home-a",
+        "nanoclaw/home-b",
+        "nanoclaw/home-2-0",
+        "realwriter/pasted-secrets",
+    ] {
+        let home = crate::fixture_homes::materialize(f)?;
         for extra in [&[][..], &["--include-thinking"][..]] {
-            let (code, all) = all_outputs(&fixture(f), extra)?;
+            let (code, all) = all_outputs(home.path(), extra)?;
             assert!(matches!(code, Some(0) | Some(1)));
             assert!(all.len() > 1000);
             for s in &secrets {

@@ -195,9 +195,13 @@ fn continuations_and_declared_losses() -> TestResult {
     assert_eq!(
         r.rows("SELECT code, count(*) FROM diagnostics WHERE kind = 'loss' GROUP BY 1 ORDER BY 1")?,
         strs(&[
-            &["no_usage_evidence", "1"],
+            &["lineage_unknown", "4"],
+            &["model_rendering_absent", "4"],
             &["outbound_missing", "1"],
-            &["transcript_missing", "3"]
+            &["questions_deleted", "2"],
+            &["state_without_history", "4"],
+            &["transcript_missing", "3"],
+            &["usage_absent", "4"],
         ])
     );
     // never invented: no usage, no model
@@ -381,5 +385,356 @@ fn catalog_tables_and_columns_nanoload_does_not_know_are_never_read() -> TestRes
         "SELECT text, native FROM events WHERE text LIKE 'nanoclaw agent_groups:%' ORDER BY ALL";
     assert_eq!(run.rows(known)?, plain.rows(known)?);
     assert_eq!(run.rows(known)?.len(), 2);
+    Ok(())
+}
+
+/// `fixtures/nanoclaw/home-links` (nanoclaw 2.2.0's exact schema, the shapes
+/// its code writes; see its EXPECTED file) and `home-2-0` (written by
+/// nanoclaw 2.0.64's own code).
+fn home_links() -> std::path::PathBuf {
+    fixture("nanoclaw/home-links")
+}
+const EDITS: &str = "sess-1810000000100-edits1";
+const DRIFT: &str = "sess-1810000000200-drift2";
+const OLD_ROUTE: &str = "sess-1810000000300-oldrt3";
+const V20: &str = "sess-1796047793731-5u7ezf";
+
+/// The operation rows of a run: seq, turn_type, text, target id, link.
+const OPERATIONS: &str = "SELECT session_id, seq, turn_type, text, native::JSON->>'operation', native::JSON->>'target_message_id',
+        coalesce((native::JSON->'linked_to')::VARCHAR, 'NULL')
+    FROM events WHERE (native::JSON->>'operation') IS NOT NULL ORDER BY session_id, seq";
+
+/// Edits and reactions are requests to the platform, not chat turns: `system`
+/// rows saying what was asked, the target id in native, linked to the target
+/// row of the same session when it is in the output — an inbound message by
+/// its id, a delivered reply by its platform id, an undelivered one by its
+/// internal id — and unlinked when it is not.
+#[test]
+fn edits_and_reactions_are_system_rows_linked_to_their_target() -> TestResult {
+    let r = run_home(&home_links(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let inbound = "1810000010.000100:ag-1810000000000-lnk001";
+    assert_eq!(
+        r.rows(OPERATIONS)?,
+        strs(&[
+            &[
+                EDITS,
+                "5",
+                "system",
+                "edit of 1810000011.000200: Deploying staging now (build 412).",
+                "edit",
+                "1810000011.000200",
+                r#"{"relation":"edit","seq":3}"#
+            ],
+            &[
+                EDITS,
+                "7",
+                "system",
+                &format!("reaction eyes on {inbound}"),
+                "reaction",
+                inbound,
+                r#"{"relation":"reaction","seq":2}"#
+            ],
+            &[
+                EDITS,
+                "11",
+                "system",
+                "edit of msg-1810000000109-und001: Staging is green (all 212 checks).",
+                "edit",
+                "msg-1810000000109-und001",
+                r#"{"relation":"edit","seq":9}"#
+            ],
+            &[
+                EDITS,
+                "19",
+                "system",
+                "reaction white_check_mark on 1810000009.000900",
+                "reaction",
+                "1810000009.000900",
+                "NULL"
+            ],
+        ])
+    );
+    // the session's assistant turns are the four messages the agent sent
+    assert_eq!(
+        r.one(&format!("SELECT string_agg(seq::VARCHAR, ',' ORDER BY seq) FROM events WHERE session_id = '{EDITS}' AND turn_type = 'assistant'"))?,
+        "3,9,13,15"
+    );
+    // system: the session start, the four operations, session_routing
+    assert_eq!(
+        r.one(&format!(
+            "SELECT assistant_rows || '/' || system_rows FROM sessions WHERE session_id = '{EDITS}'"
+        ))?,
+        "4/6"
+    );
+
+    // nanoclaw 2.0.64's own edit_message / add_reaction
+    let r = run_home(&fixture("nanoclaw/home-2-0"), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let rows = r.rows(OPERATIONS)?;
+    let brief: Vec<_> = rows
+        .iter()
+        .map(|x| {
+            (
+                x[1].as_str(),
+                x[2].as_str(),
+                x[4].as_str(),
+                x[5].as_str(),
+                x[6].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brief,
+        vec![
+            (
+                "3",
+                "system",
+                "reaction",
+                "5172938406:4101:ag-1796047793683-1wwid2",
+                r#"{"relation":"reaction","seq":2}"#
+            ),
+            (
+                "7",
+                "system",
+                "edit",
+                "5172938406:4102",
+                r#"{"relation":"edit","seq":5}"#
+            ),
+            (
+                "11",
+                "system",
+                "edit",
+                "msg-1796047798356-cnha0d",
+                r#"{"relation":"edit","seq":9}"#
+            ),
+        ]
+    );
+    assert_eq!(
+        rows[0][3],
+        "reaction thumbs_up on 5172938406:4101:ag-1796047793683-1wwid2"
+    );
+    assert!(
+        rows[1][3]
+            .starts_with("edit of 5172938406:4102: Draft agenda for Wednesday's platform sync:"),
+        "{}",
+        rows[1][3]
+    );
+    Ok(())
+}
+
+/// The catalog's messaging group joins a session (channel= platform= in the
+/// session start text, sessions.channel_type/platform_id) only when the
+/// session's route — its `session_routing` row, or on a DB without one its
+/// channel messages' reply address — names the same chat; a route that
+/// differs is a warning and no join.
+#[test]
+fn a_messaging_group_joins_only_when_the_route_matches() -> TestResult {
+    let r = run_home(&home_links(), &[])?;
+    assert_eq!(
+        r.rows("SELECT session_id, text, coalesce(channel_type, 'NULL'), coalesce(platform_id, 'NULL') FROM events JOIN sessions USING (session_uid, session_id) WHERE text LIKE 'session start:%' ORDER BY 1")?,
+        strs(&[
+            &[EDITS, "session start: id=sess-1810000000100-edits1 agent_group=ag-1810000000000-lnk001 channel=slack platform=slack:C0A status=active", "slack", "slack:C0A"],
+            &[DRIFT, "session start: id=sess-1810000000200-drift2 agent_group=ag-1810000000000-lnk001 status=active", "NULL", "NULL"],
+            &[OLD_ROUTE, "session start: id=sess-1810000000300-oldrt3 agent_group=ag-1810000000000-lnk001 channel=slack platform=slack:C0A status=active", "slack", "slack:C0A"],
+        ])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT session_id, source_path, message FROM diagnostics WHERE code = 'route_mismatch'"
+        )?,
+        strs(&[&[
+            DRIFT,
+            "data/v2.db",
+            "session sess-1810000000200-drift2: messaging group mg-1810000000002-tgm001 (telegram telegram:7) does not match the session's route (slack slack:C0A): not joined"
+        ]])
+    );
+    assert!(r.stderr().contains("nanoload: warning: data/v2.db: session sess-1810000000200-drift2: messaging group mg-1810000000002-tgm001"), "{}", r.stderr());
+    // the candidate stays in native, whatever the route
+    assert_eq!(
+        r.one(&format!("SELECT native::JSON->'messaging_group'->>'id' FROM events WHERE session_id = '{DRIFT}' AND text LIKE 'session start:%'"))?,
+        "mg-1810000000002-tgm001"
+    );
+    // nanoclaw 2.0.64: its session_routing names its Telegram DM
+    let r = run_home(&fixture("nanoclaw/home-2-0"), &[])?;
+    assert_eq!(
+        r.one("SELECT channel_type || ' ' || platform_id FROM sessions")?,
+        "telegram telegram:5172938406"
+    );
+    Ok(())
+}
+
+/// An answer links to its question card (and the card to its answer) only
+/// when the session holds one card and one answer for the question id; two
+/// answers to one card, or two cards with one id, link nothing and give one
+/// warning each.
+#[test]
+fn a_question_and_its_answer_link_only_when_unambiguous() -> TestResult {
+    let q = "SELECT session_id, seq, native::JSON->>'question_id', coalesce((native::JSON->'linked_to')::VARCHAR, '-'), coalesce((native::JSON->'answered_by')::VARCHAR, '-')
+             FROM events WHERE (native::JSON->>'question_id') IS NOT NULL ORDER BY session_id, seq";
+    let r = run_home(&home_links(), &[])?;
+    assert_eq!(
+        r.rows(q)?,
+        strs(&[
+            &[
+                EDITS,
+                "13",
+                "msg-1810000000111-qst001",
+                "-",
+                r#"{"seq":14}"#
+            ],
+            &[
+                EDITS,
+                "14",
+                "msg-1810000000111-qst001",
+                r#"{"relation":"answer","seq":13}"#,
+                "-"
+            ],
+            &[EDITS, "15", "msg-1810000000113-qst002", "-", "-"],
+            &[EDITS, "16", "msg-1810000000113-qst002", "-", "-"],
+            &[EDITS, "18", "msg-1810000000113-qst002", "-", "-"],
+            &[DRIFT, "3", "msg-1810000000203-qst003", "-", "-"],
+            &[DRIFT, "5", "msg-1810000000203-qst003", "-", "-"],
+            &[DRIFT, "6", "msg-1810000000203-qst003", "-", "-"],
+        ])
+    );
+    assert_eq!(
+        r.rows("SELECT session_id, message FROM diagnostics WHERE code = 'question_link_ambiguous' ORDER BY 1")?,
+        strs(&[
+            &[EDITS, "question msg-1810000000113-qst002: 1 card(s) and 2 answer(s) in the session: not linked"],
+            &[DRIFT, "question msg-1810000000203-qst003: 2 card(s) and 1 answer(s) in the session: not linked"],
+        ])
+    );
+    // nanoclaw's own interactive module: one card, one (redacted) answer
+    let r = run_home(&fixture("nanoclaw/home-2-0"), &[])?;
+    assert_eq!(
+        r.rows(q)?,
+        strs(&[
+            &[
+                V20,
+                "8",
+                "msg-1796047800875-xr7n6x",
+                r#"{"relation":"answer","seq":13}"#,
+                "-"
+            ],
+            &[V20, "13", "msg-1796047800875-xr7n6x", "-", r#"{"seq":8}"#],
+        ])
+    );
+    assert_eq!(
+        r.one("SELECT count(*) FROM diagnostics WHERE kind = 'warning'")?,
+        "0"
+    );
+    Ok(())
+}
+
+/// The losses nanoclaw's registry entry declares: one `loss` row per
+/// session and kind where it applies, listed in `sessions.losses`, and one
+/// stderr line per kind (not per session or row).
+#[test]
+fn declared_losses_are_one_per_session_and_kind() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(r.code(), Some(0));
+    assert_eq!(
+        r.rows("SELECT code, count(*), count(DISTINCT session_id) FROM diagnostics WHERE kind = 'loss' GROUP BY 1 ORDER BY 1")?,
+        strs(&[
+            &["lineage_unknown", "4", "4"],
+            &["model_rendering_absent", "4", "4"],
+            &["outbound_missing", "1", "1"],
+            &["questions_deleted", "2", "2"],
+            &["state_without_history", "4", "4"],
+            &["transcript_missing", "3", "3"],
+            &["usage_absent", "4", "4"],
+        ])
+    );
+    assert_eq!(
+        r.rows("SELECT session_id, losses FROM sessions WHERE agent = 'nanoclaw' ORDER BY 1")?,
+        strs(&[
+            &[
+                DM,
+                "lineage_unknown,model_rendering_absent,questions_deleted,state_without_history,transcript_missing,usage_absent"
+            ],
+            &[
+                SCOUT,
+                "lineage_unknown,model_rendering_absent,state_without_history,transcript_missing,usage_absent"
+            ],
+            &[
+                TASK,
+                "lineage_unknown,model_rendering_absent,outbound_missing,state_without_history,usage_absent"
+            ],
+            &[
+                THREAD,
+                "lineage_unknown,model_rendering_absent,questions_deleted,state_without_history,transcript_missing,usage_absent"
+            ],
+        ])
+    );
+    assert_eq!(
+        r.one(&format!("SELECT source_path || ' | ' || message FROM diagnostics WHERE code = 'questions_deleted' AND session_id = '{DM}'"))?,
+        "data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io | 1 question card(s): answered questions and resolved approvals are deleted from data/v2.db (pending_questions, pending_approvals); only the cards and answers in the session remain"
+    );
+    let err = r.stderr();
+    for line in [
+        "nanoload: loss: lineage_unknown: 4 nanoclaw sessions (one diagnostics row each)",
+        "nanoload: loss: usage_absent: 4 nanoclaw sessions (one diagnostics row each)",
+        "nanoload: loss: questions_deleted: 2 nanoclaw sessions (one diagnostics row each)",
+    ] {
+        assert_eq!(err.matches(line).count(), 1, "{line}\n{err}");
+    }
+    assert!(!err.contains("nanoload: loss: data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io: what the model saw"), "{err}");
+    // a session backed by a transcript with usage does not declare it absent
+    let r = run_home(&fixture("nanoclaw/home-b"), &[])?;
+    assert_eq!(
+        r.rows("SELECT session_id, losses FROM sessions WHERE agent = 'nanoclaw' ORDER BY 1")?,
+        strs(&[
+            &[
+                "sess-1800000000100-aaaaaa",
+                "lineage_unknown,model_rendering_absent,state_without_history"
+            ],
+            &[
+                "sess-1800000000200-bbbbbb",
+                "lineage_unknown,model_rendering_absent,session_folder_missing,usage_absent"
+            ],
+        ])
+    );
+    Ok(())
+}
+
+/// nanoclaw 2.0.64 (13 migrations; the container writes `datetime('now')`
+/// times, `YYYY-MM-DD HH:MM:SS` without `T`/`Z`, which are UTC) loads: every
+/// message, its time as UTC, no warning about its schema.
+#[test]
+fn a_nanoclaw_2_0_install_loads() -> TestResult {
+    let r = run_home(&fixture("nanoclaw/home-2-0"), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows("SELECT source_kind, count(*) FILTER (seq IS NOT NULL), count(*) FROM events GROUP BY 1 ORDER BY 1")?,
+        strs(&[
+            &["nanoclaw.catalog", "0", "22"],
+            &["nanoclaw.inbound", "4", "6"],
+            &["nanoclaw.outbound", "7", "12"],
+        ])
+    );
+    // a datetime('now') time (messages_out) and an ISO one (messages_in)
+    assert_eq!(
+        r.rows("SELECT seq, timestamp_utc::VARCHAR, time_basis FROM events WHERE seq IN (5, 6) ORDER BY seq")?,
+        strs(&[&["5", "2026-11-30 14:09:55+00", "utc"], &["6", "2026-11-30 14:10:00.311+00", "utc"]])
+    );
+    assert_eq!(
+        r.one("SELECT count(*) FROM events WHERE text LIKE 'nanoclaw schema_version:%'")?,
+        "13"
+    );
+    assert_eq!(
+        r.one(
+            "SELECT count(*) FROM diagnostics WHERE kind IN ('warning', 'bad_record', 'unreadable')"
+        )?,
+        "0"
+    );
+    // the keys the user pasted: each span redacted, the sentence kept
+    let pasted = r.one("SELECT text FROM events WHERE seq = 6")?;
+    assert!(pasted.starts_with("Before I forget, here are the staging creds so you can wire the deploy bot: OPENAI_API_KEY=[redacted:sk_key]"), "{pasted}");
+    assert!(pasted.contains("[redacted:github_token]"), "{pasted}");
+    assert_eq!(
+        r.one("SELECT text FROM events WHERE seq = 8")?,
+        "[redacted]"
+    );
     Ok(())
 }

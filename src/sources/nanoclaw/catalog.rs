@@ -3,8 +3,10 @@
 //! ```text
 //! sessions(id, agent_group_id, messaging_group_id, thread_id, agent_provider, status,
 //!          container_status, last_active, created_at)
-//!   → `session start: id=<id> agent_group=<ag> channel=<channel_type> platform=<platform_id>
-//!      thread=<thread_id> status=<status>` at created_at (channel/platform from messaging_groups)
+//!   → `session start: id=<id> agent_group=<ag> thread=<thread_id> status=<status>` at
+//!     created_at; native.messaging_group = {id, channel_type, platform_id} of the
+//!     messaging_groups row its messaging_group_id names: a candidate, joined
+//!     (` channel=… platform=…` after agent_group) only when the session's route matches (V010)
 //! every other table (enumerated from sqlite_master: installs add module tables)
 //!   known ([`KNOWN_TABLES`], by allow-list of columns)
 //!   → `nanoclaw <table>: <primary key>`, native {"table","record"}, session_id when the
@@ -16,7 +18,8 @@
 //!   unknown → one row `nanoclaw table <t>: <n> rows, columns …`, no values.
 //! ```
 //! project_path = `groups/<folder>` of the session's (or row's) agent group.
-//! One `loss` diagnostic per install: nanoclaw keeps no model, tool or usage evidence.
+//! The losses every session declares (no model rendering, no usage, …) are
+//! the steps' (sql/V013__nanoclaw_losses.sql), one per session and kind.
 
 use std::collections::BTreeMap;
 
@@ -262,7 +265,6 @@ pub fn redact_options_json(text: &str, rules: &SecretRules) -> String {
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
-    let store = out.store;
     let snap = out.snapshot()?;
     let conn = &snap.conn;
     let rules = SecretRules::new(out.options.secret_patterns.clone());
@@ -307,18 +309,19 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         let order = "created_at, id";
         for r in read_table(conn, "sessions", &[], order).map_err(|e| err("sessions", e))? {
             let rec = &r.record;
-            let (channel, platform) = rec
+            // The messaging group is only a candidate: the steps join it
+            // (channel= platform= back in the text) when the session's route
+            // matches (sql/V010__nanoclaw_links.sql).
+            let group = rec
                 .get("messaging_group_id")
                 .and_then(Value::as_str)
-                .and_then(|m| mgs.get(m))
-                .map(|(c, p)| (c.as_str().map(String::from), p.as_str().map(String::from)))
-                .unwrap_or((None, None));
-            let (channel_v, platform_v) = (channel.clone(), platform.clone());
+                .and_then(|m| {
+                    mgs.get(m)
+                        .map(|(c, p)| json!({"id": m, "channel_type": c, "platform_id": p}))
+                });
             let mut parts = vec![format!("id={}", s(rec.get("id")).unwrap_or_default())];
             for (k, v) in [
                 ("agent_group", s(rec.get("agent_group_id"))),
-                ("channel", channel),
-                ("platform", platform),
                 ("thread", s(rec.get("thread_id"))),
                 ("status", s(rec.get("status"))),
             ] {
@@ -334,7 +337,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 text: Some(format!("session start: {}", parts.join(" "))),
                 source_line: r.rowid,
                 x_group: Group::Session,
-                native: Some(crate::schema::object(json!({"table": "sessions", "record": Value::Object(rec.clone()), "channel_type": channel_v, "platform_id": platform_v}))),
+                native: Some(crate::schema::object(json!({"table": "sessions", "record": Value::Object(rec.clone()), "messaging_group": group}))),
                 ..Default::default()
             })?;
         }
@@ -433,15 +436,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             })?;
         }
     }
-    out.push_diag(
-        crate::diag::Diagnostic::new(
-            DiagKind::Loss,
-            store.rel.clone(),
-            "nanoclaw keeps no model, tool-call or token-usage evidence in its databases (only backing provider transcripts do)",
-        )
-        .of(store.agent, &store.instance)
-        .code("no_usage_evidence"),
-    );
     Ok(())
 }
 

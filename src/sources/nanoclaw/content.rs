@@ -8,8 +8,9 @@
 //!          task      {"prompt", script, originSessionId}  (legacy: a plain string)               → prompt
 //!          system    {"type":"question_response","questionId","selectedOption","userId"}        → selectedOption
 //!                    {"type":"cli_response","requestId","frame":{id,ok,data|error}}              → "cli_response <id> ok=…"
-//! outbound chat      {"text"[,"files"]} | {"operation":"edit","messageId","text"}
-//!                    | {"operation":"reaction","messageId","emoji"}                              → text / emoji
+//! outbound chat      {"text"[,"files"]}                                                          → text
+//!                    {"operation":"edit","messageId","text"}             → system "edit of <messageId>: <text>"
+//!                    {"operation":"reaction","messageId","emoji"}        → system "reaction <emoji> on <messageId>"
 //!          chat-sdk  {"type":"ask_question","questionId","title","question","options":[{label,selectedLabel,value}]}
 //!                    → title, question and options; {"type":"card","card",fallbackText}          → fallbackText
 //!          system    {"action":…}                                                                → "<action> …"
@@ -69,6 +70,9 @@ pub struct Mapped {
     pub subtype: Option<String>,
     /// Secret values that were redacted (never output; for callers' counts).
     pub redacted: usize,
+    /// An outbound `operation` (`edit`, `reaction`) and the `messageId` it
+    /// targets: a request to the platform, not a chat turn.
+    pub operation: Option<(String, Option<String>)>,
 }
 
 /// Secret-shaped answers anywhere in a content value: every string under a
@@ -146,6 +150,12 @@ pub fn message_native(
     if let Some(t) = &m.subtype {
         n.insert("content_type".into(), json!(t));
     }
+    if let Some((op, target)) = &m.operation {
+        n.insert("operation".into(), json!(op));
+        if let Some(t) = target {
+            n.insert("target_message_id".into(), json!(t));
+        }
+    }
     (m, n)
 }
 
@@ -169,6 +179,10 @@ pub fn map_content(kind: &str, content: &str, outbound: bool, rules: &SecretRule
             .or(str_field(o, "operation"))
             .map(String::from);
         m.text = text_of(kind, o, outbound);
+        if outbound {
+            m.operation = str_field(o, "operation")
+                .map(|op| (op.to_string(), str_field(o, "messageId").map(String::from)));
+        }
     } else if let Value::String(t) = &value {
         m.text = Some(t.clone());
     }
@@ -216,10 +230,19 @@ fn text_of(kind: &str, o: &Map<String, Value>, outbound: bool) -> Option<String>
             _ => {}
         }
     }
-    match str_field(o, "operation") {
-        Some("reaction") => return str_field(o, "emoji").map(String::from),
-        Some("edit") => return str_field(o, "text").map(String::from),
-        _ => {}
+    if let Some(op) = str_field(o, "operation") {
+        let target = str_field(o, "messageId").unwrap_or("?");
+        return Some(match op {
+            "edit" => format!(
+                "edit of {target}: {}",
+                str_field(o, "text").unwrap_or_default()
+            ),
+            "reaction" => format!(
+                "reaction {} on {target}",
+                str_field(o, "emoji").unwrap_or_default()
+            ),
+            _ => format!("{op} on {target}"),
+        });
     }
     if let Some(action) = str_field(o, "action") {
         let detail = match action {
@@ -317,7 +340,7 @@ mod tests {
             )
             .text
             .as_deref(),
-            Some("👍")
+            Some("reaction 👍 on m")
         );
         assert_eq!(
             map_content(

@@ -272,6 +272,12 @@ impl SessionDb {
         for r in self.rows(table, "seq, id")? {
             let rec = &r.record;
             let (text, native) = map(rec, &self.agent_group, &self.rules);
+            // An edit or reaction is a request to the platform, not a turn.
+            let turn_type = if native.contains_key("operation") {
+                TurnType::System
+            } else {
+                turn_type
+            };
             self.push(
                 out,
                 EventRow {
