@@ -25,6 +25,7 @@ const HOMES: &[&str] = &[
     "nanobot/home-a",
     "nanoclaw/home-a",
     "nanoclaw/home-b",
+    "nanoclaw/home-cc",
     "realwriter/dbera-aborted-import",
     "realwriter/dbera-deleted",
     "realwriter/dbera-import",
