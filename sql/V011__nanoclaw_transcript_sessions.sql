@@ -1,13 +1,32 @@
 -- V011 nanoclaw_transcript_sessions
--- Purpose: the session each Claude Code transcript belongs to: the one whose
---          outbound `continuation:claude` names the transcript's file.
---          (V014 gives the transcript rows that session and its
---          session_uid; nanoclaw's namespace is ''.)
--- Grain:   nc_transcript_sessions: one row per (instance, continuation id).
+-- Purpose: the session each Claude Code transcript belongs to, and which
+--          transcript row carries each API response's usage.
+--          A transcript file's id is its continuation (`<id>.jsonl`, a
+--          rotated `<id>.jsonl.rotated-<ms>`, a subagent's
+--          `<id>/subagents/agent-<agent>.jsonl`). Files are linked through
+--          the Claude session ids their lines carry: a resumed file opens
+--          with lines copied from the file it resumes, still naming that
+--          file's `sessionId`. Every file linked, at any distance, to the
+--          continuation a session's outbound `continuation:claude` names
+--          belongs to that session; a continuation a session names itself
+--          stays with it. (V014 gives the transcript rows that session and
+--          its session_uid; nanoclaw's namespace is ''.)
+--          Usage: among the rows carrying `native.usage`, one per (session,
+--          or the file's continuation when no session names it; message.id;
+--          requestId) keeps it — the largest input+output+cache total, then
+--          one with `speed`, then the first by source_path and source_line;
+--          a line without message.id is counted as it is. The others lose
+--          their usage in V014 (`usage_counted: false`).
+-- Grain:   nc_transcript_sessions: one row per (instance, continuation id);
+--          nc_transcript_links: one row per (instance, file id, Claude
+--          session id its lines name); nc_usage_repeats: one row per
+--          transcript row whose usage another row of its session carries.
 -- Inputs:  nc_rows (V009).
 -- Output:  nc_continuations (provider, continuation_id: a backing session
---          an outbound row names), nc_transcript_sessions (session_id: the
---          first session naming the claude continuation).
+--          an outbound row names), nc_transcript_links (continuation_id,
+--          linked_id), nc_transcript_sessions (session_id: the first
+--          session naming the claude continuation, else the first naming a
+--          continuation linked to it), nc_usage_repeats (x_row).
 CREATE TABLE nc_continuations AS
 SELECT DISTINCT instance, session_id,
     j->'continuation'->>'provider' AS provider,
@@ -15,8 +34,54 @@ SELECT DISTINCT instance, session_id,
 FROM nc_rows
 WHERE nanoclaw = 'outbound' AND (j->'continuation') IS NOT NULL;
 
+CREATE TABLE nc_transcript_links AS
+SELECT DISTINCT instance, j->>'transcript_id' AS continuation_id, j->>'sessionId' AS linked_id
+FROM nc_rows
+WHERE nanoclaw = 'transcript' AND (j->>'sessionId') <> (j->>'transcript_id');
+
 CREATE TABLE nc_transcript_sessions AS
-SELECT instance, continuation_id, min(session_id) AS session_id
-FROM nc_continuations
-WHERE provider = 'claude'
+WITH RECURSIVE named AS (
+    SELECT instance, continuation_id, min(session_id) AS session_id
+    FROM nc_continuations
+    WHERE provider = 'claude'
+    GROUP BY ALL
+),
+edges AS (
+    SELECT instance, continuation_id AS a, linked_id AS b FROM nc_transcript_links
+    UNION
+    SELECT instance, linked_id AS a, continuation_id AS b FROM nc_transcript_links
+),
+reached(instance, continuation_id, session_id) AS (
+    SELECT instance, continuation_id, session_id FROM named
+    UNION
+    SELECT r.instance, e.b, r.session_id
+    FROM reached r
+    JOIN edges e ON e.instance = r.instance AND e.a = r.continuation_id
+)
+SELECT * FROM named
+UNION ALL
+SELECT r.instance, r.continuation_id, min(r.session_id) AS session_id
+FROM reached r
+ANTI JOIN named n ON n.instance = r.instance AND n.continuation_id = r.continuation_id
 GROUP BY ALL;
+
+CREATE TABLE nc_usage_repeats AS
+SELECT x_row
+FROM (
+    SELECT r.x_row,
+        row_number() OVER (
+            PARTITION BY r.instance, coalesce('session:' || t.session_id, 'file:' || (r.j->>'transcript_id')),
+                         r.j->>'message_id', coalesce(r.j->>'requestId', '')
+            ORDER BY coalesce(TRY_CAST(r.j->'usage'->>'input_tokens' AS BIGINT), 0)
+                     + coalesce(TRY_CAST(r.j->'usage'->>'output_tokens' AS BIGINT), 0)
+                     + coalesce(TRY_CAST(r.j->'usage'->>'cache_creation_input_tokens' AS BIGINT), 0)
+                     + coalesce(TRY_CAST(r.j->'usage'->>'cache_read_input_tokens' AS BIGINT), 0) DESC,
+                     (r.j->'usage'->'speed') IS NOT NULL DESC,
+                     r.source_path, r.source_line, r.x_sub) AS pick
+    FROM nc_rows r
+    LEFT JOIN nc_transcript_sessions t
+           ON t.instance = r.instance AND t.continuation_id = (r.j->>'transcript_id')
+    WHERE r.nanoclaw = 'transcript' AND (r.j->'usage') IS NOT NULL
+      AND (r.j->>'message_id') IS NOT NULL
+)
+WHERE pick > 1;

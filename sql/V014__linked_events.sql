@@ -3,15 +3,17 @@
 --          in one pass over the rows: delivered rows folded into their
 --          outbound row's native and removed (an orphan's text says
 --          `(outbound row missing)`); the nanoclaw links (nc_links: native
---          facts merged, a joined route's ` channel=… platform=…` put back after the session
---          start text's agent_group); transcript rows with the session (and
---          session_uid) of their continuation; project_path filled from
+--          facts merged, a joined route's ` channel=… platform=…` put back
+--          after the session start text's agent_group); transcript rows with
+--          the session (and session_uid) of their continuation, and the
+--          usage of a response another row of the session carries removed
+--          (`usage_counted: false`); project_path filled from
 --          the session (WebUI) or the agent group (nanoclaw).
 -- Grain:   events_linked: one row per kept event (folded delivered rows
 --          removed).
 -- Inputs:  events_final (V008), nc_delivery_joined and nc_links (V010),
---          nc_transcript_sessions (V011), session_projects and nc_folders
---          (V012); drops events_final.
+--          nc_transcript_sessions and nc_usage_repeats (V011),
+--          session_projects and nc_folders (V012); drops events_final.
 -- Output:  events_linked (events_final's columns).
 CREATE TABLE events_linked AS
 SELECT e.* REPLACE (
@@ -26,6 +28,8 @@ SELECT e.* REPLACE (
                                         CASE WHEN dj.message_out_id IS NOT NULL
                                              THEN json_object('delivered', dj.record) ELSE '{}'::JSON END,
                                         coalesce(l.patch, '{}'::JSON)) AS VARCHAR)
+             WHEN ur.x_row IS NOT NULL
+             THEN CAST(json_merge_patch(e.native::JSON, '{"usage":null,"usage_counted":false}') AS VARCHAR)
              ELSE e.native END AS native,
         CASE WHEN e.nanoclaw = 'inbound' AND (e.native::JSON->>'table') = 'delivered'
              THEN e.text || ' (outbound row missing)'
@@ -42,6 +46,8 @@ LEFT JOIN nc_folders f
 LEFT JOIN nc_transcript_sessions t
        ON e.nanoclaw = 'transcript' AND t.instance = e.instance
       AND t.continuation_id = (CAST(e.native AS JSON)->>'transcript_id')
+LEFT JOIN nc_usage_repeats ur
+       ON e.nanoclaw = 'transcript' AND ur.x_row = e.x_row
 LEFT JOIN nc_delivery_joined dj
        ON e.nanoclaw = 'outbound' AND dj.instance = e.instance
       AND dj.session_id = e.session_id AND dj.message_out_id = e.x_id

@@ -10,7 +10,9 @@
 --                     secondary, source_path, seq, source_line, index inside
 --                     the record;
 --            nanoclaw session-level rows, inbound by (seq, id), outbound by
---                     (seq, id), then catalog/state rows.
+--                     (seq, id), then catalog/state rows, then the Claude
+--                     Code transcript rows of all its files by time (as
+--                     nanobot's), then source_path, line, index in the line.
 --          The window functions run over a narrow projection (integer ids
 --          for paths and sessions, no text), so one session of millions of
 --          rows still sorts within the memory limit; the wide rows join back.
@@ -59,9 +61,9 @@ SELECT x_row, sess_id,
     row_number() OVER (
         PARTITION BY sess_id
         ORDER BY x_group,
-                 CASE WHEN is_nanobot THEN order_ts END NULLS LAST,
+                 CASE WHEN is_nanobot OR x_group = x_group_transcript() THEN order_ts END NULLS LAST,
                  CASE WHEN is_nanobot THEN is_secondary END,
-                 CASE WHEN is_nanobot THEN path_id END,
+                 CASE WHEN is_nanobot OR x_group = x_group_transcript() THEN path_id END,
                  seq NULLS FIRST, x_id NULLS FIRST, path_id, source_line, x_sub
     ) AS ordinal
 FROM order_times;

@@ -10,10 +10,12 @@
 --          zero), and for nanoclaw the agent group, messaging group,
 --          thread, status, message counts, the backing continuation and
 --          the declared losses.
---          The namespace and session_uid follow; then (appended) `losses`
---          (every loss code declared for the session, comma-separated) and
---          the nanoclaw route's channel_type and platform_id (only when the
---          messaging group joined, V010).
+--          The namespace and session_uid follow; then (appended) for
+--          nanoclaw the Claude Code transcript turns (API responses: one per
+--          message.id + requestId, or per line without an id) with and
+--          without counted usage, `losses` (every loss code declared for the
+--          session, comma-separated) and the nanoclaw route's channel_type
+--          and platform_id (only when the messaging group joined, V010).
 -- Grain:   one row per session_uid.
 -- Inputs:  events (V016), llm_calls (V017), session_identity (V001),
 --          diagnostics, kinds.
@@ -21,7 +23,8 @@
 --          the one whose facts the session takes, primary first),
 --          session_losses (the session's declared losses, by code),
 --          session_continuations (continuation: the backing sessions,
---          `provider:id`, comma-separated), sessions (the output table;
+--          `provider:id`, comma-separated), session_transcript_turns
+--          (turns, turns_with_usage), sessions (the output table;
 --          in_primary_store: a primary row of a message store;
 --          secondary_only: its negation).
 CREATE TABLE session_starts AS
@@ -49,6 +52,19 @@ SELECT session_uid,
 FROM events
 WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'outbound')
   AND (native::JSON->'continuation') IS NOT NULL
+GROUP BY ALL;
+
+CREATE TABLE session_transcript_turns AS
+SELECT session_uid,
+    count(DISTINCT turn) AS turns,
+    count(DISTINCT turn) FILTER (counted) AS turns_with_usage
+FROM (SELECT session_uid, j->>'usage_counted' = 'true' AS counted,
+          coalesce((j->>'message_id') || chr(0) || coalesce(j->>'requestId', ''),
+                   source_path || chr(0) || source_line) AS turn
+      FROM (SELECT session_uid, source_path, source_line, native::JSON AS j
+            FROM events
+            WHERE kind_nanoclaw(source_kind) = 'transcript' AND session_uid IS NOT NULL)
+      WHERE (j->'usage_counted') IS NOT NULL)
 GROUP BY ALL;
 
 CREATE TABLE sessions AS
@@ -126,7 +142,8 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(l.session_folder_missing, false) END AS session_folder_missing,
     ns.namespace,
     ev.session_uid,
-    -- appended by issue 11
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(tt.turns_with_usage, 0) END AS transcript_turns_with_usage,
+    CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(tt.turns - tt.turns_with_usage, 0) END AS transcript_turns_without_usage,
     l.losses,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'channel_type' END AS channel_type,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS platform_id
@@ -135,4 +152,5 @@ LEFT JOIN session_starts s ON s.session_uid = ev.session_uid AND s.pick = 1
 LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.session_uid = ev.session_uid
 LEFT JOIN session_losses l ON l.agent = ev.agent AND l.instance = ev.instance AND l.session_id = ev.session_id
 LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.session_uid = ev.session_uid
-LEFT JOIN (SELECT DISTINCT session_uid, namespace FROM session_identity) ns ON ns.session_uid = ev.session_uid;
+LEFT JOIN (SELECT DISTINCT session_uid, namespace FROM session_identity) ns ON ns.session_uid = ev.session_uid
+LEFT JOIN session_transcript_turns tt ON ev.agent = 'nanoclaw' AND tt.session_uid = ev.session_uid;

@@ -590,6 +590,18 @@ mod tests {
                 "data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f.jsonl.rotated-17",
                 Some("nanoclaw.claude_transcript"),
             ),
+            (
+                "data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f/subagents/agent-a1.jsonl",
+                Some("nanoclaw.claude_transcript"),
+            ),
+            (
+                "data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f/subagents/agent-a1.meta.json",
+                None,
+            ),
+            (
+                "data/v2-sessions/ag-1/.claude-shared/projects/-workspace-agent/5b0f/tool-results/t.txt",
+                None,
+            ),
             ("data/v2-sessions/ag-1/.claude-shared/settings.json", None),
             ("mydata/v2.db", None),
         ];

@@ -1426,10 +1426,66 @@ mod tests {
                 ),
             ],
         )?;
+        // c3 resumed c1 (its first line copied from c1, sessionId c1), c4
+        // resumed c3; c9 is named by no session. Usage of (m, r) in c1 and
+        // c3 (equal totals: the first by path keeps it) and of (m9, r) twice
+        // in c9 (the larger keeps it).
+        let usage = |path: &str, line: &str, native: &str| -> Res {
+            h.event(
+                TRANSCRIPT,
+                &[
+                    ("x_group", &group(Group::Transcript)),
+                    ("source_path", path),
+                    ("source_line", line),
+                    ("native", native),
+                ],
+            )
+        };
+        let u = r#""usage":{"input_tokens":1,"output_tokens":9}"#;
+        usage(
+            "p/c1.jsonl",
+            "5",
+            &format!(
+                r#"{{"transcript_id":"c1","sessionId":"c1","message_id":"m","requestId":"r",{u}}}"#
+            ),
+        )?;
+        usage(
+            "p/c3.jsonl",
+            "1",
+            &format!(
+                r#"{{"transcript_id":"c3","sessionId":"c1","message_id":"m","requestId":"r",{u}}}"#
+            ),
+        )?;
+        usage(
+            "p/c4.jsonl",
+            "1",
+            r#"{"transcript_id":"c4","sessionId":"c3"}"#,
+        )?;
+        usage(
+            "p/c9.jsonl",
+            "1",
+            &format!(
+                r#"{{"transcript_id":"c9","sessionId":"c9","message_id":"m9","requestId":"r",{u}}}"#
+            ),
+        )?;
+        usage(
+            "p/c9.jsonl",
+            "2",
+            r#"{"transcript_id":"c9","sessionId":"c9","message_id":"m9","requestId":"r","usage":{"input_tokens":1,"output_tokens":20}}"#,
+        )?;
         h.run_through("nanoclaw_transcript_sessions")?;
         assert_eq!(
-            h.rows("SELECT instance, continuation_id, session_id FROM nc_transcript_sessions")?,
-            vec![". | c1 | s1"]
+            h.rows(
+                "SELECT instance, continuation_id, session_id FROM nc_transcript_sessions ORDER BY ALL"
+            )?,
+            vec![". | c1 | s1", ". | c3 | s1", ". | c4 | s1"]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT source_path, source_line FROM nc_rows
+                 WHERE x_row IN (SELECT x_row FROM nc_usage_repeats) ORDER BY ALL"
+            )?,
+            vec!["p/c3.jsonl | 1", "p/c9.jsonl | 1"]
         );
         Ok(())
     }

@@ -27,6 +27,7 @@ const HOMES: &[&str] = &[
     "nanoclaw/home-b",
     "nanoclaw/home-2-0",
     "nanoclaw/home-links",
+    "nanoclaw/home-cc",
     "realwriter/dbera-aborted-import",
     "realwriter/dbera-deleted",
     "realwriter/dbera-import",

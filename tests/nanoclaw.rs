@@ -738,3 +738,203 @@ fn a_nanoclaw_2_0_install_loads() -> TestResult {
     );
     Ok(())
 }
+
+// fixtures/nanoclaw/home-cc (EXPECTED-home-cc.md): one session whose Claude
+// Code continuation M has a main file, a rotated file, a subagent file, and a
+// later file R resumed from it that repeats M's message msg_B.
+const CC_SESSION: &str = "sess-1800000000110-cccccc";
+const CC_M: &str = "3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e";
+
+fn home_cc() -> Result<Run, Box<dyn std::error::Error>> {
+    let home = fixture("nanoclaw/home-cc");
+    let before = tree(&home);
+    let r = run_home(&home, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(tree(&home), before);
+    Ok(r)
+}
+
+/// Every file of the session — main, rotated, subagent and the resumed file
+/// that names M in its copied lines — joins the session; the rows by turn
+/// type are exact (the copied lines of the resumed file stay rows: only
+/// usage is deduplicated).
+#[test]
+fn every_claude_code_file_of_a_session_joins_it() -> TestResult {
+    let r = home_cc()?;
+    let file = "regexp_extract(source_path, '[^/]+(/subagents/[^/]+)?$')";
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT {file}, coalesce(session_id, 'NULL'), native::JSON->>'transcript_id', count(*)
+             FROM events WHERE source_kind = 'nanoclaw.claude_transcript' GROUP BY ALL ORDER BY ALL"
+        ))?,
+        strs(&[
+            &[&format!("{CC_M}.jsonl"), CC_SESSION, CC_M, "8"],
+            &[
+                &format!("{CC_M}.jsonl.rotated-1772719200000"),
+                CC_SESSION,
+                CC_M,
+                "2"
+            ],
+            &[
+                &format!("{CC_M}/subagents/agent-a1b2c3d4.jsonl"),
+                CC_SESSION,
+                CC_M,
+                "2"
+            ],
+            &[
+                "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl",
+                CC_SESSION,
+                "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b",
+                "4"
+            ],
+        ])
+    );
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT turn_type, count(*) FROM events
+             WHERE session_id = '{CC_SESSION}' AND source_kind = 'nanoclaw.claude_transcript' GROUP BY ALL ORDER BY ALL"
+        ))?,
+        strs(&[
+            &["assistant", "6"],
+            &["system", "2"],
+            &["thinking", "1"],
+            &["tool_result", "1"],
+            &["tool_use", "1"],
+            &["user", "5"],
+        ])
+    );
+    // one session_uid for the session's every row
+    assert_eq!(
+        r.one(&format!(
+            "SELECT count(DISTINCT session_uid) FROM events WHERE session_id = '{CC_SESSION}'"
+        ))?,
+        "1"
+    );
+    Ok(())
+}
+
+/// Usage is counted once per (message.id, requestId) across every file of
+/// the session: msg_A's larger line (output 96, not 8), msg_B once although
+/// the resumed file repeats it (the copy in M, first by path), msg_E of the
+/// subagent, msg_Z of the rotated file, msg_F; the `<synthetic>` message
+/// none. Sums: 21 / 1510 / 8500 / 242.
+#[test]
+fn claude_code_usage_counts_once_per_identity_across_files() -> TestResult {
+    let r = home_cc()?;
+    let u = |k: &str| format!("sum((native::JSON->'usage'->>'{k}')::BIGINT)");
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT count(*), {}, {}, {}, {} FROM events
+             WHERE session_id = '{CC_SESSION}' AND (native::JSON->'usage') IS NOT NULL",
+            u("input_tokens"),
+            u("cache_creation_input_tokens"),
+            u("cache_read_input_tokens"),
+            u("output_tokens")
+        ))?,
+        strs(&[&["5", "21", "1510", "8500", "242"]])
+    );
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT native::JSON->>'message_id', regexp_extract(source_path, '[^/]+$'), source_line,
+                    native::JSON->'usage'->>'output_tokens'
+             FROM events WHERE session_id = '{CC_SESSION}' AND (native::JSON->>'usage_counted') = 'true' ORDER BY 1"
+        ))?,
+        strs(&[
+            &["msg_A", &format!("{CC_M}.jsonl"), "4", "96"],
+            &["msg_B", &format!("{CC_M}.jsonl"), "6", "41"],
+            &["msg_E", "agent-a1b2c3d4.jsonl", "2", "30"],
+            &["msg_F", "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl", "4", "55"],
+            &["msg_Z", &format!("{CC_M}.jsonl.rotated-1772719200000"), "2", "20"],
+        ])
+    );
+    Ok(())
+}
+
+/// Every row of an assistant message says whether it carries the usage
+/// (`native.usage_counted`), and `sessions` counts the transcript's turns
+/// (API responses) with and without usage.
+#[test]
+fn claude_code_rows_and_sessions_state_which_turns_had_usage() -> TestResult {
+    let r = home_cc()?;
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT coalesce(native::JSON->>'message_id', '-'), turn_type, regexp_extract(source_path, '[^/]+$'),
+                    native::JSON->>'usage_counted', (native::JSON->'usage') IS NOT NULL
+             FROM events WHERE session_id = '{CC_SESSION}' AND (native::JSON->'usage_counted') IS NOT NULL
+             ORDER BY 1, 3, source_line"
+        ))?,
+        strs(&[
+            &["a3f0c9e2-7b1d-4c5e-9f8a-6d2b4e1c0a97", "assistant", &format!("{CC_M}.jsonl"), "false", "false"],
+            &["msg_A", "thinking", &format!("{CC_M}.jsonl"), "false", "false"],
+            &["msg_A", "tool_use", &format!("{CC_M}.jsonl"), "true", "true"],
+            &["msg_B", "assistant", &format!("{CC_M}.jsonl"), "true", "true"],
+            &["msg_B", "assistant", "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl", "false", "false"],
+            &["msg_E", "assistant", "agent-a1b2c3d4.jsonl", "true", "true"],
+            &["msg_F", "assistant", "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl", "true", "true"],
+            &["msg_Z", "assistant", &format!("{CC_M}.jsonl.rotated-1772719200000"), "true", "true"],
+        ])
+    );
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT transcript_turns_with_usage, transcript_turns_without_usage FROM sessions WHERE session_id = '{CC_SESSION}'"
+        ))?,
+        strs(&[&["5", "1"]])
+    );
+    Ok(())
+}
+
+/// A subagent (Task) transcript's rows join the parent session and say which
+/// agent wrote them.
+#[test]
+fn claude_code_subagent_rows_are_marked() -> TestResult {
+    let r = home_cc()?;
+    assert_eq!(
+        r.rows(
+            "SELECT turn_type, session_id, native::JSON->>'subagent', native::JSON->>'isSidechain', native::JSON->>'agentId', text
+             FROM events WHERE (native::JSON->>'subagent') IS NOT NULL ORDER BY source_line"
+        )?,
+        strs(&[
+            &["user", CC_SESSION, "a1b2c3d4", "true", "a1b2c3d4", "Read deploy.sh and report risks"],
+            &["assistant", CC_SESSION, "a1b2c3d4", "true", "a1b2c3d4", "No risks found."],
+        ])
+    );
+    Ok(())
+}
+
+/// `<synthetic>` is not a model (model NULL, the raw value in native, no
+/// usage); command wrapper messages are system rows, not user prompts.
+#[test]
+fn claude_code_synthetic_has_no_model_and_command_wrappers_are_system() -> TestResult {
+    let r = home_cc()?;
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT turn_type, coalesce(model, 'NULL'), native::JSON->>'model', (native::JSON->'usage') IS NULL, text
+             FROM events WHERE session_id = '{CC_SESSION}' AND text = 'No response requested.'"
+        ))?,
+        strs(&[&["assistant", "NULL", "<synthetic>", "true", "No response requested."]])
+    );
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT turn_type, left(text, 30) FROM events
+             WHERE session_id = '{CC_SESSION}' AND source_kind = 'nanoclaw.claude_transcript'
+               AND turn_type IN ('user', 'system') ORDER BY timestamp_utc, source_path"
+        ))?,
+        strs(&[
+            &["user", "Hello"],
+            &["user", "Audit the deploy script"],
+            &["user", "Audit the deploy script"],
+            &["user", "Read deploy.sh and report risk"],
+            &["system", "<command-name>/cost</command-n"],
+            &["system", "<local-command-stdout>Total co"],
+            &["user", "And the rollback script?"],
+        ])
+    );
+    // the models that remain are real ones
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT DISTINCT model FROM events WHERE session_id = '{CC_SESSION}' AND model IS NOT NULL"
+        ))?,
+        strs(&[&["claude-sonnet-4-5-20250929"]])
+    );
+    Ok(())
+}

@@ -201,6 +201,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[
             store("**/data/v2-sessions/*/.claude-shared/projects/*/*.jsonl"),
             store("**/data/v2-sessions/*/.claude-shared/projects/*/*.jsonl.rotated-*"),
+            store("**/data/v2-sessions/*/.claude-shared/projects/*/*/subagents/agent-*.jsonl"),
         ],
         role: StoreRole::Fixed(Role::Primary),
         traits: KindTraits {

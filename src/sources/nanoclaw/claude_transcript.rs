@@ -1,24 +1,38 @@
 //! `nanoclaw.claude_transcript`: Claude Code transcripts that back a nanoclaw
 //! session's `continuation:claude` (the model, tool and usage evidence the
-//! nanoclaw databases lack).
+//! nanoclaw databases lack). docs/design.md "nanoclaw: Claude Code transcripts".
 //!
 //! ```text
-//! data/v2-sessions/<agent_group_id>/.claude-shared/projects/<cwd>/<continuation>.jsonl[.rotated-<ms>]
+//! data/v2-sessions/<agent_group_id>/.claude-shared/projects/<cwd>/
+//!   <continuation>.jsonl                          main file
+//!   <continuation>.jsonl.rotated-<ms>             rotated by nanoclaw (same continuation)
+//!   <continuation>/subagents/agent-<agent>.jsonl  a subagent (Task) run: native.subagent = <agent>
 //!   one JSON object per line, dispatched on "type":
 //!   user       message.content str | [text | tool_result{tool_use_id, content, is_error} | image]
-//!              → user (isMeta / isCompactSummary → system), tool_result
+//!              → user (isMeta / isCompactSummary / a command wrapper
+//!                `<command-name>`, `<command-message>`, `<command-args>`,
+//!                `<command-contents>`, `<local-command-stdout|stderr|caveat>` → system),
+//!                tool_result
 //!   assistant  message{id, model, content[thinking | text | tool_use{id,name,input}], usage}, requestId
-//!              → thinking, assistant, tool_use; `model` filled
+//!              → thinking, assistant, tool_use; `model` filled (`<synthetic>` → NULL,
+//!                native.model keeps it)
 //!   system     subtype, content → system
 //!   summary, queue-operation, file-history-snapshot, progress, attachment, titles → no row
 //! ```
-//! Usage: one API response spans several lines repeating its usage; per
-//! (message.id, requestId) only the line with the largest input+output+cache
-//! total carries `native.usage` (`usage_counted: true`); `<synthetic>` and API
-//! error lines carry none. The views link rows to the session whose
-//! `continuation:claude` names the file.
+//! native: the envelope facts (`uuid`, `parentUuid`, `sessionId`,
+//! `isSidechain`, `agentId`, `requestId`, `version`, `cwd`, `gitBranch`),
+//! `transcript_id` (the continuation the file names), `agent_group_id`,
+//! `subagent` (subagent files).
+//!
+//! Usage: every row of an assistant line carries `usage_counted`; the first
+//! row of a line whose usage may count (it has `usage`, is not `<synthetic>`,
+//! not `isApiErrorMessage`) carries `message_id`, `usage` and
+//! `usage_counted: true`, every other row `usage_counted: false`. One API
+//! response spans several lines (and, resumed, several files) repeating its
+//! usage: `sql/V011__nanoclaw_transcript_sessions.sql` keeps it on one row
+//! per (session, message.id, requestId) and V014 removes it from the others
+//! (`usage_counted: false`). V011 also links each file to its session.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 
@@ -30,48 +44,62 @@ use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::nanobot::record::{bad_line_row, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
 
-/// The continuation id a transcript file names (`<id>.jsonl[.rotated-<ms>]`).
+/// The continuation id a transcript file names: `<id>.jsonl[.rotated-<ms>]`,
+/// or for a subagent `<id>/subagents/agent-<agent>.jsonl`, its session's `<id>`.
 pub fn transcript_id(rel: &str) -> String {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let mut parts = rel.rsplit('/');
+    let name = parts.next().unwrap_or(rel);
+    if parts.next() == Some("subagents")
+        && let Some(session) = parts.next()
+    {
+        return session.to_string();
+    }
     name.split(".jsonl").next().unwrap_or(name).to_string()
 }
 
-fn usage_total(u: &Value) -> i64 {
-    [
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ]
-    .iter()
-    .map(|k| u.get(*k).and_then(Value::as_i64).unwrap_or(0))
-    .sum()
+/// The agent id of a subagent transcript (`…/subagents/agent-<agent>.jsonl`).
+pub fn subagent_id(rel: &str) -> Option<String> {
+    let mut parts = rel.rsplit('/');
+    let name = parts.next()?;
+    (parts.next() == Some("subagents")).then(|| {
+        let stem = name.split(".jsonl").next().unwrap_or(name);
+        stem.strip_prefix("agent-").unwrap_or(stem).to_string()
+    })
 }
 
-/// (message.id, requestId) of an assistant line that may carry countable usage.
-fn usage_key(v: &Value) -> Option<(String, String)> {
-    if v.get("type").and_then(Value::as_str) != Some("assistant")
-        || v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
-    {
-        return None;
-    }
-    let msg = v.get("message")?;
-    if msg.get("model").and_then(Value::as_str) == Some("<synthetic>") || msg.get("usage").is_none()
-    {
-        return None;
-    }
-    let id = msg.get("id").and_then(Value::as_str)?;
-    Some((
-        id.to_string(),
-        v.get("requestId")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-    ))
+/// The model `<synthetic>`: a message Claude Code made locally, not a model.
+const SYNTHETIC: &str = "<synthetic>";
+
+/// Whether an assistant line's usage may be counted: it has `usage`, is not
+/// `<synthetic>` and not an API error message.
+fn countable(v: &Value) -> bool {
+    let Some(msg) = v.get("message") else {
+        return false;
+    };
+    v.get("isApiErrorMessage").and_then(Value::as_bool) != Some(true)
+        && msg.get("model").and_then(Value::as_str) != Some(SYNTHETIC)
+        && msg.get("usage").is_some_and(Value::is_object)
 }
 
-/// Rows of one decoded line (no I/O). `counted` = this line carries its response's usage.
-pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
+/// Claude Code's wrappers of slash commands and their local output: user
+/// lines that are not prompts (system rows).
+const COMMAND_WRAPPERS: &[&str] = &[
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<command-contents>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+];
+
+fn is_command_wrapper(text: &str) -> bool {
+    let t = text.trim_start();
+    COMMAND_WRAPPERS.iter().any(|w| t.starts_with(w))
+}
+
+/// Rows of one decoded line (no I/O).
+pub fn map_line(v: &Value) -> Vec<EventRow> {
     let Some(o) = v.as_object() else {
         return Vec::new();
     };
@@ -120,7 +148,11 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
             };
             match content {
                 Some(Value::String(s)) => rows.push(EventRow {
-                    turn_type: user_type,
+                    turn_type: if is_command_wrapper(s) {
+                        TurnType::System
+                    } else {
+                        user_type
+                    },
                     text: Some(s.clone()),
                     native: native(&[]),
                     ..base.clone()
@@ -159,11 +191,16 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
                         }
                     }
                     if !texts.is_empty() {
+                        let text = texts.join("\n");
                         rows.insert(
                             0,
                             EventRow {
-                                turn_type: user_type,
-                                text: Some(texts.join("\n")),
+                                turn_type: if is_command_wrapper(&text) {
+                                    TurnType::System
+                                } else {
+                                    user_type
+                                },
+                                text: Some(text),
                                 native: native(&[]),
                                 ..base.clone()
                             },
@@ -175,10 +212,8 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
         }
         "assistant" => {
             let msg = o.get("message");
-            let model = msg
-                .and_then(|m| m.get("model"))
-                .and_then(Value::as_str)
-                .map(String::from);
+            let raw_model = msg.and_then(|m| m.get("model")).and_then(Value::as_str);
+            let model = raw_model.filter(|m| *m != SYNTHETIC).map(String::from);
             for b in msg
                 .and_then(|m| m.get("content"))
                 .and_then(Value::as_array)
@@ -224,18 +259,25 @@ pub fn map_line(v: &Value, counted: bool) -> Vec<EventRow> {
             {
                 extra.push(("stop_reason", sr.clone()));
             }
+            if raw_model == Some(SYNTHETIC) {
+                extra.push(("model", json!(SYNTHETIC)));
+            }
+            // The first row of a countable line carries its usage
+            // (`usage_counted: true`) until V011 keeps one line per
+            // (message.id, requestId) of the session; every other row of an
+            // assistant line says `usage_counted: false`.
+            let counted = countable(v);
             if counted && let Some(u) = msg.and_then(|m| m.get("usage")) {
                 extra.push(("usage", u.clone()));
-                extra.push(("usage_counted", json!(true)));
             }
-            if let Some(first) = rows.first_mut() {
-                let n = first.native.get_or_insert_with(|| frame.clone());
-                for (k, v) in extra {
-                    n.insert(k.into(), v);
+            for (i, r) in rows.iter_mut().enumerate() {
+                let n = r.native.get_or_insert_with(|| frame.clone());
+                n.insert("usage_counted".into(), json!(counted && i == 0));
+                if i == 0 {
+                    for (k, v) in extra.drain(..) {
+                        n.insert(k.into(), v);
+                    }
                 }
-            }
-            for r in rows.iter_mut().filter(|r| r.native.is_none()) {
-                r.native = native(&[]);
             }
         }
         "system" => {
@@ -271,35 +313,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let ag = super::session_parts(&store.rel)
         .map(|(_, ag, _)| ag)
         .unwrap_or_default();
-    // Pass 1: which line carries each response's usage.
-    let mut best: HashMap<(String, String), (i64, bool, i64)> = HashMap::new();
-    {
-        let f = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
-        let mut lines = Lines::new(BufReader::new(f));
-        while let Some((n, bytes, _)) = lines
-            .next_line()
-            .map_err(|e| StoreError::io("read failed", e))?
-        {
-            let Ok(Some(d)) = decode_line(bytes) else {
-                continue;
-            };
-            let Some(key) = usage_key(&d.value) else {
-                continue;
-            };
-            let usage = d
-                .value
-                .get("message")
-                .and_then(|m| m.get("usage"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            let cand = (usage_total(&usage), usage.get("speed").is_some(), -n);
-            best.entry(key)
-                .and_modify(|b| *b = (*b).max(cand))
-                .or_insert(cand);
-        }
-    }
-    let counted: std::collections::HashSet<i64> = best.values().map(|b| -b.2).collect();
-    // Pass 2: rows.
+    let subagent = subagent_id(&store.rel);
     let f = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     let mut lines = Lines::new(BufReader::new(f));
     let mut seq = 0;
@@ -309,7 +323,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     {
         let bytes = bytes.to_vec();
         let rows = match decode_line(&bytes) {
-            Ok(Some(d)) => map_line(&d.value, counted.contains(&n)),
+            Ok(Some(d)) => map_line(&d.value),
             Ok(None) => continue,
             Err(e) => {
                 out.diag(DiagKind::BadLine, None, Some(n), e.0.clone());
@@ -323,6 +337,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             let mut native = row.native.clone().unwrap_or_default();
             native.insert("transcript_id".into(), json!(id));
             native.insert("agent_group_id".into(), json!(ag));
+            if let Some(a) = &subagent {
+                native.insert("subagent".into(), json!(a));
+            }
             out.push(EventRow {
                 seq: Some(seq),
                 source_line: Some(n),
@@ -346,12 +363,18 @@ mod tests {
             "5b0f"
         );
         assert_eq!(transcript_id("x/5b0f.jsonl.rotated-1790000000000"), "5b0f");
+        let sub = "x/-workspace-agent/5b0f/subagents/agent-a1b2.jsonl";
+        assert_eq!(
+            (transcript_id(sub), subagent_id(sub)),
+            ("5b0f".to_string(), Some("a1b2".to_string()))
+        );
+        assert_eq!(subagent_id("x/5b0f.jsonl"), None);
     }
 
     #[test]
     fn tool_result_block_and_assistant_blocks() {
         let u: Value = serde_json::from_str(r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"a\nb","is_error":false}]},"timestamp":"2026-03-02T14:05:15.012Z"}"#).unwrap_or(Value::Null);
-        let r = map_line(&u, false);
+        let r = map_line(&u);
         assert_eq!(
             (
                 r[0].turn_type,
@@ -361,7 +384,7 @@ mod tests {
             (TurnType::ToolResult, Some("t1"), Some("a\nb"))
         );
         let a: Value = serde_json::from_str(r#"{"type":"assistant","requestId":"r","message":{"id":"m","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls src"}}],"usage":{"input_tokens":3,"output_tokens":96}}}"#).unwrap_or(Value::Null);
-        let r = map_line(&a, true);
+        let r = map_line(&a);
         assert_eq!(
             (r[0].turn_type, r[0].text.as_deref(), r[0].model.as_deref()),
             (TurnType::ToolUse, Some("ls src"), Some("claude-x"))
@@ -371,5 +394,31 @@ mod tests {
                 .as_ref()
                 .is_some_and(|n| n.get("usage_counted") == Some(&json!(true)))
         );
+    }
+
+    #[test]
+    fn synthetic_is_no_model_and_command_wrappers_are_system() {
+        let a: Value = serde_json::from_str(r#"{"type":"assistant","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"No response requested."},{"type":"text","text":"more"}],"usage":{"input_tokens":0,"output_tokens":0}}}"#).unwrap_or(Value::Null);
+        let r = map_line(&a);
+        let n = |i: usize, k: &str| r[i].native.as_ref().and_then(|n| n.get(k)).cloned();
+        assert_eq!((r[0].model.as_deref(), r[1].model.as_deref()), (None, None));
+        assert_eq!(n(0, "model"), Some(json!("<synthetic>")));
+        assert_eq!(
+            (n(0, "usage"), n(0, "usage_counted")),
+            (None, Some(json!(false)))
+        );
+        assert_eq!(n(1, "usage_counted"), Some(json!(false)));
+        for text in [
+            "<command-name>/cost</command-name>",
+            " <command-message>cost</command-message>",
+            "<local-command-stdout>ok</local-command-stdout>",
+        ] {
+            let u = json!({"type": "user", "message": {"role": "user", "content": text}});
+            assert_eq!(map_line(&u)[0].turn_type, TurnType::System, "{text}");
+            let u = json!({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}});
+            assert_eq!(map_line(&u)[0].turn_type, TurnType::System, "{text}");
+        }
+        let u = json!({"type": "user", "message": {"role": "user", "content": "what is <command-name>?"}});
+        assert_eq!(map_line(&u)[0].turn_type, TurnType::User);
     }
 }
