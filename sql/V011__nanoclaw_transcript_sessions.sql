@@ -17,6 +17,9 @@
 --          one with `speed`, then the first by source_path and source_line;
 --          a line without message.id is counted as it is. The others lose
 --          their usage in V014 (`usage_counted: false`).
+--          A line a resumed file copies (same `uuid` and part in the
+--          session) is one row: the file the line names keeps it, the copies
+--          are dropped (`dropped_rows`) before the usage choice.
 -- Grain:   nc_transcript_sessions: one row per (instance, continuation id);
 --          nc_transcript_links: one row per (instance, file id, Claude
 --          session id its lines name); nc_usage_repeats: one row per
@@ -26,7 +29,9 @@
 --          an outbound row names), nc_transcript_links (continuation_id,
 --          linked_id), nc_transcript_sessions (session_id: the first
 --          session naming the claude continuation, else the first naming a
---          continuation linked to it), nc_usage_repeats (x_row).
+--          continuation linked to it), nc_transcript_copies (x_row,
+--          source_kind, reason; also appended to dropped_rows),
+--          nc_usage_repeats (x_row).
 CREATE TABLE nc_continuations AS
 SELECT DISTINCT instance, session_id,
     j->'continuation'->>'provider' AS provider,
@@ -65,6 +70,25 @@ FROM reached r
 ANTI JOIN named n ON n.instance = r.instance AND n.continuation_id = r.continuation_id
 GROUP BY ALL;
 
+CREATE TABLE nc_transcript_copies AS
+SELECT x_row, source_kind,
+    'copy of a Claude Code line another transcript file of the session holds' AS reason
+FROM (
+    SELECT r.x_row, r.source_kind,
+        row_number() OVER (
+            PARTITION BY r.instance, coalesce('session:' || t.session_id, 'file:' || (r.j->>'transcript_id')),
+                         r.j->>'uuid', r.x_sub
+            ORDER BY (r.j->>'sessionId') IS NOT DISTINCT FROM (r.j->>'transcript_id') DESC,
+                     r.source_path, r.source_line) AS pick
+    FROM nc_rows r
+    LEFT JOIN nc_transcript_sessions t
+           ON t.instance = r.instance AND t.continuation_id = (r.j->>'transcript_id')
+    WHERE r.nanoclaw = 'transcript' AND (r.j->>'uuid') IS NOT NULL
+)
+WHERE pick > 1;
+
+INSERT INTO dropped_rows SELECT * FROM nc_transcript_copies;
+
 CREATE TABLE nc_usage_repeats AS
 SELECT x_row
 FROM (
@@ -83,5 +107,6 @@ FROM (
            ON t.instance = r.instance AND t.continuation_id = (r.j->>'transcript_id')
     WHERE r.nanoclaw = 'transcript' AND (r.j->'usage') IS NOT NULL
       AND (r.j->>'message_id') IS NOT NULL
+      AND r.x_row NOT IN (SELECT x_row FROM nc_transcript_copies)
 )
 WHERE pick > 1;

@@ -10,9 +10,10 @@
 --          (`usage_counted: false`); project_path filled from
 --          the session (WebUI) or the agent group (nanoclaw).
 -- Grain:   events_linked: one row per kept event (folded delivered rows
---          removed).
+--          and copies of Claude Code lines removed).
 -- Inputs:  events_final (V008), nc_delivery_joined and nc_links (V010),
---          nc_transcript_sessions and nc_usage_repeats (V011),
+--          nc_transcript_sessions, nc_transcript_copies (removed) and
+--          nc_usage_repeats (V011),
 --          session_projects and nc_folders (V012); drops events_final.
 -- Output:  events_linked (events_final's columns).
 CREATE TABLE events_linked AS
@@ -52,7 +53,8 @@ LEFT JOIN nc_delivery_joined dj
        ON e.nanoclaw = 'outbound' AND dj.instance = e.instance
       AND dj.session_id = e.session_id AND dj.message_out_id = e.x_id
 LEFT JOIN nc_links l ON e.agent = 'nanoclaw' AND l.x_row = e.x_row
-WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined);
+WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined)
+  AND e.x_row NOT IN (SELECT x_row FROM nc_transcript_copies);
 
 -- events_final (a full copy of every row) is not read after this step: free
 -- its memory and spill space.

@@ -1427,9 +1427,9 @@ mod tests {
             ],
         )?;
         // c3 resumed c1 (its first line copied from c1, sessionId c1), c4
-        // resumed c3; c9 is named by no session. Usage of (m, r) in c1 and
-        // c3 (equal totals: the first by path keeps it) and of (m9, r) twice
-        // in c9 (the larger keeps it).
+        // resumed c3; c9 is named by no session. The line u1 with usage of
+        // (m, r) in c1 and copied into c3 (the copy is dropped, c1 keeps the
+        // usage) and (m9, r) twice in c9 (the larger keeps it).
         let usage = |path: &str, line: &str, native: &str| -> Res {
             h.event(
                 TRANSCRIPT,
@@ -1446,14 +1446,14 @@ mod tests {
             "p/c1.jsonl",
             "5",
             &format!(
-                r#"{{"transcript_id":"c1","sessionId":"c1","message_id":"m","requestId":"r",{u}}}"#
+                r#"{{"transcript_id":"c1","sessionId":"c1","uuid":"u1","message_id":"m","requestId":"r",{u}}}"#
             ),
         )?;
         usage(
             "p/c3.jsonl",
             "1",
             &format!(
-                r#"{{"transcript_id":"c3","sessionId":"c1","message_id":"m","requestId":"r",{u}}}"#
+                r#"{{"transcript_id":"c3","sessionId":"c1","uuid":"u1","message_id":"m","requestId":"r",{u}}}"#
             ),
         )?;
         usage(
@@ -1485,7 +1485,15 @@ mod tests {
                 "SELECT source_path, source_line FROM nc_rows
                  WHERE x_row IN (SELECT x_row FROM nc_usage_repeats) ORDER BY ALL"
             )?,
-            vec!["p/c3.jsonl | 1", "p/c9.jsonl | 1"]
+            vec!["p/c9.jsonl | 1"]
+        );
+        // c3's line 1 is c1's line u1 copied into the resumed file: one row
+        // (c1's, the file the line names), the copy dropped as a duplicate
+        assert_eq!(
+            h.rows(
+                "SELECT r.source_path, r.source_line, d.reason FROM dropped_rows d JOIN nc_rows r USING (x_row)"
+            )?,
+            vec!["p/c3.jsonl | 1 | copy of a Claude Code line another transcript file of the session holds"]
         );
         Ok(())
     }

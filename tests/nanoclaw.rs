@@ -756,8 +756,8 @@ fn home_cc() -> Result<Run, Box<dyn std::error::Error>> {
 
 /// Every file of the session — main, rotated, subagent and the resumed file
 /// that names M in its copied lines — joins the session; the rows by turn
-/// type are exact (the copied lines of the resumed file stay rows: only
-/// usage is deduplicated).
+/// type are exact (the resumed file's copies of M's lines are dropped as
+/// duplicates: one row per Claude Code line).
 #[test]
 fn every_claude_code_file_of_a_session_joins_it() -> TestResult {
     let r = home_cc()?;
@@ -785,9 +785,26 @@ fn every_claude_code_file_of_a_session_joins_it() -> TestResult {
                 "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl",
                 CC_SESSION,
                 "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b",
-                "4"
+                "2"
             ],
         ])
+    );
+    // the resumed file's two copied lines (uuid …010, …014) are the rows M
+    // holds: dropped as duplicates, each once, with their reason
+    assert!(
+        r.stderr().contains("dropped as duplicates: 2;")
+            && r.stderr().contains(
+                "2 copy of a Claude Code line another transcript file of the session holds"
+            ),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(
+        r.one(&format!(
+            "SELECT count(*) FROM events WHERE session_id = '{CC_SESSION}' AND (native::JSON->>'uuid') IN
+                ('00000000-0000-4000-8000-000000000010', '00000000-0000-4000-8000-000000000014')"
+        ))?,
+        "2"
     );
     assert_eq!(
         r.rows(&format!(
@@ -795,12 +812,12 @@ fn every_claude_code_file_of_a_session_joins_it() -> TestResult {
              WHERE session_id = '{CC_SESSION}' AND source_kind = 'nanoclaw.claude_transcript' GROUP BY ALL ORDER BY ALL"
         ))?,
         strs(&[
-            &["assistant", "6"],
+            &["assistant", "5"],
             &["system", "2"],
             &["thinking", "1"],
             &["tool_result", "1"],
             &["tool_use", "1"],
-            &["user", "5"],
+            &["user", "4"],
         ])
     );
     // one session_uid for the session's every row
@@ -868,7 +885,6 @@ fn claude_code_rows_and_sessions_state_which_turns_had_usage() -> TestResult {
             &["msg_A", "thinking", &format!("{CC_M}.jsonl"), "false", "false"],
             &["msg_A", "tool_use", &format!("{CC_M}.jsonl"), "true", "true"],
             &["msg_B", "assistant", &format!("{CC_M}.jsonl"), "true", "true"],
-            &["msg_B", "assistant", "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl", "false", "false"],
             &["msg_E", "assistant", "agent-a1b2c3d4.jsonl", "true", "true"],
             &["msg_F", "assistant", "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl", "true", "true"],
             &["msg_Z", "assistant", &format!("{CC_M}.jsonl.rotated-1772719200000"), "true", "true"],
@@ -921,7 +937,6 @@ fn claude_code_synthetic_has_no_model_and_command_wrappers_are_system() -> TestR
         ))?,
         strs(&[
             &["user", "Hello"],
-            &["user", "Audit the deploy script"],
             &["user", "Audit the deploy script"],
             &["user", "Read deploy.sh and report risk"],
             &["system", "<command-name>/cost</command-n"],
