@@ -85,6 +85,11 @@ pub struct Args {
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Print the wall time of each phase on stderr after the summary:
+    /// discover, extract, stage, load, each SQL step (`sql V001__…`), write.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// Parse `±HH:MM` (or `Z`) to minutes.

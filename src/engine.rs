@@ -15,6 +15,7 @@ use duckdb::Connection;
 use crate::diag::{DiagKind, Diagnostic, one_line};
 use crate::schema::Agent;
 use crate::stage::Staged;
+use crate::timings::Timings;
 
 /// A DuckDB error, on one line (a step's error names its file).
 #[derive(Debug, thiserror::Error)]
@@ -90,8 +91,15 @@ impl Engine {
     }
 
     /// Every SQL step, in order.
-    pub fn run_steps(&self) -> Result<(), EngineError> {
-        crate::steps::run_all(&self.conn).map_err(|e| EngineError(e.to_string()))
+    pub fn run_steps(&self) -> Result<Timings, EngineError> {
+        let times = crate::steps::run_all(&self.conn).map_err(|e| EngineError(e.to_string()))?;
+        Ok(Timings {
+            phases: times
+                .into_iter()
+                .map(|(file, d)| (format!("sql {}", file.trim_end_matches(".sql")), d))
+                .collect(),
+            ..Timings::default()
+        })
     }
 
     /// The `diagnostics` table (the steps may have declared further losses),

@@ -16,6 +16,7 @@ use crate::schema::SourceRow;
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError, Staged};
 use crate::store::{ExtractOptions, Store, StoreError, StoreOutput, StoreReport};
+use crate::timings::Timings;
 use crate::workspace::Workspace;
 
 /// Extraction that cannot go on (exit code 2).
@@ -34,6 +35,9 @@ pub enum ExtractError {
 pub struct Extraction {
     pub staged: Staged,
     pub reports: Vec<StoreReport>,
+    /// `extract` (reading every store on the pool) and `stage` (finishing
+    /// the staged files).
+    pub timings: Timings,
 }
 
 impl Extraction {
@@ -61,8 +65,10 @@ pub fn extract(
         .num_threads(threads)
         .build()?;
     let scratch = workspace.scratch_dir();
-    let reports: Vec<StoreReport> =
-        pool.install(|| extract_all(&discovery.stores, home, options, &stage, &scratch));
+    let mut timings = Timings::default();
+    let reports: Vec<StoreReport> = timings.time("extract", || {
+        pool.install(|| extract_all(&discovery.stores, home, options, &stage, &scratch))
+    });
     if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
         return Err(ExtractError::Fatal(fatal));
     }
@@ -70,8 +76,12 @@ pub fn extract(
     diagnostics.extend(reports.iter().flat_map(|r| r.diagnostics.iter().cloned()));
     diagnostics.sort();
     let sources = source_rows(&discovery.stores, &reports);
-    let staged = stage.finish(&diagnostics, &sources)?;
-    Ok(Extraction { staged, reports })
+    let staged = timings.time("stage", || stage.finish(&diagnostics, &sources))?;
+    Ok(Extraction {
+        staged,
+        reports,
+        timings,
+    })
 }
 
 /// The `sources` table: one row per store, with how it was read.

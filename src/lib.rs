@@ -23,6 +23,7 @@ pub mod sources;
 pub mod stage;
 pub mod store;
 pub mod time;
+pub mod timings;
 pub mod workspace;
 
 #[cfg(test)]

@@ -41,6 +41,9 @@ fn main() -> std::process::ExitCode {
             if !args.quiet {
                 eprintln!("{}", summary.render());
             }
+            if args.timings {
+                eprintln!("{}", summary.timings.render());
+            }
             std::process::ExitCode::from(summary.exit as u8)
         }
         Err(e) => {

@@ -17,6 +17,7 @@ use crate::engine::{Engine, EngineError};
 use crate::extract::{ExtractError, extract};
 use crate::sink::{OutputError, Outputs};
 use crate::summary::Summary;
+use crate::timings::Timings;
 use crate::workspace::{Workspace, WorkspaceError};
 
 /// A run that wrote nothing (exit code 2).
@@ -39,29 +40,29 @@ pub enum RunError {
 /// Run nanoload.
 pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let started = Instant::now();
+    let mut t = Timings::default();
     let config = Config::new(opts)?;
     let outputs = Outputs::prepare(&config.outputs)?;
     let workspace = Workspace::create(&config.home)?;
 
-    let discovery = discover(&config.home, config.follow_links)?;
+    let discovery = t.time("discover", || discover(&config.home, config.follow_links))?;
     let load_id = discovery.load_id();
     test_pause("discovered");
-    let extraction = extract(
-        &discovery,
-        &config.home,
-        &config.extract,
-        &workspace,
-        config.threads,
-    )?;
+    let ex = &config.extract;
+    let extraction = extract(&discovery, &config.home, ex, &workspace, config.threads)?;
+    t.extend(extraction.timings.clone());
     test_pause("staged");
 
     let memory_limit = config.memory_limit_for(extraction.max_row_bytes());
     let engine = Engine::open(&workspace.spill_dir(), config.threads, memory_limit)?;
-    engine.load(&extraction.staged, config.utc_offset_minutes, &load_id)?;
-    engine.run_steps()?;
+    let staged = &extraction.staged;
+    t.time("load", || {
+        engine.load(staged, config.utc_offset_minutes, &load_id)
+    })?;
+    t.extend(engine.run_steps()?);
     let diagnostics = engine.diagnostics()?;
 
-    outputs.write(&engine, workspace.path())?;
+    t.time("write", || outputs.write(&engine, workspace.path()))?;
     test_pause("written");
     outputs.commit()?;
 
@@ -71,7 +72,10 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         &extraction,
         engine.counts()?,
         diagnostics,
-        started.elapsed(),
+        Timings {
+            total: started.elapsed(),
+            ..t
+        },
         outputs.paths(),
     ))
 }

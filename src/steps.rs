@@ -12,6 +12,8 @@
 //! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
 //! its macro ([`crate::schema::Group`]).
 
+use std::time::{Duration, Instant};
+
 use duckdb::Connection;
 
 use crate::schema::Group;
@@ -60,9 +62,17 @@ pub struct StepError {
 pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
 
 /// Run the `kinds` prelude, then every step in order.
-pub fn run_all(conn: &Connection) -> Result<(), StepError> {
+pub fn run_all(conn: &Connection) -> Result<Vec<(&'static str, Duration)>, StepError> {
+    let mut times = Vec::with_capacity(STEPS.len() + 1);
+    let started = Instant::now();
     run_kinds(conn)?;
-    STEPS.iter().try_for_each(|step| run_step(conn, step))
+    times.push(("kinds", started.elapsed()));
+    for step in STEPS {
+        let started = Instant::now();
+        run_step(conn, step)?;
+        times.push((step.0, started.elapsed()));
+    }
+    Ok(times)
 }
 
 /// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]).

@@ -19,6 +19,7 @@ use crate::diag::{DiagKind, Diagnostic};
 use crate::discover::Discovery;
 use crate::engine::Counts;
 use crate::extract::Extraction;
+use crate::timings::Timings;
 
 /// The process exit code (docs/design.md "Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub struct Summary {
     pub diagnostics: Vec<Diagnostic>,
     pub links_skipped: usize,
     pub elapsed: Duration,
+    /// The wall time of each phase (`--timings`).
+    pub timings: Timings,
     pub outputs: Vec<PathBuf>,
     /// Rows dropped as duplicates, per reason (docs/design.md "Dedup").
     pub drop_reasons: Vec<(String, u64)>,
@@ -95,7 +98,7 @@ impl Summary {
         extraction: &Extraction,
         counts: Counts,
         diagnostics: Vec<Diagnostic>,
-        elapsed: Duration,
+        timings: Timings,
         outputs: Vec<PathBuf>,
     ) -> Summary {
         let mut kinds: BTreeMap<String, KindCounts> = BTreeMap::new();
@@ -126,7 +129,8 @@ impl Summary {
             events: counts.events,
             diagnostics,
             links_skipped: discovery.links_skipped,
-            elapsed,
+            elapsed: timings.total,
+            timings,
             outputs,
             drop_reasons: counts.drop_reasons,
             redactions,

@@ -69,3 +69,46 @@ fn summary_counts_every_kind() -> TestResult {
     );
     Ok(())
 }
+
+/// `--timings` prints one line per phase, in the order they ran — discover,
+/// extract, stage, load, the kinds table and every SQL step, write — and the
+/// total (the times themselves vary: only names are asserted).
+#[test]
+fn timings_name_every_phase_in_order() -> TestResult {
+    let r = run_home(&fixture("nanobot/home-a"), &["--timings"])?;
+    assert_eq!(r.code(), Some(1), "{}", r.stderr());
+    let err = r.stderr();
+    let block = err
+        .split("timings (s):\n")
+        .nth(1)
+        .ok_or_else(|| format!("no timings block: {err}"))?;
+    // each line: the phase, its seconds and share (the total: no share)
+    let names: Vec<String> = block
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let keep = if w.last().is_some_and(|x| x.ends_with('%')) {
+                2
+            } else {
+                1
+            };
+            w[..w.len().saturating_sub(keep)].join(" ")
+        })
+        .collect();
+    let mut want: Vec<String> = ["discover", "extract", "stage", "load", "sql kinds"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    want.extend(
+        nanoload::steps::STEPS
+            .iter()
+            .map(|(f, _)| format!("sql {}", f.trim_end_matches(".sql"))),
+    );
+    want.push("write".into());
+    want.push("total".into());
+    assert_eq!(names, want, "{block}");
+    // without the flag, no timings
+    let plain = run_home(&fixture("nanobot/home-a"), &[])?;
+    assert!(!plain.stderr().contains("timings (s):"));
+    Ok(())
+}
