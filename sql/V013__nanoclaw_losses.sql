@@ -50,8 +50,6 @@ CREATE TEMP TABLE nc_sessions AS
 SELECT instance, session_id,
     coalesce(min(regexp_replace(source_path, '/[^/]*$', '')) FILTER (WHERE nanoclaw IN ('inbound', 'outbound')),
              min(source_path)) AS place,
-    count(*) FILTER (WHERE nanoclaw IN ('inbound', 'outbound') AND (j->>'table') IN
-        ('session_state', 'container_state', 'processing_ack', 'destinations', 'session_routing')) AS state_rows,
     string_agg(DISTINCT j->>'table', ', ' ORDER BY j->>'table')
         FILTER (WHERE nanoclaw IN ('inbound', 'outbound') AND (j->>'table') IN
         ('session_state', 'container_state', 'processing_ack', 'destinations', 'session_routing')) AS state_tables,
@@ -78,7 +76,7 @@ UNION ALL
 SELECT 'loss', 'nanoclaw', instance, place, NULL,
     'mutable state without history: only the latest ' || state_tables || ' values exist (earlier continuations, routes and acks are overwritten)',
     session_id, 'state_without_history'
-FROM nc_sessions WHERE state_rows > 0
+FROM nc_sessions WHERE state_tables IS NOT NULL
 UNION ALL
 SELECT 'loss', 'nanoclaw', instance, place, NULL,
     cards || ' question card(s): answered questions and resolved approvals are deleted from data/v2.db (pending_questions, pending_approvals); only the cards and answers in the session remain',
