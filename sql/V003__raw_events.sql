@@ -9,7 +9,10 @@
 --          engine before the first step), session_identity (V001),
 --          promoted_stores and demoted_stores (V002), the kind_<trait>() macros
 --          (the kinds table row-wise).
--- Output:  raw_events: the staged columns (ts_utc, ts_local as TIMESTAMP),
+-- Output:  raw_events: the staged columns (ts_utc, ts_local as TIMESTAMP;
+--          text and native only where a step reads them, x_wide: nanoclaw
+--          and `session start:` rows; every other row's are in a blob file,
+--          at x_blob, x_off, for the sink),
 --          source_role final; session_store, message_store, turn_copy,
 --          prompt_copy, nanoclaw: the row's kind traits (see kinds);
 --          session_uid; x_row: the row's identity for the later steps'
@@ -28,6 +31,9 @@ SELECT
     s.source_path, s.source_line, s.native,
     s.x_group, s.x_sub, s.x_record, s.x_match, s.x_id, s.x_meta, s.x_call_source,
     s.x_msgkey, s.x_turn,
+    -- where the row's text and native are (the staged columns, or a blob file
+    -- the sink reads; docs/design.md "Staging")
+    s.x_wide, s.x_blob, s.x_off, s.x_text_len, s.x_native_len,
     -- the traits of the row's kind (the kinds table row-wise: a join with
     -- kinds here may hash the wide rows), carried for the steps after this one
     kind_session_store(s.source_kind) AS session_store,

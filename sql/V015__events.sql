@@ -26,8 +26,10 @@
 --          session), ordinals (ordinal: the row's place in its session,
 --          1…n; with its x_row and sess_id);
 --          event_rows (view: the contract columns plus x_row, the row
---          identity V016 joins on), events (view: the contract columns;
---          V016 points it at the materialized rows).
+--          identity V016 joins on, and where the row's text and native
+--          are: x_wide, x_blob, x_off, x_text_len, x_native_len), events
+--          (view: the contract columns, text and native only on the rows a
+--          step reads them from (x_wide); V016 points it at the plan).
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
 FROM (SELECT DISTINCT source_path FROM events_linked);
@@ -82,8 +84,9 @@ SELECT
     (SELECT load_id FROM params) AS load_id,
     o.ordinal,
     session_uid,
-    x_row
+    x_row, x_wide, x_blob, x_off, x_text_len, x_native_len
 FROM events_linked
 JOIN ordinals o USING (x_row);
 
-CREATE VIEW events AS SELECT * EXCLUDE (x_row) FROM event_rows;
+CREATE VIEW events AS
+SELECT * EXCLUDE (x_row, x_wide, x_blob, x_off, x_text_len, x_native_len) FROM event_rows;

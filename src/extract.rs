@@ -15,7 +15,7 @@ use crate::discover::Discovery;
 use crate::schema::SourceRow;
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError, Staged};
-use crate::store::{ExtractOptions, Store, StoreError, StoreOutput, StoreReport};
+use crate::store::{ExtractOptions, Store, StoreOutput, StoreReport};
 use crate::timings::Timings;
 use crate::workspace::Workspace;
 
@@ -118,12 +118,9 @@ pub fn extract_all(
         .enumerate()
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
+            // the scratch dir is created by the first snapshot the store takes
             let mut out = StoreOutput::new(store, home, options, stage, dir.clone());
-            let result = std::fs::create_dir_all(&dir)
-                .map_err(|e| {
-                    StoreError::Unreadable(format!("cannot create scratch directory: {e}"))
-                })
-                .and_then(|()| (REGISTRY[store.extractor].extract)(&mut out));
+            let result = (REGISTRY[store.extractor].extract)(&mut out);
             let report = out.finish(result);
             // Snapshots are private copies: drop them as soon as the store is read.
             let _ = std::fs::remove_dir_all(&dir);

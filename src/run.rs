@@ -62,7 +62,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     t.extend(engine.run_steps()?);
     let diagnostics = engine.diagnostics()?;
 
-    t.time("write", || outputs.write(&engine, workspace.path()))?;
+    t.time("write", || outputs.write(&engine, &staged.blobs))?;
     test_pause("written");
     outputs.commit()?;
 

@@ -226,7 +226,37 @@ pub fn events_schema() -> SchemaRef {
         Field::new("x_legacy", DataType::Boolean, false),
         s("x_msgkey", true),
         s("x_turn", true),
+        Field::new("x_wide", DataType::Boolean, true),
+        Field::new("x_blob", DataType::Int32, true),
+        Field::new("x_off", DataType::Int64, true),
+        Field::new("x_text_len", DataType::Int64, true),
+        Field::new("x_native_len", DataType::Int64, true),
     ]))
+}
+
+/// Whether a SQL step reads this row's `text` and `native` (docs/design.md
+/// "Staging"): nanoclaw rows (links, deliveries, transcripts, losses) and
+/// `session start:` rows (`sessions`). Only these rows carry their text and
+/// native in the staged columns; every other row's are in a blob file,
+/// read once, by the sink.
+pub fn steps_read_wide(row: &EventRow) -> bool {
+    row.agent == Some(Agent::Nanoclaw)
+        || row
+            .text
+            .as_deref()
+            .is_some_and(|t| t.starts_with("session start:"))
+}
+
+/// Where one row's text and native went when staged.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WideRef {
+    /// In the staged `text` / `native` columns ([`steps_read_wide`]).
+    pub staged: bool,
+    /// The blob file (`stage/blob-<n>.bin`) and the offset of the row's
+    /// text, its native right after it (unstaged rows).
+    pub blob: Option<(i32, i64)>,
+    pub text_len: Option<i64>,
+    pub native_len: Option<i64>,
 }
 
 /// A `native` object as JSON text (serde_json's maps keep keys sorted, so
@@ -234,23 +264,6 @@ pub fn events_schema() -> SchemaRef {
 pub fn native_json(m: &Map<String, Value>) -> String {
     // a map of JSON values always serializes
     serde_json::to_string(m).unwrap_or_default()
-}
-
-/// The bytes of [`native_json`], counted without building the text.
-pub fn native_len(m: &Map<String, Value>) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0 += b.len();
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, m);
-    c.0
 }
 
 /// A JSON value as a `native` object (a non-object is kept under `value`).
@@ -261,16 +274,14 @@ pub fn object(v: Value) -> Map<String, Value> {
     }
 }
 
-fn native_text(rows: &[EventRow]) -> Result<ArrayRef, ArrowError> {
-    let mut b = StringBuilder::with_capacity(rows.len(), 0);
-    for r in rows {
-        b.append_option(r.native.as_ref().map(native_json));
-    }
-    Ok(Arc::new(b.finish()))
-}
-
-/// Build one batch of [`events_schema`] from rows.
-pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
+/// Build one batch of [`events_schema`] from rows, each with its serialized
+/// native and where its wide values went ([`WideRef`]; rows without one are
+/// staged whole, as the step tests do).
+pub fn events_batch(
+    rows: &[EventRow],
+    natives: &[Option<String>],
+    wide: &[WideRef],
+) -> Result<RecordBatch, ArrowError> {
     fn text<'a>(rows: &'a [EventRow], f: impl Fn(&'a EventRow) -> Option<&'a str>) -> ArrayRef {
         let mut b = StringBuilder::with_capacity(rows.len(), 0);
         rows.iter().for_each(|r| b.append_option(f(r)));
@@ -309,12 +320,26 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         text(rows, |r| r.model.as_deref()),
         text(rows, |r| r.tool_name.as_deref()),
         text(rows, |r| r.tool_use_id.as_deref()),
-        text(rows, |r| r.text.as_deref()),
+        {
+            let mut b = StringBuilder::with_capacity(rows.len(), 0);
+            for (i, r) in rows.iter().enumerate() {
+                let staged = wide.get(i).is_none_or(|w| w.staged);
+                b.append_option(r.text.as_deref().filter(|_| staged));
+            }
+            Arc::new(b.finish())
+        },
         text(rows, |r| Some(r.source_kind)),
         text(rows, |r| r.source_role.map(Role::as_str)),
         text(rows, |r| Some(&r.source_path)),
         int(rows, |r| r.source_line),
-        native_text(rows)?,
+        {
+            let mut b = StringBuilder::with_capacity(rows.len(), 0);
+            for (i, n) in natives.iter().enumerate() {
+                let staged = wide.get(i).is_none_or(|w| w.staged);
+                b.append_option(n.as_deref().filter(|_| staged));
+            }
+            Arc::new(b.finish())
+        },
         int32(rows, |r| r.x_group as i32),
         int32(rows, |r| r.x_sub),
         text(rows, |r| r.x_record.as_deref()),
@@ -326,6 +351,33 @@ pub fn events_batch(rows: &[EventRow]) -> Result<RecordBatch, ArrowError> {
         flag(rows, |r| r.x_legacy),
         text(rows, |r| r.x_msgkey.as_deref()),
         text(rows, |r| r.x_turn.as_deref()),
+        {
+            let mut b = BooleanBuilder::with_capacity(rows.len());
+            (0..rows.len()).for_each(|i| b.append_option(wide.get(i).map(|w| w.staged)));
+            Arc::new(b.finish())
+        },
+        {
+            let mut b = Int32Builder::with_capacity(rows.len());
+            (0..rows.len())
+                .for_each(|i| b.append_option(wide.get(i).and_then(|w| w.blob).map(|b| b.0)));
+            Arc::new(b.finish())
+        },
+        {
+            let mut b = Int64Builder::with_capacity(rows.len());
+            (0..rows.len())
+                .for_each(|i| b.append_option(wide.get(i).and_then(|w| w.blob).map(|b| b.1)));
+            Arc::new(b.finish())
+        },
+        {
+            let mut b = Int64Builder::with_capacity(rows.len());
+            (0..rows.len()).for_each(|i| b.append_option(wide.get(i).and_then(|w| w.text_len)));
+            Arc::new(b.finish())
+        },
+        {
+            let mut b = Int64Builder::with_capacity(rows.len());
+            (0..rows.len()).for_each(|i| b.append_option(wide.get(i).and_then(|w| w.native_len)));
+            Arc::new(b.finish())
+        },
     ];
     RecordBatch::try_new(events_schema(), columns)
 }
@@ -521,7 +573,7 @@ mod tests {
             x_call_source: Some("cron".into()),
             ..Default::default()
         };
-        let b = events_batch(&[row])?;
+        let b = events_batch(&[row], &[None], &[])?;
         assert_eq!(b.num_columns(), events_schema().fields().len());
         let col = |n: &str| -> String {
             let a = b.column(b.schema().index_of(n).unwrap_or(0)).clone();

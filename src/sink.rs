@@ -8,15 +8,27 @@
 //! Outputs { out: OUT.parquet, tables: --tables DIR/<table>.parquet ×5, db: --db FILE }
 //! ```
 //! A run first removes stale `.<name>.nanoload-*.tmp` files a killed run left
-//! for the same output names, and nothing else. OUT.parquet is written in
-//! sorted byte ranges ([`write_events`]) so the wide rows are never sorted at once.
+//! for the same output names, and nothing else. OUT.parquet is written by
+//! [`write_events`] from the engine's narrow plan and the stage's blob
+//! files; the other tables by DuckDB's COPY.
 
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, TimeUnit};
+use arrow::record_batch::RecordBatch;
 use duckdb::Connection;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::config::OutputPaths;
-use crate::engine::{Engine, sql_list, sql_str};
+use crate::engine::{Engine, sql_str};
 
 /// Output tables besides `events`, in `--tables` / `--db` order.
 pub const TABLES: [&str; 5] = [
@@ -101,18 +113,25 @@ impl Outputs {
     }
 
     /// Write every output under its temp name; on failure none is left.
-    pub fn write(&self, engine: &Engine, scratch: &Path) -> Result<(), OutputError> {
-        let written = self.write_all(engine.conn(), scratch);
+    pub fn write(
+        &self,
+        engine: &Engine,
+        blobs: &BTreeMap<i32, PathBuf>,
+    ) -> Result<(), OutputError> {
+        let written = self.write_all(engine.conn(), blobs);
         if written.is_err() {
             self.all().for_each(Pending::discard);
         }
         written
     }
 
-    fn write_all(&self, conn: &Connection, scratch: &Path) -> Result<(), OutputError> {
+    fn write_all(
+        &self,
+        conn: &Connection,
+        blobs: &BTreeMap<i32, PathBuf>,
+    ) -> Result<(), OutputError> {
         let out = &self.out;
-        write_events(conn, scratch, &out.tmp, SORT_BUCKET_BYTES)
-            .map_err(|e| OutputError::new(&out.dest, e))?;
+        write_events(conn, blobs, &out.tmp).map_err(|e| OutputError::new(&out.dest, e))?;
         for (t, p) in &self.tables {
             conn.execute_batch(&format!(
                 "COPY (SELECT * FROM {t} ORDER BY ALL) TO {} (FORMAT parquet, COMPRESSION zstd)",
@@ -235,60 +254,167 @@ impl Pending {
     }
 }
 
-/// Text bytes per row group of OUT.parquet and of the sort buckets: the
-/// writer buffers a whole group per thread and the reader reads a column
-/// chunk at once (DuckDB's default of 122 880 rows is kept when rows are
-/// small; 2 048 rows is its minimum).
+/// Text bytes per row group of OUT.parquet: the writer buffers a whole
+/// group and a reader reads a column chunk at once (DuckDB's default of
+/// 122 880 rows is kept when rows are small; 2 048 rows is the least).
 const ROW_GROUP_BYTES: i64 = 4 << 20;
 
-/// Text bytes per sort bucket of [`write_events`].
-pub const SORT_BUCKET_BYTES: i64 = 16 << 20;
+/// The zstd level of OUT.parquet.
+const ZSTD_LEVEL: i32 = 1;
 
-/// Copy `events` to the Parquet file `dest` in [`EVENTS_ORDER`] without
-/// sorting the wide rows at once (DuckDB's sort does not spill rows of long
-/// texts within a small memory limit). V016 gives each row its place
-/// (`out_pos`) and the bytes before it (`out_offset`), computed narrow:
+/// The columns of `events_plan` after the contract's: where a row's text
+/// and native are (see [`crate::stage`]).
+const PLAN_COLUMNS: &str = "x_wide, x_blob, x_off, x_text_len, x_native_len";
+
+/// An error of the events writer, on one line.
+pub type WriteError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Write `events` to the Parquet file `dest` in [`EVENTS_ORDER`]: V016's
+/// `events_plan` holds every row's narrow columns in out_pos order; each
+/// row group's rows are read from it in order, and the text and native of
+/// each row the steps did not read (`x_wide` false) from the blob files the
+/// stage wrote, so the engine never sorts, joins or copies the wide values:
 ///
 /// ```text
-/// for each range [k·bucket, (k+1)·bucket) of out_offset:
-///     rows of the range, sorted by out_pos  → scratch/sorted-<k>.parquet
-/// the sorted files, read in order (insertion order kept) → dest
+/// for each range of `group` rows of out_pos:
+///     SELECT contract columns, x_wide, x_blob, x_off, x_text_len, x_native_len
+///       FROM events_plan WHERE out_pos in range ORDER BY out_pos     (narrow)
+///     text, native ← blob-<x_blob>.bin at x_off (unless x_wide)      → one row group of dest
 /// ```
 pub fn write_events(
     conn: &Connection,
-    scratch: &Path,
+    blobs: &BTreeMap<i32, PathBuf>,
     dest: &Path,
-    bucket_bytes: i64,
-) -> duckdb::Result<()> {
-    let bucket = bucket_bytes.max(1);
+) -> Result<(), WriteError> {
     let (total, rows): (i64, i64) = conn.query_row(
-        "SELECT CAST(coalesce(max(out_offset + x_bytes), 0) AS BIGINT), count(*) FROM events_wide",
+        "SELECT CAST(coalesce(sum(x_bytes), 0) AS BIGINT), count(*) FROM events_plan",
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let group = (ROW_GROUP_BYTES * rows.max(1) / total.max(1)).clamp(2048, 122_880);
-    let mut sorted = Vec::new();
-    for k in 0..=total / bucket {
-        let f = scratch.join(format!("sorted-{k:012}.parquet"));
-        conn.execute_batch(&format!(
-            "COPY (SELECT * EXCLUDE (x_row, out_pos, out_offset, x_bytes) FROM events_wide
-                   WHERE out_offset >= {lo} AND out_offset < {hi} ORDER BY out_pos)
-             TO {} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE {group});",
-            sql_str(&f),
-            lo = k * bucket,
-            hi = (k + 1) * bucket,
-        ))?;
-        sorted.push(f);
+    let files = blobs
+        .iter()
+        .map(|(id, p)| Ok((*id, std::fs::File::open(p)?)))
+        .collect::<std::io::Result<BTreeMap<i32, std::fs::File>>>()?;
+    let fields = out_fields(conn)?;
+    let columns: Vec<String> = fields.iter().map(|f| f.name().clone()).collect();
+    let text_at = column_index(&columns, "text")?;
+    let native_at = column_index(&columns, "native")?;
+    let schema = Arc::new(Schema::new(fields));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_max_row_group_row_count(Some(group as usize))
+        .set_column_dictionary_enabled(ColumnPath::from("text"), false)
+        .set_column_dictionary_enabled(ColumnPath::from("native"), false)
+        .build();
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(dest)?, schema.clone(), Some(props))?;
+    let select = format!(
+        "SELECT {}, {PLAN_COLUMNS} FROM events_plan WHERE out_pos > ? AND out_pos <= ? ORDER BY out_pos",
+        columns.join(", ")
+    );
+    let mut stmt = conn.prepare(&select)?;
+    let mut buf = Vec::new();
+    let mut lo = 0;
+    while lo < rows {
+        for batch in stmt.query_arrow([lo, lo + group])? {
+            let n = columns.len();
+            let wide = batch
+                .column(n)
+                .as_boolean_opt()
+                .ok_or("x_wide is not boolean")?;
+            let blob = batch
+                .column(n + 1)
+                .as_primitive_opt::<Int32Type>()
+                .ok_or("x_blob")?;
+            let off = batch
+                .column(n + 2)
+                .as_primitive_opt::<Int64Type>()
+                .ok_or("x_off")?;
+            let text_len = batch
+                .column(n + 3)
+                .as_primitive_opt::<Int64Type>()
+                .ok_or("x_text_len")?;
+            let native_len = batch
+                .column(n + 4)
+                .as_primitive_opt::<Int64Type>()
+                .ok_or("x_native_len")?;
+            let staged_text = cast(batch.column(text_at), &DataType::Utf8)?;
+            let staged_native = cast(batch.column(native_at), &DataType::Utf8)?;
+            let (staged_text, staged_native) = (
+                staged_text.as_string::<i32>(),
+                staged_native.as_string::<i32>(),
+            );
+            let mut text = StringBuilder::new();
+            let mut native = StringBuilder::new();
+            for i in 0..batch.num_rows() {
+                if wide.is_null(i) || wide.value(i) {
+                    text.append_option(staged_text.is_valid(i).then(|| staged_text.value(i)));
+                    native.append_option(staged_native.is_valid(i).then(|| staged_native.value(i)));
+                    continue;
+                }
+                let tl = text_len.is_valid(i).then(|| text_len.value(i) as usize);
+                let nl = native_len.is_valid(i).then(|| native_len.value(i) as usize);
+                let file = files
+                    .get(&blob.value(i))
+                    .ok_or("a row names a blob file the stage did not write")?;
+                buf.resize(tl.unwrap_or(0) + nl.unwrap_or(0), 0);
+                file.read_exact_at(&mut buf, off.value(i) as u64)?;
+                let (t, nat) = buf.split_at(tl.unwrap_or(0));
+                text.append_option(tl.map(|_| std::str::from_utf8(t)).transpose()?);
+                native.append_option(nl.map(|_| std::str::from_utf8(nat)).transpose()?);
+            }
+            let mut out: Vec<ArrayRef> = Vec::with_capacity(n);
+            for (i, f) in schema.fields().iter().enumerate() {
+                out.push(if i == text_at {
+                    Arc::new(text.finish())
+                } else if i == native_at {
+                    Arc::new(native.finish())
+                } else {
+                    cast(batch.column(i), f.data_type())?
+                });
+            }
+            writer.write(&RecordBatch::try_new(schema.clone(), out)?)?;
+        }
+        writer.flush()?;
+        lo += group;
     }
-    conn.execute_batch(&format!(
-        "COPY (SELECT * FROM read_parquet({})) TO {} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {group});",
-        sql_list(&sorted),
-        sql_str(dest)
-    ))?;
-    for f in &sorted {
-        let _ = std::fs::remove_file(f);
-    }
+    writer.close()?;
     Ok(())
+}
+
+fn column_index(columns: &[String], name: &str) -> Result<usize, WriteError> {
+    columns
+        .iter()
+        .position(|c| c == name)
+        .ok_or_else(|| format!("events has no column {name}").into())
+}
+
+/// The Parquet fields of OUT: `events`' columns with DuckDB's types as
+/// DuckDB's own writer stores them (strings UTF-8, TIMESTAMPTZ as UTC
+/// microseconds, TIMESTAMP as naive microseconds), every column optional.
+fn out_fields(conn: &Connection) -> Result<Vec<Field>, WriteError> {
+    let mut stmt = conn.prepare("SELECT column_name, column_type FROM (DESCRIBE events)")?;
+    let columns: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<duckdb::Result<_>>()?;
+    columns
+        .iter()
+        .map(|(c, t)| {
+            let dt = match t.as_str() {
+                "VARCHAR" => DataType::Utf8,
+                "BIGINT" => DataType::Int64,
+                "INTEGER" => DataType::Int32,
+                "BOOLEAN" => DataType::Boolean,
+                "TIMESTAMP" => DataType::Timestamp(TimeUnit::Microsecond, None),
+                "TIMESTAMP WITH TIME ZONE" => {
+                    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+                }
+                other => return Err(format!("events.{c}: no Parquet type for {other}").into()),
+            };
+            Ok(Field::new(c, dt, true))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -297,6 +423,7 @@ mod tests {
     use duckdb::Connection;
 
     use crate::engine::sql_str;
+    use std::collections::BTreeMap;
 
     #[test]
     fn stale_temps_of_this_output_are_removed_and_nothing_else() -> std::io::Result<()> {
@@ -327,47 +454,81 @@ mod tests {
         Ok(())
     }
 
-    /// 3 000 rows whose place (`pos` = out_pos) is a permutation of their
-    /// storage order, texts of 0–1 999 bytes, one of 50 000.
-    fn events_wide(conn: &Connection) -> duckdb::Result<()> {
-        conn.execute_batch(
-            "CREATE TABLE rows AS
-             SELECT i AS x_row, (i * 1237) % 3000 + 1 AS pos,
-                 repeat('x', CASE WHEN i = 1500 THEN 50000 ELSE (i * 31) % 2000 END) AS text,
-                 CAST(NULL AS VARCHAR) AS native
-             FROM range(3000) t(i);
-             CREATE TABLE events_wide AS
-             SELECT pos, text, x_row, pos AS out_pos, strlen(text) AS x_bytes,
-                 coalesce(sum(strlen(text)) OVER (ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS out_offset
-             FROM rows;",
-        )
-    }
-
+    /// 3 000 rows whose place (`out_pos`) is a permutation of their
+    /// storage order, texts of 3–2 002 bytes (one of 50 000), a native on
+    /// every third; every seventh row's text and native staged (`x_wide`),
+    /// the others' in one blob file.
     #[test]
-    fn bucketed_write_keeps_the_one_sorted_order() -> Result<(), Box<dyn std::error::Error>> {
+    fn events_are_written_in_out_pos_order_with_their_blob_texts() -> Result<(), WriteError> {
         let dir = tempfile::tempdir()?;
         let conn = Connection::open_in_memory()?;
-        events_wide(&conn)?;
-        let whole = dir.path().join("whole.parquet");
-        let cut = dir.path().join("cut.parquet");
-        write_events(&conn, dir.path(), &whole, i64::MAX)?;
-        // buckets far smaller than the data (and than its largest row)
-        write_events(&conn, dir.path(), &cut, 4096)?;
-        // the same rows, each at its out_pos, in both files
-        let (n, same): (i64, bool) = conn.query_row(
+        let mut blob = Vec::new();
+        let mut rows = Vec::new();
+        for i in 0..3000i64 {
+            let pad = if i == 1500 {
+                50_000
+            } else {
+                (i as usize * 31) % 2000
+            };
+            let text = format!("t{i}-{}", "x".repeat(pad));
+            let native = (i % 3 == 0).then(|| format!("{{\"n\":{i}}}"));
+            let wide = i % 7 == 0;
+            let off = blob.len();
+            if !wide {
+                blob.extend_from_slice(text.as_bytes());
+                blob.extend_from_slice(native.as_deref().unwrap_or("").as_bytes());
+            }
+            let q = |v: Option<&str>| v.map_or("NULL".to_string(), |v| format!("'{v}'"));
+            rows.push(format!(
+                "({i}, {pos}, {t}, {n}, {wide}, {b}, {off}, {tl}, {nl})",
+                pos = (i * 1237) % 3000 + 1,
+                t = q(wide.then_some(text.as_str())),
+                n = q(native.as_deref().filter(|_| wide)),
+                b = if wide { "NULL" } else { "1" },
+                tl = text.len(),
+                nl = native
+                    .as_ref()
+                    .map_or("NULL".to_string(), |n| n.len().to_string()),
+            ));
+        }
+        let path = dir.path().join("blob-1.bin");
+        std::fs::write(&path, &blob)?;
+        conn.execute_batch(&format!(
+            "CREATE TABLE plan (i BIGINT, out_pos BIGINT, text VARCHAR, native VARCHAR,
+                 x_wide BOOLEAN, x_blob INTEGER, x_off BIGINT, x_text_len BIGINT, x_native_len BIGINT);
+             INSERT INTO plan VALUES {};
+             CREATE TABLE events_plan AS
+             SELECT *, coalesce(x_text_len, 0) + coalesce(x_native_len, 0) AS x_bytes
+             FROM plan ORDER BY out_pos;
+             CREATE VIEW events AS SELECT i, text, native FROM events_plan;",
+            rows.join(", ")
+        ))?;
+        let out = dir.path().join("out.parquet");
+        write_events(&conn, &BTreeMap::from([(1, path)]), &out)?;
+        // every row at its out_pos, with its own text and native
+        let (n, ordered, same): (i64, bool, bool) = conn.query_row(
             &format!(
-                "SELECT count(*), bool_and(w.pos = w.n AND c.pos = c.n AND w.text = c.text)
-                 FROM (SELECT pos, text, row_number() OVER () AS n FROM read_parquet({})) w
-                 JOIN (SELECT pos, text, row_number() OVER () AS n FROM read_parquet({})) c USING (n)",
-                sql_str(&whole),
-                sql_str(&cut)
+                "SELECT count(*), bool_and(p.out_pos = o.n),
+                     bool_and(o.text = 't' || o.i || '-' || repeat('x', CASE WHEN o.i = 1500 THEN 50000 ELSE (o.i * 31) % 2000 END)
+                              AND o.native IS NOT DISTINCT FROM CASE WHEN o.i % 3 = 0 THEN '{{\"n\":' || o.i || '}}' END)
+                 FROM (SELECT *, row_number() OVER () AS n FROM read_parquet({})) o
+                 JOIN plan p USING (i)",
+                sql_str(&out)
             ),
             [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        assert_eq!((n, same), (3000, true));
-        // only the two outputs are left in the scratch dir
-        assert_eq!(std::fs::read_dir(dir.path())?.count(), 2);
+        assert_eq!((n, ordered, same), (3000, true, true));
+        // the types DuckDB reads back
+        let types: String = conn.query_row(
+            &format!(
+                "SELECT string_agg(column_type, ',') FROM (DESCRIBE SELECT * FROM read_parquet({}))",
+                sql_str(&out)
+            ),
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(types, "BIGINT,VARCHAR,VARCHAR");
         Ok(())
     }
 }

@@ -5,12 +5,17 @@
 //! <tmp>/stage/llm_calls.parquet              llm_usage rows (llm_calls_schema)
 //! <tmp>/stage/diagnostics.parquet            every diagnostic so far (diagnostics_schema)
 //! <tmp>/stage/sources.parquet                one row per store (sources_schema)
+//! <tmp>/stage/blob-<n>.bin                   the text and native bytes of the rows no SQL
+//!                                            step reads, one file per extraction thread:
+//!                                            row = text ‖ native at (x_blob, x_off), lengths
+//!                                            x_text_len / x_native_len; read once, by the sink
 //! ```
 //! Writers are opened on first use and shared by the kind's tasks (one mutex
 //! per file). Row groups are capped so a large store never sits in memory.
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -21,8 +26,8 @@ use parquet::file::properties::WriterProperties;
 
 use crate::diag::{Diagnostic, diagnostics_batch};
 use crate::schema::{
-    EventRow, LlmCallRow, SourceRow, events_batch, events_schema, llm_calls_batch,
-    llm_calls_schema, sources_batch,
+    EventRow, LlmCallRow, SourceRow, WideRef, events_batch, events_schema, llm_calls_batch,
+    llm_calls_schema, sources_batch, steps_read_wide,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -50,10 +55,21 @@ struct Writer {
 
 type Slot = Arc<Mutex<Option<Writer>>>;
 
+/// One append-only blob file (see the module docs).
+struct Blob {
+    path: PathBuf,
+    file: BufWriter<File>,
+    len: u64,
+}
+
+type BlobSlot = Arc<Mutex<Option<Blob>>>;
+
 /// The staged files of one run.
 pub struct Stage {
     dir: PathBuf,
     slots: Mutex<BTreeMap<String, Slot>>,
+    /// Blob files by number (1 + the Rayon thread index; 0 off the pool).
+    blobs: Mutex<BTreeMap<i32, BlobSlot>>,
 }
 
 /// What staging produced: file paths by table.
@@ -65,6 +81,8 @@ pub struct Staged {
     pub diagnostics: PathBuf,
     /// One row per store (`sources.parquet`).
     pub sources: PathBuf,
+    /// The blob files by number (`x_blob`).
+    pub blobs: BTreeMap<i32, PathBuf>,
 }
 
 /// Row-group bounds of the staging files. DuckDB reads a column chunk as one
@@ -82,6 +100,7 @@ impl Stage {
         Ok(Stage {
             dir: dir.to_path_buf(),
             slots: Mutex::new(BTreeMap::new()),
+            blobs: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -120,8 +139,67 @@ impl Stage {
         Ok(())
     }
 
-    pub fn write_events(&self, kind: &str, rows: &[EventRow]) -> Result<(), StageError> {
-        let batch = events_batch(rows)?;
+    /// Stage rows of one kind: the text and native of each row no step
+    /// reads ([`steps_read_wide`]) go to this thread's blob file, the rest
+    /// to the kind's Parquet file.
+    pub fn write_events(
+        &self,
+        kind: &str,
+        rows: &[EventRow],
+        natives: &[Option<String>],
+    ) -> Result<(), StageError> {
+        let id = rayon::current_thread_index().map_or(0, |i| i as i32 + 1);
+        let slot = {
+            let mut blobs = self.blobs.lock().map_err(|_| StageError::Poisoned)?;
+            blobs.entry(id).or_default().clone()
+        };
+        let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
+        if guard.is_none() {
+            let path = self.dir.join(format!("blob-{id}.bin"));
+            let file = File::create(&path).map_err(|source| StageError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            *guard = Some(Blob {
+                path,
+                file: BufWriter::with_capacity(1 << 20, file),
+                len: 0,
+            });
+        }
+        let mut wide = Vec::with_capacity(rows.len());
+        if let Some(blob) = guard.as_mut() {
+            for (r, n) in rows.iter().zip(natives) {
+                let text_len = r.text.as_ref().map(|t| t.len() as i64);
+                let native_len = n.as_ref().map(|t| t.len() as i64);
+                if steps_read_wide(r) {
+                    wide.push(WideRef {
+                        staged: true,
+                        blob: None,
+                        text_len,
+                        native_len,
+                    });
+                    continue;
+                }
+                let off = blob.len as i64;
+                for bytes in [r.text.as_deref(), n.as_deref()].into_iter().flatten() {
+                    blob.file
+                        .write_all(bytes.as_bytes())
+                        .map_err(|source| StageError::Io {
+                            path: blob.path.clone(),
+                            source,
+                        })?;
+                    blob.len += bytes.len() as u64;
+                }
+                wide.push(WideRef {
+                    staged: false,
+                    blob: Some((id, off)),
+                    text_len,
+                    native_len,
+                });
+            }
+        }
+        drop(guard);
+        let batch = events_batch(rows, natives, &wide)?;
         self.write(&format!("events-{kind}"), events_schema(), &batch)
     }
 
@@ -147,6 +225,18 @@ impl Stage {
         };
         write_file(&staged.diagnostics, &diagnostics_batch(diagnostics)?)?;
         write_file(&staged.sources, &sources_batch(sources)?)?;
+        let blobs = self.blobs.into_inner().map_err(|_| StageError::Poisoned)?;
+        for (id, slot) in blobs {
+            let blob = Arc::try_unwrap(slot).map_err(|_| StageError::Poisoned)?;
+            let Some(mut b) = blob.into_inner().map_err(|_| StageError::Poisoned)? else {
+                continue;
+            };
+            b.file.flush().map_err(|source| StageError::Io {
+                path: b.path.clone(),
+                source,
+            })?;
+            staged.blobs.insert(id, b.path);
+        }
         let slots = self.slots.into_inner().map_err(|_| StageError::Poisoned)?;
         for (name, slot) in slots {
             let writer = Arc::try_unwrap(slot).map_err(|_| StageError::Poisoned)?;
@@ -167,7 +257,7 @@ impl Stage {
     }
 
     fn write_events_empty(&self) -> Result<(), StageError> {
-        self.write("events-", events_schema(), &events_batch(&[])?)
+        self.write("events-", events_schema(), &events_batch(&[], &[], &[])?)
     }
 }
 

@@ -464,7 +464,7 @@ mod tests {
         ),
         (
             "write_layout",
-            "write_layout_is_the_output_order_with_byte_offsets",
+            "write_layout_is_the_output_order_with_where_each_text_is",
         ),
         (
             "llm_calls",
@@ -1933,7 +1933,7 @@ mod tests {
     }
 
     #[test]
-    fn write_layout_is_the_output_order_with_byte_offsets() -> Res {
+    fn write_layout_is_the_output_order_with_where_each_text_is() -> Res {
         let mut h = Steps::new()?;
         two_turns(&h)?;
         nanoclaw_session(&h)?;
@@ -1942,29 +1942,28 @@ mod tests {
             &[
                 ("text", "a prompt of no session"),
                 ("ts_local", "2026-03-02 09:00:00"),
+                ("x_text_len", "5"),
+                ("x_native_len", "2"),
             ],
         )?;
         h.run_through("write_layout")?;
         // out_pos runs 1…n in the output order (docs/design.md "Output order")
         assert_eq!(
             h.rows(
-                "SELECT out_pos FROM events_wide
+                "SELECT out_pos FROM events_plan
                  ORDER BY agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST, ordinal"
             )?,
             (1..=10).map(|i| i.to_string()).collect::<Vec<_>>()
         );
-        // out_offset: the text and native bytes of all rows before
+        // stored in that order (the writer reads ranges of out_pos), x_bytes
+        // the staged text and native lengths
         assert_eq!(
             h.rows(
-                "SELECT bool_and(x_bytes = coalesce(strlen(text), 0) + coalesce(strlen(native), 0)
-                                 AND out_offset = before)
-                 FROM (SELECT *, coalesce(sum(x_bytes) OVER (ORDER BY out_pos
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
-                       FROM events_wide)"
+                "SELECT list(out_pos) = list_sort(list(out_pos)), sum(x_bytes) FROM events_plan"
             )?,
-            vec!["true"]
+            vec!["true | 7"]
         );
-        // events: the contract columns; events_wide: them and the writer's four
+        // events: the contract columns; events_plan: them and where the text is
         let contract = [
             "agent",
             "instance",
@@ -1993,8 +1992,17 @@ mod tests {
         ];
         assert_eq!(columns(&h, "events")?, contract);
         let mut wide: Vec<&str> = contract.to_vec();
-        wide.extend(["x_row", "out_pos", "out_offset", "x_bytes"]);
-        assert_eq!(columns(&h, "events_wide")?, wide);
+        wide.extend([
+            "x_row",
+            "x_wide",
+            "x_blob",
+            "x_off",
+            "x_text_len",
+            "x_native_len",
+            "out_pos",
+            "x_bytes",
+        ]);
+        assert_eq!(columns(&h, "events_plan")?, wide);
         // events reads the materialized rows: the rows it was built from can go
         h.exec("DROP TABLE events_linked")?;
         assert_eq!(h.rows("SELECT count(*) FROM events")?, vec!["10"]);

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::diag::{DiagKind, Diagnostic};
-use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType, native_len};
+use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType, native_json};
 use crate::secrets::{Counts, Scanner};
 use crate::snapshot::{Snapshot, open_snapshot};
 use crate::stage::{Stage, StageError};
@@ -152,13 +152,24 @@ impl Store {
 /// Where a [`StoreOutput`] sends full batches: the stage in a run, a plain
 /// collector in a test.
 pub trait RowSink: Sync {
-    fn write_events(&self, kind: &'static str, rows: &[EventRow]) -> Result<(), StageError>;
+    /// Rows of one kind, each with its `native` serialized ([`native_json`]).
+    fn write_events(
+        &self,
+        kind: &'static str,
+        rows: &[EventRow],
+        natives: &[Option<String>],
+    ) -> Result<(), StageError>;
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError>;
 }
 
 impl RowSink for Stage {
-    fn write_events(&self, kind: &'static str, rows: &[EventRow]) -> Result<(), StageError> {
-        Stage::write_events(self, kind, rows)
+    fn write_events(
+        &self,
+        kind: &'static str,
+        rows: &[EventRow],
+        natives: &[Option<String>],
+    ) -> Result<(), StageError> {
+        Stage::write_events(self, kind, rows, natives)
     }
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
         Stage::write_llm_calls(self, rows)
@@ -234,6 +245,8 @@ pub struct StoreOutput<'a> {
     pub scratch: PathBuf,
     sink: &'a dyn RowSink,
     buf: Vec<EventRow>,
+    /// `native` of each row of `buf`, serialized once.
+    natives: Vec<Option<String>>,
     buf_bytes: usize,
     max_row_bytes: usize,
     llm: Vec<LlmCallRow>,
@@ -257,6 +270,7 @@ impl<'a> StoreOutput<'a> {
             scratch,
             sink,
             buf: Vec::new(),
+            natives: Vec::new(),
             buf_bytes: 0,
             max_row_bytes: 0,
             llm: Vec::new(),
@@ -269,6 +283,9 @@ impl<'a> StoreOutput<'a> {
     /// The store's private SQLite copy (the database with its `-wal`,
     /// `-shm`, `-journal`), opened read-only in this store's scratch dir.
     pub fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        // created on first use: most stores never need one
+        std::fs::create_dir_all(&self.scratch)
+            .map_err(|e| StoreError::Unreadable(format!("cannot create scratch directory: {e}")))?;
         open_snapshot(&self.store.abs, &self.scratch)
             .map_err(|e| StoreError::Unreadable(e.to_string()))
     }
@@ -303,11 +320,13 @@ impl<'a> StoreOutput<'a> {
             TurnType::ToolUse | TurnType::ToolResult => None,
             _ => row.x_match.take().map(match_key),
         };
+        let native = row.native.as_ref().map(native_json);
         let bytes =
-            row.text.as_ref().map_or(0, String::len) + row.native.as_ref().map_or(0, native_len);
+            row.text.as_ref().map_or(0, String::len) + native.as_ref().map_or(0, String::len);
         self.max_row_bytes = self.max_row_bytes.max(bytes);
         self.buf_bytes += bytes;
         self.buf.push(row);
+        self.natives.push(native);
         self.rows += 1;
         if self.buf.len() >= BATCH || self.buf_bytes >= BATCH_BYTES {
             self.flush()?;
@@ -346,8 +365,10 @@ impl<'a> StoreOutput<'a> {
 
     fn flush(&mut self) -> Result<(), StoreError> {
         if !self.buf.is_empty() {
-            self.sink.write_events(self.store.kind, &self.buf)?;
+            self.sink
+                .write_events(self.store.kind, &self.buf, &self.natives)?;
             self.buf.clear();
+            self.natives.clear();
             self.buf_bytes = 0;
         }
         if !self.llm.is_empty() {

@@ -16,6 +16,8 @@
 //! ```
 //! Every key without a standard column goes into `native`.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -59,30 +61,36 @@ const MAPPED_KEYS: [&str; 7] = [
 pub const SWITCH_PREFIX: &str = "Switched model preset to `";
 
 /// JSON text with object keys sorted at every level: the same value always
-/// gives the same text, whatever separators the writer used.
+/// gives the same text, whatever separators the writer used. serde_json's
+/// `Map` (without its `preserve_order` feature, which nothing here enables)
+/// is a sorted map, so plain serialization is already canonical
+/// (`canonical_json_ignores_separators_and_key_order` fails otherwise).
 pub fn canonical_json(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sorted(&m[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(v).to_string()
+    v.to_string()
 }
 
-/// First 32 hex digits of SHA-256 over the canonical JSON: a record's identity.
+/// First 32 hex digits of SHA-256 over the canonical JSON: a record's
+/// identity (serialized straight into the hash, no text built).
 pub fn record_hash(v: &Value) -> String {
-    let d = Sha256::digest(canonical_json(v).as_bytes());
-    d.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    struct Hashing(Sha256);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.update(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(Sha256::new());
+    // a Value always serializes
+    let _ = serde_json::to_writer(&mut h, v);
+    let d = h.0.finalize();
+    let mut hex = String::with_capacity(32);
+    for b in d.iter().take(16) {
+        let _ = write!(hex, "{b:02x}");
+    }
+    hex
 }
 
 /// Text of a `content` value: a string, or the text parts of a list of
@@ -848,6 +856,10 @@ mod tests {
         assert_eq!(
             record_hash(&v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#)),
             record_hash(&v(r#"{"a":[1,{"x":1,"y":2}],"b":1}"#))
+        );
+        assert_eq!(
+            canonical_json(&v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#)),
+            r#"{"a":[1,{"x":1,"y":2}],"b":1}"#
         );
     }
 
