@@ -2,7 +2,7 @@
 """Synthetic nanobot homes for the benchmark harness (issue 12).
 
     python3 benches/gen_home.py OUT_DIR --size-mb N --layout jsonl|sqlite --seed S
-                                [--nanoclaw-sessions K] [--utc-offset-minutes M]
+                                [--nanoclaw-sessions K] [--utc-offset-minutes M] [--message-scale F]
 
 Writes a HOME directory (OUT_DIR, created; it must not exist or be empty)
 shaped like one that nanobot-ai 0.3.5 leaves, about N MB (10^6 bytes) in all,
@@ -17,8 +17,9 @@ utils/tool_hints.py):
 * two instances, `.nanobot` (85 % of the sessions) and `.nanobot-work`, one
   workspace namespace each (`sessions/<32 hex>/`, `.workspace`,
   `<workspace>/.nanobot/workspace-id`, the lock files), a small config.json;
-* sessions of the channels telegram, slack, discord and websocket (20 %),
-  six sessions per MB: turns of a user message, model steps with parallel
+* sessions of the channels telegram, slack, discord and websocket (20 %,
+  1.5× larger on average), six sessions per MB, their sizes log-normal
+  (a few long WebUI chats roll over into segments): turns of a user message, model steps with parallel
   tool calls (read_file, exec, grep, list_dir, web_search, web_fetch,
   write_file, edit_file) and their results, reasoning on some steps, a
   final answer carrying `latency_ms`; assistant and tool messages of a turn
@@ -56,9 +57,11 @@ copied at run time from fixtures/nanoclaw/home-2-0 (written by nanoclaw
 2.0.64's own code) and rows shaped like that fixture's (chat messages in,
 text replies out). No Claude Code transcripts.
 
-Calibration (BENCHMARKS.md "Harness (issue 12)"): --size-mb 200 gives
-≈1 200 session files, 240 WebUI transcripts, ≈20 000 llm_calls rows and
-≈130 000 nanoload events.
+Calibration (BENCHMARKS.md "Harness (issue 12)"): --size-mb 200 --seed 1
+gives 1 200 session files, 240 WebUI transcripts, 20 484 llm_calls rows,
+130 005 nanoload events, 197.9 MB. The Python loader / DuckDB peer time
+ratio follows the rows per MB: 1.2–1.4 with this shape on the shared 2-core
+machine, 1.65 with --message-scale 0.5, 2.0 with 0.2 (3× the events).
 """
 from __future__ import annotations
 
@@ -108,7 +111,8 @@ SIZES = {
 }
 SESSION_SIGMA = 1.4     # spread of the sessions' sizes (log-normal weights)
 WEBSOCKET_WEIGHT = 1.5  # a websocket (WebUI) session is this many times larger than a chat-channel one
-SIZE_SCALE = 1.06       # every median above times this
+SIZE_SCALE = 1.06       # every median above times this (calibrated: BENCHMARKS.md "Harness (issue 12)")
+MESSAGE_SCALE = 1.0     # --message-scale: < 1 gives more, smaller messages in the same bytes
 BYTES_ESTIMATE = 0.93   # turn_bytes() overestimates the bytes a turn writes by about this factor
 CHAT_TURN_SHARE = 0.15
 STEPS = ([1, 2, 3, 4, 5, 6, 7, 8], [20, 22, 18, 13, 10, 7, 5, 5])        # tool steps of an agentic turn
@@ -287,7 +291,7 @@ def format_tool_hints(calls: list[tuple[str, dict]]) -> str:
 
 def lognorm(rng: random.Random, kind: str) -> int:
     median, sigma, cap = SIZES[kind]
-    return max(1, min(cap, int(rng.lognormvariate(math.log(median * SIZE_SCALE), sigma))))
+    return max(1, min(cap, int(rng.lognormvariate(math.log(median * SIZE_SCALE * MESSAGE_SCALE), sigma))))
 
 
 def b64key(key: str) -> str:
@@ -862,7 +866,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--nanoclaw-sessions", type=int, default=0)
     ap.add_argument("--utc-offset-minutes", type=int, default=120)
+    ap.add_argument("--message-scale", type=float, default=1.0,
+                    help="scale every message size (default 1: the calibrated shape; 0.2 gives ≈3× the "
+                         "messages, events and llm calls in the same bytes)")
     a = ap.parse_args()
+    global MESSAGE_SCALE
+    MESSAGE_SCALE = a.message_scale
     out = os.path.abspath(a.out_dir)
     if os.path.exists(out) and os.listdir(out):
         print(f"gen_home: {out} exists and is not empty", file=sys.stderr)
@@ -888,8 +897,9 @@ def main() -> int:
         open(os.path.join(nsdir, ".session-files.lock"), "w").close()
         open(os.path.join(root, "sessions", ".workspace-migration.lock"), "w").close()
         provider, model = MODELS[inst][0][0], MODELS[inst][0][1]
+        zone = f"Etc/GMT{-offset // 60:+d}" if offset % 60 == 0 else "UTC"  # Etc/GMT-2 is UTC+02:00
         cfg = json.loads(json.dumps(CONFIG).replace("{inst}", inst).replace("{model}", model)
-                         .replace("{provider}", provider))
+                         .replace("{provider}", provider).replace("Etc/GMT-2", zone))
         with open(os.path.join(root, "config.json"), "w", encoding="utf-8") as f:
             f.write(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
         inst_info[inst] = {"ns": ns, "nsdir": nsdir, "workspace": wsp, "root": root, "calls": [],
@@ -964,6 +974,7 @@ def main() -> int:
         stats["events"] += 6  # permission rows of config.json
         os.utime(p, (last_mtime, last_mtime))
     if a.nanoclaw_sessions > 0:
+        sys.dont_write_bytecode = True  # no __pycache__ in the clone
         import nanoclaw_home  # benches/nanoclaw_home.py
         n_ev = nanoclaw_home.write(os.path.join(out, "nanoclaw"), a.nanoclaw_sessions, a.seed, prose)
         stats["events"] += n_ev
