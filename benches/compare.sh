@@ -111,8 +111,10 @@ run_nanoload() { # run
   local run=$1 log="$work/nanoload.$1" tmp="$work/tmp.$1" peak=0 status
   mkdir "$tmp"
   rm -f "$work/out.parquet"
-  ( TMPDIR="$tmp" /usr/bin/time -v -o "$log.time" "$NANOLOAD" "$HOME_DIR" "$work/out.parquet" \
-      > "$log.out" 2> "$log.err"; echo $? > "$log.status" ) &
+  ( st=0
+    TMPDIR="$tmp" /usr/bin/time -v -o "$log.time" "$NANOLOAD" "$HOME_DIR" "$work/out.parquet" \
+      > "$log.out" 2> "$log.err" || st=$?
+    echo "$st" > "$log.status" ) &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     local b
