@@ -54,7 +54,8 @@ impl Engine {
              SET memory_limit = '{}MiB';
              SET temp_directory = {};
              SET threads = {};
-             SET preserve_insertion_order = true;",
+             SET preserve_insertion_order = true;
+             SET enable_progress_bar = false;",
             memory_limit.div_ceil(1 << 20),
             sql_str(spill),
             threads,

@@ -307,8 +307,53 @@ pub fn write_events(
         .set_column_dictionary_enabled(ColumnPath::from("text"), false)
         .set_column_dictionary_enabled(ColumnPath::from("native"), false)
         .build();
-    let mut writer =
-        ArrowWriter::try_new(std::fs::File::create(dest)?, schema.clone(), Some(props))?;
+    let writer = ArrowWriter::try_new(std::fs::File::create(dest)?, schema.clone(), Some(props))?;
+    // Encoding and compressing run on their own thread, while this one reads
+    // the plan and the blobs (`None`: the row group ends).
+    let (send, receive) = std::sync::mpsc::sync_channel::<Option<RecordBatch>>(4);
+    std::thread::scope(|scope| {
+        let encoder = scope.spawn(move || encode(writer, receive));
+        let read = read_plan(
+            conn, &files, &columns, text_at, native_at, &schema, rows, group, &send,
+        );
+        drop(send);
+        let encoded = encoder
+            .join()
+            .map_err(|_| WriteError::from("the Parquet encoder panicked"))?;
+        // a failed encoder ends the reading early: its error is the cause
+        encoded.and(read)
+    })
+}
+
+/// Write each batch received; `None` ends a row group.
+fn encode(
+    mut writer: ArrowWriter<std::fs::File>,
+    receive: std::sync::mpsc::Receiver<Option<RecordBatch>>,
+) -> Result<(), WriteError> {
+    for batch in receive {
+        match batch {
+            Some(b) => writer.write(&b)?,
+            None => writer.flush()?,
+        }
+    }
+    writer.close()?;
+    Ok(())
+}
+
+/// Read `events_plan` a row group at a time, fill in the blob texts, and
+/// send the batches in order.
+#[allow(clippy::too_many_arguments)]
+fn read_plan(
+    conn: &Connection,
+    files: &BTreeMap<i32, std::fs::File>,
+    columns: &[String],
+    text_at: usize,
+    native_at: usize,
+    schema: &Arc<Schema>,
+    rows: i64,
+    group: i64,
+    send: &std::sync::mpsc::SyncSender<Option<RecordBatch>>,
+) -> Result<(), WriteError> {
     let select = format!(
         "SELECT {}, {PLAN_COLUMNS} FROM events_plan WHERE out_pos > ? AND out_pos <= ? ORDER BY out_pos",
         columns.join(", ")
@@ -374,12 +419,12 @@ pub fn write_events(
                     cast(batch.column(i), f.data_type())?
                 });
             }
-            writer.write(&RecordBatch::try_new(schema.clone(), out)?)?;
+            send.send(Some(RecordBatch::try_new(schema.clone(), out)?))
+                .map_err(|_| "the Parquet encoder stopped")?;
         }
-        writer.flush()?;
+        send.send(None).map_err(|_| "the Parquet encoder stopped")?;
         lo += group;
     }
-    writer.close()?;
     Ok(())
 }
 
