@@ -46,8 +46,9 @@
 //! Every input is checked once before it is measured: the store reads `ok`
 //! and yields rows (one stderr line per input: stores, bytes, rows).
 //!
-//! `cargo bench --no-default-features --bench extractors` (the library
-//! without DuckDB); `… -- --test` runs each benchmark once.
+//! `cargo bench --manifest-path benches/criterion/Cargo.toml --bench
+//! extractors` (this crate links the library without DuckDB); `… -- --test`
+//! runs each benchmark once.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
