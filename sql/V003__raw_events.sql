@@ -15,7 +15,8 @@
 --          at x_blob, x_off, for the sink),
 --          source_role final; session_store, message_store, turn_copy,
 --          prompt_copy, nanoclaw: the row's kind traits (see kinds);
---          session_uid; x_row: the row's identity for the later steps'
+--          session_uid; x_row (staged: numbered by the stage, unique in the
+--          run): the row's identity for the later steps'
 --          joins (never output, so its order is free).
 CREATE TABLE raw_events AS
 SELECT
@@ -42,8 +43,9 @@ SELECT
     kind_prompt_copy(s.source_kind) AS prompt_copy,
     kind_nanoclaw(s.source_kind) AS nanoclaw,
     i.session_uid,
-    -- the row's identity for the later steps' joins (never output, so its order is free)
-    row_number() OVER () AS x_row
+    -- the row's identity for the later steps' joins, numbered in staging
+    -- (never output, so its order is free)
+    s.x_row
 FROM stage_events s
 LEFT JOIN session_identity i
        ON i.agent = s.agent AND i.instance = s.instance AND i.session_id = s.session_id

@@ -43,9 +43,15 @@ CREATE TABLE tz_evidence AS
 WITH llm AS (
     SELECT u.instance, u.ts_local,
         epoch_ms(u.ts_local) - c.started_at_ms AS d
-    FROM tz_session_users u
+    -- each user row once per hour of its window, so a call probes only the
+    -- rows of its hour (an equi-join), not every row of its instance
+    FROM (SELECT u.*, h.hour
+          FROM tz_session_users u,
+              unnest(range((epoch_ms(u.ts_local) - 14 * 3600000) // 3600000,
+                           (epoch_ms(u.ts_local) + 12 * 3600000 + 10000) // 3600000 + 1)) h(hour)) u
     JOIN stage_llm_calls c
       ON c.instance = u.instance AND c.source = u.x_call_source
+     AND c.started_at_ms // 3600000 = u.hour
      AND c.started_at_ms BETWEEN epoch_ms(u.ts_local) - 14 * 3600000
                              AND epoch_ms(u.ts_local) + 12 * 3600000 + 10000
 ),

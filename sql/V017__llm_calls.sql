@@ -16,8 +16,10 @@
 --          (V015); drops events_linked.
 -- Output:  turn_messages (is_user: the row starts a turn), turn_spans
 --          (turn_start, turn_end: a turn's span, end + 10 s, by sess_id),
---          turns (the spans by instance and session), llm_attribution (the
---          session of each attributed call), llm_calls (the output table).
+--          turns (the spans by instance and session), turn_hours (a turn
+--          once per hour it touches: hour = its µs epoch // 3 600 000 000),
+--          llm_attribution (the session of each attributed call), llm_calls
+--          (the output table).
 -- The turn arithmetic runs over integer ids (order_sessions, order_paths
 -- of V015), not the session and path strings, so one session of millions
 -- of messages stays within the memory limit.
@@ -63,11 +65,20 @@ FROM turn_spans t
 JOIN order_sessions s USING (sess_id)
 WHERE t.turn_start IS NOT NULL;
 
+-- each turn once per hour it touches, so a call probes only the turns of its
+-- hour (an equi-join) instead of every turn of its instance (a range join)
+CREATE TABLE turn_hours AS
+SELECT t.*, h.hour
+FROM turns t,
+    unnest(range(epoch_us(t.turn_start) // 3600000000,
+                 epoch_us(t.turn_end) // 3600000000 + 1)) h(hour);
+
 CREATE TABLE llm_attribution AS
 SELECT c.instance, c.source_path, c.id, t.session_id, t.session_uid
 FROM stage_llm_calls c
-JOIN turns t
+JOIN turn_hours t
   ON t.instance = c.instance
+ AND t.hour = c.started_at_ms * 1000 // 3600000000
  AND make_timestamp(c.started_at_ms * 1000) BETWEEN t.turn_start AND t.turn_end
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
                            ORDER BY t.turn_start DESC, t.session_id, t.session_uid) = 1;

@@ -231,6 +231,7 @@ pub fn events_schema() -> SchemaRef {
         Field::new("x_off", DataType::Int64, true),
         Field::new("x_text_len", DataType::Int64, true),
         Field::new("x_native_len", DataType::Int64, true),
+        Field::new("x_row", DataType::Int64, false),
     ]))
 }
 
@@ -276,11 +277,12 @@ pub fn object(v: Value) -> Map<String, Value> {
 
 /// Build one batch of [`events_schema`] from rows, each with its serialized
 /// native and where its wide values went ([`WideRef`]; rows without one are
-/// staged whole, as the step tests do).
+/// staged whole, as the step tests do); `x_row` runs from `first_row`.
 pub fn events_batch(
     rows: &[EventRow],
     natives: &[Option<String>],
     wide: &[WideRef],
+    first_row: i64,
 ) -> Result<RecordBatch, ArrowError> {
     fn text<'a>(rows: &'a [EventRow], f: impl Fn(&'a EventRow) -> Option<&'a str>) -> ArrayRef {
         let mut b = StringBuilder::with_capacity(rows.len(), 0);
@@ -376,6 +378,11 @@ pub fn events_batch(
         {
             let mut b = Int64Builder::with_capacity(rows.len());
             (0..rows.len()).for_each(|i| b.append_option(wide.get(i).and_then(|w| w.native_len)));
+            Arc::new(b.finish())
+        },
+        {
+            let mut b = Int64Builder::with_capacity(rows.len());
+            (0..rows.len()).for_each(|i| b.append_value(first_row + i as i64));
             Arc::new(b.finish())
         },
     ];
@@ -573,7 +580,7 @@ mod tests {
             x_call_source: Some("cron".into()),
             ..Default::default()
         };
-        let b = events_batch(&[row], &[None], &[])?;
+        let b = events_batch(&[row], &[None], &[], 1)?;
         assert_eq!(b.num_columns(), events_schema().fields().len());
         let col = |n: &str| -> String {
             let a = b.column(b.schema().index_of(n).unwrap_or(0)).clone();

@@ -70,6 +70,10 @@ pub struct Stage {
     slots: Mutex<BTreeMap<String, Slot>>,
     /// Blob files by number (1 + the Rayon thread index; 0 off the pool).
     blobs: Mutex<BTreeMap<i32, BlobSlot>>,
+    /// `x_row` of the next staged row (the steps' row identity, unique in
+    /// the run; which row gets which number depends on the scheduling, and
+    /// no output depends on it).
+    next_row: std::sync::atomic::AtomicI64,
 }
 
 /// What staging produced: file paths by table.
@@ -101,6 +105,7 @@ impl Stage {
             dir: dir.to_path_buf(),
             slots: Mutex::new(BTreeMap::new()),
             blobs: Mutex::new(BTreeMap::new()),
+            next_row: std::sync::atomic::AtomicI64::new(1),
         })
     }
 
@@ -199,7 +204,10 @@ impl Stage {
             }
         }
         drop(guard);
-        let batch = events_batch(rows, natives, &wide)?;
+        let first_row = self
+            .next_row
+            .fetch_add(rows.len() as i64, std::sync::atomic::Ordering::Relaxed);
+        let batch = events_batch(rows, natives, &wide, first_row)?;
         self.write(&format!("events-{kind}"), events_schema(), &batch)
     }
 
@@ -257,7 +265,7 @@ impl Stage {
     }
 
     fn write_events_empty(&self) -> Result<(), StageError> {
-        self.write("events-", events_schema(), &events_batch(&[], &[], &[])?)
+        self.write("events-", events_schema(), &events_batch(&[], &[], &[], 1)?)
     }
 }
 

@@ -590,6 +590,10 @@ mod tests {
             ("x_sub", "0".to_string()),
             ("x_meta", "false".to_string()),
             ("x_legacy", "false".to_string()),
+            (
+                "x_row",
+                "=(SELECT count(*) + 1 FROM stage_events)".to_string(),
+            ),
             ("bytes", "0".to_string()),
             ("rows", "1".to_string()),
             ("status", "ok".to_string()),

@@ -88,7 +88,7 @@ impl RowSink for ArrowSink {
         rows: &[EventRow],
         natives: &[Option<String>],
     ) -> Result<(), StageError> {
-        black_box(events_batch(rows, natives, &[])?);
+        black_box(events_batch(rows, natives, &[], 1)?);
         Ok(())
     }
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
