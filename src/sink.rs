@@ -17,7 +17,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
+use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray, StringBuilder};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Int32Type, Int64Type, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
@@ -367,23 +367,11 @@ fn read_plan(
             let wide = batch
                 .column(n)
                 .as_boolean_opt()
-                .ok_or("x_wide is not boolean")?;
-            let blob = batch
-                .column(n + 1)
-                .as_primitive_opt::<Int32Type>()
-                .ok_or("x_blob")?;
-            let off = batch
-                .column(n + 2)
-                .as_primitive_opt::<Int64Type>()
-                .ok_or("x_off")?;
-            let text_len = batch
-                .column(n + 3)
-                .as_primitive_opt::<Int64Type>()
-                .ok_or("x_text_len")?;
-            let native_len = batch
-                .column(n + 4)
-                .as_primitive_opt::<Int64Type>()
-                .ok_or("x_native_len")?;
+                .ok_or("events_plan.x_wide: not BOOLEAN")?;
+            let blob = plan_column::<Int32Type>(&batch, n + 1, "x_blob")?;
+            let off = plan_column::<Int64Type>(&batch, n + 2, "x_off")?;
+            let text_len = plan_column::<Int64Type>(&batch, n + 3, "x_text_len")?;
+            let native_len = plan_column::<Int64Type>(&batch, n + 4, "x_native_len")?;
             let staged_text = cast(batch.column(text_at), &DataType::Utf8)?;
             let staged_native = cast(batch.column(native_at), &DataType::Utf8)?;
             let (staged_text, staged_native) = (
@@ -426,6 +414,18 @@ fn read_plan(
         lo += group;
     }
     Ok(())
+}
+
+/// A column of a plan batch as the integer type the plan declares.
+fn plan_column<'a, T: ArrowPrimitiveType>(
+    batch: &'a RecordBatch,
+    at: usize,
+    name: &str,
+) -> Result<&'a PrimitiveArray<T>, WriteError> {
+    batch
+        .column(at)
+        .as_primitive_opt::<T>()
+        .ok_or_else(|| format!("events_plan.{name}: not {}", T::DATA_TYPE).into())
 }
 
 fn column_index(columns: &[String], name: &str) -> Result<usize, WriteError> {
