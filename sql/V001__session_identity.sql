@@ -13,7 +13,7 @@
 --          (namespace_unresolved). nanoclaw: ''.
 -- Grain:   session_identity: one row per distinct (agent, instance,
 --          session_id, x_namespace, is_store) of the staged rows.
--- Inputs:  stage_events, kinds, diagnostics.
+-- Inputs:  stage_events, kind_session_store() (kinds row-wise), diagnostics.
 -- Output:  session_keys (is_store: the row comes from a session store),
 --          namespace_keys (one row per namespace that holds a key in a
 --          session store), key_holders (holders: how many namespaces of the
@@ -23,10 +23,11 @@
 --          so namespace ''); appends namespace_unresolved warnings to
 --          diagnostics.
 CREATE TABLE session_keys AS
+-- (the kind's trait row-wise: a join with kinds let DuckDB hash the staged
+-- side and run out of memory at 256 MiB on a 4 GB home)
 SELECT DISTINCT s.agent, s.instance, s.session_id, s.x_namespace,
-    k.session_store IS NOT NULL AS is_store
+    kind_session_store(s.source_kind) IS NOT NULL AS is_store
 FROM stage_events s
-LEFT JOIN kinds k ON k.source_kind = s.source_kind
 WHERE s.session_id IS NOT NULL;
 
 -- which namespaces hold which key (session stores with a namespace)
@@ -72,11 +73,10 @@ SELECT 'warning' AS kind, e.agent, e.instance, min(e.source_path) AS source_path
     || ' store(s) keep namespace '''' (their own session_uid)' AS message,
     e.session_id, 'namespace_unresolved' AS code
 FROM stage_events e
-LEFT JOIN kinds k ON k.source_kind = e.source_kind
 JOIN session_identity i
   ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
  AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace
- AND i.is_store = (k.session_store IS NOT NULL)
+ AND i.is_store = (kind_session_store(e.source_kind) IS NOT NULL)
 -- (a session store outside any namespace that no namespace shares the key
 -- with is simply its own session: no warning)
 WHERE i.unresolved AND NOT (i.is_store AND i.holders = 0)

@@ -9,7 +9,7 @@
 --          rows take it in raw_events.
 -- Grain:   promoted_stores, demoted_stores: one row per store path.
 -- Inputs:  stage_events, session_identity (V001), sources, diagnostics,
---          kinds.
+--          kinds, kind_session_store() (kinds row-wise).
 -- Output:  promoted_stores (secondary session JSONL that are the store of
 --          record after all), demoted_stores (primary legacy copies that
 --          are secondary after all); updates sources.source_role.
@@ -26,7 +26,7 @@ JOIN (SELECT regexp_replace(source_path, '/sessions\.sqlite3$', '') AS ns_dir
  AND s.source_path LIKE d.ns_dir || '/%' AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
 -- canonical files only: a legacy-named one is never loaded by nanobot
 SEMI JOIN (SELECT DISTINCT source_path FROM stage_events
-           WHERE source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl')
+           WHERE kind_session_store(source_kind) = 'jsonl'
              AND NOT x_legacy) c USING (source_path)
 WHERE s.source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl');
 
@@ -38,7 +38,9 @@ WITH uids AS (
     JOIN session_identity i
       ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
      AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
-    WHERE e.source_kind IN (SELECT source_kind FROM kinds WHERE session_store IS NOT NULL)
+    -- (the kind's trait row-wise: an IN over kinds let DuckDB hash the
+    -- staged side and run out of memory at 256 MiB on a 4 GB home)
+    WHERE kind_session_store(e.source_kind) IS NOT NULL
 )
 SELECT DISTINCT l.source_path
 FROM uids l
