@@ -309,6 +309,19 @@ pub fn events_batch(
         rows.iter().for_each(|r| b.append_value(f(r)));
         Arc::new(b.finish())
     }
+    // the columns that depend on the row's place in the batch
+    fn text_at<'a>(n: usize, f: impl Fn(usize) -> Option<&'a str>) -> ArrayRef {
+        let mut b = StringBuilder::with_capacity(n, 0);
+        (0..n).for_each(|i| b.append_option(f(i)));
+        Arc::new(b.finish())
+    }
+    fn int_at(n: usize, f: impl Fn(usize) -> Option<i64>) -> ArrayRef {
+        let mut b = Int64Builder::with_capacity(n);
+        (0..n).for_each(|i| b.append_option(f(i)));
+        Arc::new(b.finish())
+    }
+    let n = rows.len();
+    let staged = |i: usize| wide.get(i).is_none_or(|w| w.staged);
     let columns: Vec<ArrayRef> = vec![
         text(rows, |r| Some(r.agent.unwrap_or(Agent::Nanobot).as_str())),
         text(rows, |r| Some(&r.instance)),
@@ -322,26 +335,18 @@ pub fn events_batch(
         text(rows, |r| r.model.as_deref()),
         text(rows, |r| r.tool_name.as_deref()),
         text(rows, |r| r.tool_use_id.as_deref()),
-        {
-            let mut b = StringBuilder::with_capacity(rows.len(), 0);
-            for (i, r) in rows.iter().enumerate() {
-                let staged = wide.get(i).is_none_or(|w| w.staged);
-                b.append_option(r.text.as_deref().filter(|_| staged));
-            }
-            Arc::new(b.finish())
-        },
+        // text and native: only where a step reads them (wide.staged)
+        text_at(n, |i| rows[i].text.as_deref().filter(|_| staged(i))),
         text(rows, |r| Some(r.source_kind)),
         text(rows, |r| r.source_role.map(Role::as_str)),
         text(rows, |r| Some(&r.source_path)),
         int(rows, |r| r.source_line),
-        {
-            let mut b = StringBuilder::with_capacity(rows.len(), 0);
-            for (i, n) in natives.iter().enumerate() {
-                let staged = wide.get(i).is_none_or(|w| w.staged);
-                b.append_option(n.as_deref().filter(|_| staged));
-            }
-            Arc::new(b.finish())
-        },
+        text_at(n, |i| {
+            natives
+                .get(i)
+                .and_then(Option::as_deref)
+                .filter(|_| staged(i))
+        }),
         int32(rows, |r| r.x_group as i32),
         int32(rows, |r| r.x_sub),
         text(rows, |r| r.x_record.as_deref()),
@@ -354,37 +359,19 @@ pub fn events_batch(
         text(rows, |r| r.x_msgkey.as_deref()),
         text(rows, |r| r.x_turn.as_deref()),
         {
-            let mut b = BooleanBuilder::with_capacity(rows.len());
-            (0..rows.len()).for_each(|i| b.append_option(wide.get(i).map(|w| w.staged)));
+            let mut b = BooleanBuilder::with_capacity(n);
+            (0..n).for_each(|i| b.append_option(wide.get(i).map(|w| w.staged)));
             Arc::new(b.finish())
         },
         {
-            let mut b = Int32Builder::with_capacity(rows.len());
-            (0..rows.len())
-                .for_each(|i| b.append_option(wide.get(i).and_then(|w| w.blob).map(|b| b.0)));
+            let mut b = Int32Builder::with_capacity(n);
+            (0..n).for_each(|i| b.append_option(wide.get(i).and_then(|w| w.blob).map(|b| b.0)));
             Arc::new(b.finish())
         },
-        {
-            let mut b = Int64Builder::with_capacity(rows.len());
-            (0..rows.len())
-                .for_each(|i| b.append_option(wide.get(i).and_then(|w| w.blob).map(|b| b.1)));
-            Arc::new(b.finish())
-        },
-        {
-            let mut b = Int64Builder::with_capacity(rows.len());
-            (0..rows.len()).for_each(|i| b.append_option(wide.get(i).and_then(|w| w.text_len)));
-            Arc::new(b.finish())
-        },
-        {
-            let mut b = Int64Builder::with_capacity(rows.len());
-            (0..rows.len()).for_each(|i| b.append_option(wide.get(i).and_then(|w| w.native_len)));
-            Arc::new(b.finish())
-        },
-        {
-            let mut b = Int64Builder::with_capacity(rows.len());
-            (0..rows.len()).for_each(|i| b.append_value(first_row + i as i64));
-            Arc::new(b.finish())
-        },
+        int_at(n, |i| wide.get(i).and_then(|w| w.blob).map(|b| b.1)),
+        int_at(n, |i| wide.get(i).and_then(|w| w.text_len)),
+        int_at(n, |i| wide.get(i).and_then(|w| w.native_len)),
+        int_at(n, |i| Some(first_row + i as i64)),
     ];
     RecordBatch::try_new(events_schema(), columns)
 }

@@ -119,10 +119,7 @@ impl Stage {
         let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
         if guard.is_none() {
             let path = self.dir.join(format!("{name}.parquet"));
-            let file = File::create(&path).map_err(|source| StageError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let file = create(&path)?;
             let props = WriterProperties::builder()
                 .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
                 .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
@@ -161,10 +158,7 @@ impl Stage {
         let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
         if guard.is_none() {
             let path = self.dir.join(format!("blob-{id}.bin"));
-            let file = File::create(&path).map_err(|source| StageError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let file = create(&path)?;
             *guard = Some(Blob {
                 path,
                 file: BufWriter::with_capacity(1 << 20, file),
@@ -269,12 +263,17 @@ impl Stage {
     }
 }
 
-/// Write one batch as a whole Parquet file (small tables: diagnostics, sources).
-pub fn write_file(path: &Path, batch: &RecordBatch) -> Result<(), StageError> {
-    let file = File::create(path).map_err(|source| StageError::Io {
+/// Create (or truncate) a staging file.
+fn create(path: &Path) -> Result<File, StageError> {
+    File::create(path).map_err(|source| StageError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    })
+}
+
+/// Write one batch as a whole Parquet file (small tables: diagnostics, sources).
+pub fn write_file(path: &Path, batch: &RecordBatch) -> Result<(), StageError> {
+    let file = create(path)?;
     let mut w =
         ArrowWriter::try_new(file, batch.schema(), None).map_err(|source| StageError::Parquet {
             path: path.to_path_buf(),
