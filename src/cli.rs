@@ -82,6 +82,18 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub memory_limit: u64,
 
+    /// Keep each store's extracted rows in DIR (created mode 0700; must be
+    /// outside HOME) and reuse them on the next run while the store is
+    /// unchanged: same kind, role, instance and path, same size, mtime and
+    /// hash of its first and last 64 KiB, the same for every file it reads
+    /// (-wal, .workspace, ...), same nanoload version and extraction options
+    /// (--secret-pattern, --no-redact, --include-thinking, --follow-links).
+    /// Output bytes are the same as without it. nanoclaw stores are always
+    /// read again. Entries no longer used are removed; one run at a time
+    /// per DIR and HOME.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -147,6 +159,7 @@ impl Args {
             secret_patterns: self.secret_pattern.clone(),
             no_redact: self.no_redact,
             memory_limit: self.memory_limit,
+            cache: self.cache.clone(),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! Options (CLI flags as a library value) ──Config::new──▶ Config
 //!   home            canonical, a directory
 //!   secret patterns compiled (a bad regex is a usage error)
-//!   outputs         OUT, --tables DIR, --db FILE: absolute, never inside HOME
+//!   outputs         OUT, --tables DIR, --db FILE, --cache DIR: absolute, never inside HOME
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -32,6 +32,8 @@ pub struct Options {
     pub no_redact: bool,
     /// DuckDB `memory_limit` in bytes (raised when one row needs more).
     pub memory_limit: u64,
+    /// `--cache DIR`: reuse the staged rows of unchanged stores.
+    pub cache: Option<PathBuf>,
 }
 
 impl Options {
@@ -48,6 +50,7 @@ impl Options {
             secret_patterns: Vec::new(),
             no_redact: false,
             memory_limit: 256 << 20,
+            cache: None,
         }
     }
 }
@@ -84,6 +87,8 @@ pub struct Config {
     pub follow_links: bool,
     /// Bytes; [`Config::memory_limit_for`] raises it for huge rows.
     pub memory_limit: u64,
+    /// `--cache DIR`, absolute, outside HOME (created by the run).
+    pub cache: Option<PathBuf>,
 }
 
 impl Config {
@@ -115,10 +120,12 @@ impl Config {
             tables: opts.tables.as_deref().map(resolve).transpose()?,
             db: opts.db.as_deref().map(absolute_out).transpose()?,
         };
+        let cache = opts.cache.as_deref().map(resolve).transpose()?;
         for dest in [
             Some(&outputs.out),
             outputs.tables.as_ref(),
             outputs.db.as_ref(),
+            cache.as_ref(),
         ]
         .into_iter()
         .flatten()
@@ -153,6 +160,7 @@ impl Config {
             threads,
             follow_links: opts.follow_links,
             memory_limit: opts.memory_limit,
+            cache,
         })
     }
 

@@ -116,6 +116,44 @@ impl Diagnostic {
         self.instance = Some(instance.to_string());
         self
     }
+
+    /// The diagnostic as a JSON object (the incremental cache keeps a
+    /// store's diagnostics this way); [`Diagnostic::from_json`] reads it back.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "source_path": self.source_path,
+            "source_line": self.source_line,
+            "kind": self.kind.as_str(),
+            "agent": self.agent.map(Agent::as_str),
+            "instance": self.instance,
+            "message": self.message,
+            "session_id": self.session_id,
+            "code": self.code,
+        })
+    }
+
+    /// A diagnostic written by [`Diagnostic::to_json`]; `None` if `v` is not one.
+    pub fn from_json(v: &serde_json::Value) -> Option<Diagnostic> {
+        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
+        let agent = match v.get("agent")? {
+            serde_json::Value::Null => None,
+            a => Some(Agent::parse(a.as_str()?)?),
+        };
+        let source_line = match v.get("source_line")? {
+            serde_json::Value::Null => None,
+            n => Some(n.as_i64()?),
+        };
+        Some(Diagnostic {
+            source_path: text("source_path")?,
+            source_line,
+            kind: DiagKind::parse(v.get("kind")?.as_str()?)?,
+            agent,
+            instance: text("instance"),
+            message: text("message")?,
+            session_id: text("session_id"),
+            code: text("code"),
+        })
+    }
 }
 
 /// The losses nanoclaw's registry entry declares for every session they apply

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::cache::{Cache, CacheCounts};
 use crate::diag::Diagnostic;
 use crate::discover::Discovery;
 use crate::schema::SourceRow;
@@ -38,6 +39,8 @@ pub struct Extraction {
     /// `extract` (reading every store on the pool) and `stage` (finishing
     /// the staged files).
     pub timings: Timings,
+    /// How `--cache` was used.
+    pub cache: Option<CacheCounts>,
 }
 
 impl Extraction {
@@ -59,6 +62,7 @@ pub fn extract(
     options: &ExtractOptions,
     workspace: &Workspace,
     threads: usize,
+    cache: Option<&Cache>,
 ) -> Result<Extraction, ExtractError> {
     let stage = Stage::new(&workspace.stage_dir())?;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -67,8 +71,11 @@ pub fn extract(
     let scratch = workspace.scratch_dir();
     let mut timings = Timings::default();
     let reports: Vec<StoreReport> = timings.time("extract", || {
-        pool.install(|| extract_all(&discovery.stores, home, options, &stage, &scratch))
+        pool.install(|| extract_all(&discovery.stores, home, options, &stage, &scratch, cache))
     });
+    if let Some(c) = cache {
+        c.prune();
+    }
     if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
         return Err(ExtractError::Fatal(fatal));
     }
@@ -81,6 +88,7 @@ pub fn extract(
         staged,
         reports,
         timings,
+        cache: cache.map(Cache::counts),
     })
 }
 
@@ -104,27 +112,35 @@ fn source_rows(stores: &[Store], reports: &[StoreReport]) -> Vec<SourceRow> {
         .collect()
 }
 
-/// Run every store's extractor in parallel (on the current Rayon pool).
-/// Reports come back in store order, whatever the scheduling.
+/// Run every store's extractor in parallel (on the current Rayon pool),
+/// or stage it from `cache`. Reports come back in store order, whatever
+/// the scheduling.
 pub fn extract_all(
     stores: &[Store],
     home: &Path,
     options: &ExtractOptions,
     stage: &Stage,
     scratch: &Path,
+    cache: Option<&Cache>,
 ) -> Vec<StoreReport> {
     stores
         .par_iter()
         .enumerate()
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
-            // the scratch dir is created by the first snapshot the store takes
-            let mut out = StoreOutput::new(store, home, options, stage, dir.clone());
-            let result = (REGISTRY[store.extractor].extract)(&mut out);
-            let report = out.finish(result);
-            // Snapshots are private copies: drop them as soon as the store is read.
-            let _ = std::fs::remove_dir_all(&dir);
-            report
+            let read = |sink: &Stage| {
+                // the scratch dir is created by the first snapshot the store takes
+                let mut out = StoreOutput::new(store, home, options, sink, dir.clone());
+                let result = (REGISTRY[store.extractor].extract)(&mut out);
+                let report = out.finish(result);
+                // Snapshots are private copies: drop them as soon as the store is read.
+                let _ = std::fs::remove_dir_all(&dir);
+                report
+            };
+            match cache {
+                Some(c) => c.stage(store, home, stage, read),
+                None => read(stage),
+            }
         })
         .collect()
 }

@@ -12,6 +12,7 @@
 //! which is how the fuzz targets link it.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod cache;
 pub mod diag;
 pub mod discover;
 pub mod extract;

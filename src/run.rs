@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::cache::{Cache, CacheError};
 use crate::config::{Config, ConfigError, Options};
 use crate::discover::discover;
 use crate::engine::{Engine, EngineError};
@@ -29,6 +30,8 @@ pub enum RunError {
     Output(#[from] OutputError),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Cache(#[from] CacheError),
     #[error("internal: {0}")]
     Discover(#[from] globset::Error),
     #[error(transparent)]
@@ -49,7 +52,18 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let load_id = discovery.load_id();
     test_pause("discovered");
     let ex = &config.extract;
-    let extraction = extract(&discovery, &config.home, ex, &workspace, config.threads)?;
+    let cache = (config.cache.as_deref())
+        .map(|dir| Cache::open(dir, &config.home, ex, config.follow_links))
+        .transpose()?;
+    let threads = config.threads;
+    let extraction = extract(
+        &discovery,
+        &config.home,
+        ex,
+        &workspace,
+        threads,
+        cache.as_ref(),
+    )?;
     t.extend(extraction.timings.clone());
     test_pause("staged");
 

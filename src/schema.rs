@@ -42,6 +42,12 @@ impl Agent {
             Agent::Nanoclaw => "nanoclaw",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Agent> {
+        [Agent::Nanobot, Agent::Nanoclaw]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+    }
 }
 
 /// `events.source_role`.

@@ -109,6 +109,15 @@ fn prefilter(pattern: &str) -> String {
 /// The rule name of `--secret-pattern` matches.
 pub const USER_RULE: &str = "secret_pattern";
 
+/// The `&'static` name of a rule (built-in or [`USER_RULE`]) spelled `name`.
+pub fn rule_name(name: &str) -> Option<&'static str> {
+    RULES
+        .iter()
+        .map(|r| r.name)
+        .chain([USER_RULE])
+        .find(|r| *r == name)
+}
+
 /// What one scanner found, per rule.
 pub type Counts = BTreeMap<&'static str, u64>;
 

@@ -46,6 +46,8 @@ pub enum StageError {
     Arrow(#[from] arrow::error::ArrowError),
     #[error("a staging writer was poisoned by a panic")]
     Poisoned,
+    #[error("{0}: not a staged events file (column {1})")]
+    NotStaged(PathBuf, &'static str),
 }
 
 struct Writer {
@@ -74,6 +76,8 @@ pub struct Stage {
     /// the run; which row gets which number depends on the scheduling, and
     /// no output depends on it).
     next_row: std::sync::atomic::AtomicI64,
+    /// One blob file whatever the thread ([`Stage::entry`]).
+    fixed_blob: Option<i32>,
 }
 
 /// What staging produced: file paths by table.
@@ -106,7 +110,42 @@ impl Stage {
             slots: Mutex::new(BTreeMap::new()),
             blobs: Mutex::new(BTreeMap::new()),
             next_row: std::sync::atomic::AtomicI64::new(1),
+            fixed_blob: None,
         })
+    }
+
+    /// The stage of one store's cache entry ([`crate::cache`]): the same
+    /// files, one blob file (`blob-0.bin`), rows numbered from 1; closed
+    /// with [`Stage::finish_entry`], read into a run with [`Stage::import`].
+    pub fn entry(dir: &Path) -> Result<Stage, StageError> {
+        Ok(Stage {
+            fixed_blob: Some(ENTRY_BLOB),
+            ..Stage::new(dir)?
+        })
+    }
+
+    /// This thread's blob file, opened on first use: its number and slot.
+    fn blob(&self) -> Result<(i32, BlobSlot), StageError> {
+        let id = self
+            .fixed_blob
+            .unwrap_or_else(|| rayon::current_thread_index().map_or(0, |i| i as i32 + 1));
+        let slot = {
+            let mut blobs = self.blobs.lock().map_err(|_| StageError::Poisoned)?;
+            blobs.entry(id).or_default().clone()
+        };
+        {
+            let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
+            if guard.is_none() {
+                let path = self.dir.join(format!("blob-{id}.bin"));
+                let file = create(&path)?;
+                *guard = Some(Blob {
+                    path,
+                    file: BufWriter::with_capacity(1 << 20, file),
+                    len: 0,
+                });
+            }
+        }
+        Ok((id, slot))
     }
 
     fn slot(&self, name: &str) -> Result<Slot, StageError> {
@@ -150,21 +189,8 @@ impl Stage {
         rows: &[EventRow],
         natives: &[Option<String>],
     ) -> Result<(), StageError> {
-        let id = rayon::current_thread_index().map_or(0, |i| i as i32 + 1);
-        let slot = {
-            let mut blobs = self.blobs.lock().map_err(|_| StageError::Poisoned)?;
-            blobs.entry(id).or_default().clone()
-        };
+        let (id, slot) = self.blob()?;
         let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
-        if guard.is_none() {
-            let path = self.dir.join(format!("blob-{id}.bin"));
-            let file = create(&path)?;
-            *guard = Some(Blob {
-                path,
-                file: BufWriter::with_capacity(1 << 20, file),
-                len: 0,
-            });
-        }
         let mut wide = Vec::with_capacity(rows.len());
         if let Some(blob) = guard.as_mut() {
             for (r, n) in rows.iter().zip(natives) {
@@ -258,9 +284,157 @@ impl Stage {
         Ok(staged)
     }
 
+    /// Close a cache entry's files ([`Stage::entry`]); the bytes of its
+    /// blob file.
+    pub fn finish_entry(self) -> Result<u64, StageError> {
+        let mut blob_len = 0;
+        for (_, slot) in self.blobs.into_inner().map_err(|_| StageError::Poisoned)? {
+            let blob = Arc::try_unwrap(slot).map_err(|_| StageError::Poisoned)?;
+            if let Some(mut b) = blob.into_inner().map_err(|_| StageError::Poisoned)? {
+                b.file.flush().map_err(|source| StageError::Io {
+                    path: b.path.clone(),
+                    source,
+                })?;
+                blob_len += b.len;
+            }
+        }
+        for (_, slot) in self.slots.into_inner().map_err(|_| StageError::Poisoned)? {
+            let writer = Arc::try_unwrap(slot).map_err(|_| StageError::Poisoned)?;
+            if let Some(w) = writer.into_inner().map_err(|_| StageError::Poisoned)? {
+                w.inner.close().map_err(|source| StageError::Parquet {
+                    path: w.path.clone(),
+                    source,
+                })?;
+            }
+        }
+        Ok(blob_len)
+    }
+
+    /// Stage the rows of a cache entry (written by [`Stage::entry`]) as if
+    /// their store had just been read: the entry's blob appended to this
+    /// thread's blob file, each row's `x_blob` / `x_off` pointed there, and
+    /// new `x_row` numbers.
+    pub fn import(&self, entry: &Path) -> Result<(), StageError> {
+        let not_staged = |column| StageError::NotStaged(entry.to_path_buf(), column);
+        let (id, slot) = self.blob()?;
+        let base = {
+            let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
+            let Some(blob) = guard.as_mut() else {
+                return Err(StageError::Poisoned);
+            };
+            let base = blob.len;
+            let src = entry.join(format!("blob-{ENTRY_BLOB}.bin"));
+            if src.exists() {
+                let io = |source| StageError::Io {
+                    path: src.clone(),
+                    source,
+                };
+                blob.file.flush().map_err(io)?;
+                let mut from = File::open(&src).map_err(io)?;
+                blob.len += std::io::copy(&mut from, blob.file.get_mut()).map_err(io)?;
+            }
+            base as i64
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(entry)
+            .map_err(|source| StageError::Io {
+                path: entry.to_path_buf(),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let events = name.starts_with("events-");
+            let schema = if events {
+                events_schema()
+            } else {
+                llm_calls_schema()
+            };
+            for batch in read_file(&path)? {
+                let batch = batch?;
+                let batch = if events {
+                    self.renumber(&batch, id, base)
+                        .ok_or_else(|| not_staged("x_off, x_blob"))??
+                } else {
+                    RecordBatch::try_new(schema.clone(), batch.columns().to_vec())?
+                };
+                self.write(name, schema.clone(), &batch)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An entry's staged events with this run's `x_row` numbers, and their
+    /// blob pointers moved to blob file `id` at `base`.
+    /// `None` when the batch's pointer columns are not of the staged types.
+    fn renumber(
+        &self,
+        batch: &RecordBatch,
+        id: i32,
+        base: i64,
+    ) -> Option<Result<RecordBatch, StageError>> {
+        use arrow::array::{Array, ArrayRef, Int32Array, Int64Array};
+        let schema = events_schema();
+        let first = self.next_row.fetch_add(
+            batch.num_rows() as i64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        for (i, field) in schema.fields().iter().enumerate() {
+            let col = batch.columns().get(i)?;
+            let ints = |c: &ArrayRef| c.as_any().downcast_ref::<Int64Array>().cloned();
+            let new: ArrayRef = match field.name().as_str() {
+                "x_row" => Arc::new(Int64Array::from_iter_values(
+                    (0..batch.num_rows() as i64).map(|r| first + r),
+                )),
+                "x_off" => {
+                    let off = ints(col)?;
+                    Arc::new(
+                        off.iter()
+                            .map(|o| o.map(|o| o + base))
+                            .collect::<Int64Array>(),
+                    )
+                }
+                "x_blob" => {
+                    let blob = col.as_any().downcast_ref::<Int32Array>()?;
+                    Arc::new(blob.iter().map(|b| b.map(|_| id)).collect::<Int32Array>())
+                }
+                _ => continue,
+            };
+            *columns.get_mut(i)? = new;
+        }
+        Some(RecordBatch::try_new(schema, columns).map_err(StageError::from))
+    }
+
     fn write_events_empty(&self) -> Result<(), StageError> {
         self.write("events-", events_schema(), &events_batch(&[], &[], &[], 1)?)
     }
+}
+
+/// The blob file number of a cache entry's stage.
+const ENTRY_BLOB: i32 = 0;
+
+/// The batches of a staged Parquet file, one row group at a time.
+pub fn read_file(
+    path: &Path,
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, StageError> {
+    let parquet = |source| StageError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(|source| StageError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(parquet)?
+        .build()
+        .map_err(parquet)?;
+    Ok(reader)
 }
 
 /// Create (or truncate) a staging file.

@@ -52,7 +52,25 @@ pub struct Extractor {
     pub role: StoreRole,
     /// What the SQL steps need to know about the kind (the `kinds` table).
     pub traits: KindTraits,
+    /// What its rows depend on besides the store's own files: the
+    /// incremental cache (`--cache`, [`crate::cache`]) keys on it.
+    pub reads: Reads,
     pub extract: fn(&mut StoreOutput<'_>) -> Result<(), StoreError>,
+}
+
+/// The files a store's rows depend on besides its own (main file, parts,
+/// sidecars), declared once per kind. The role is always part of the cache
+/// key, so the paths that decide it need not be listed.
+#[derive(Clone, Copy)]
+pub enum Reads {
+    /// Only its own files.
+    Own,
+    /// Also these files (paths relative to HOME, from the store's path and
+    /// HOME); a listed file that does not exist counts as absent.
+    Also(fn(&str, &Path) -> Vec<String>),
+    /// Other stores of its install (a nanoclaw install): never cached, the
+    /// store is extracted again on every run.
+    Install,
 }
 
 /// How a store kind's role is decided (`events.source_role`, docs/design.md

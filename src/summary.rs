@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cache::CacheCounts;
 use crate::diag::{DiagKind, Diagnostic};
 use crate::discover::Discovery;
 use crate::engine::Counts;
@@ -59,6 +60,8 @@ pub struct Summary {
     pub drop_reasons: Vec<(String, u64)>,
     /// Secrets the scanner redacted, per rule (docs/design.md "Secrets").
     pub redactions: BTreeMap<String, u64>,
+    /// How `--cache` was used.
+    pub cache: Option<CacheCounts>,
 }
 
 impl Summary {
@@ -134,6 +137,7 @@ impl Summary {
             outputs,
             drop_reasons: counts.drop_reasons,
             redactions,
+            cache: extraction.cache,
         }
     }
 
@@ -183,6 +187,13 @@ impl Summary {
                 .map(|(rule, n)| format!("{rule} {n}"))
                 .collect();
             let _ = writeln!(s, "  secrets redacted: {redacted} ({})", rules.join(", "));
+        }
+        if let Some(c) = self.cache {
+            let _ = writeln!(
+                s,
+                "  cache: {} stores reused, {} extracted, {} not cacheable (nanoclaw)",
+                c.reused, c.extracted, c.not_cacheable
+            );
         }
         let _ = write!(
             s,

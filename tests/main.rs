@@ -4,6 +4,7 @@
 //! imports from.
 
 mod audits; // sql/audits/ invariants hold on every fixture home and can fail
+mod cache; // --cache: unchanged stores staged from the cache, same output bytes
 mod cli; // --help, argument errors, the end-of-run summary
 mod common; // shared: run the binary, read outputs, run audits, home-a facts
 mod fixture_homes; // shared: every fixture home loaded once (golden + audits)

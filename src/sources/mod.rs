@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use crate::schema::{Agent, Role};
-use crate::store::{Extractor, Glob, GlobPart, KindTraits, PLAIN, StoreRole};
+use crate::store::{Extractor, Glob, GlobPart, KindTraits, PLAIN, Reads, StoreRole};
 
 pub mod nanobot;
 pub mod nanoclaw;
@@ -42,6 +42,7 @@ pub static REGISTRY: &[Extractor] = &[
             message_store: true,
             ..PLAIN
         },
+        reads: Reads::Also(nanobot::workspace::governing_files),
         extract: nanobot::session_db::extract,
     },
     Extractor {
@@ -63,6 +64,7 @@ pub static REGISTRY: &[Extractor] = &[
             message_store: true,
             ..PLAIN
         },
+        reads: Reads::Also(nanobot::workspace::governing_files),
         extract: nanobot::session_jsonl::extract,
     },
     Extractor {
@@ -81,6 +83,7 @@ pub static REGISTRY: &[Extractor] = &[
             turn_copy: Some("webui"),
             ..PLAIN
         },
+        reads: Reads::Own,
         extract: nanobot::webui_transcript::extract,
     },
     Extractor {
@@ -92,6 +95,7 @@ pub static REGISTRY: &[Extractor] = &[
             prompt_copy: true,
             ..PLAIN
         },
+        reads: Reads::Own,
         extract: nanobot::cli_history::extract,
     },
     Extractor {
@@ -109,6 +113,7 @@ pub static REGISTRY: &[Extractor] = &[
         ],
         role: StoreRole::Fixed(Role::Primary),
         traits: PLAIN,
+        reads: Reads::Also(nanobot::workspace::governing_files),
         extract: nanobot::memory_history::extract,
     },
     Extractor {
@@ -120,6 +125,7 @@ pub static REGISTRY: &[Extractor] = &[
             turn_copy: Some("run"),
             ..PLAIN
         },
+        reads: Reads::Also(nanobot::workspace::governing_files),
         extract: nanobot::cron_run::extract,
     },
     Extractor {
@@ -131,6 +137,7 @@ pub static REGISTRY: &[Extractor] = &[
             turn_copy: Some("run"),
             ..PLAIN
         },
+        reads: Reads::Also(nanobot::workspace::governing_files),
         extract: nanobot::trigger_run::extract,
     },
     Extractor {
@@ -139,6 +146,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store(".nanobot*/sessions/*/.webui_session_index.json")],
         role: StoreRole::Fixed(Role::Secondary),
         traits: PLAIN,
+        reads: Reads::Own,
         extract: nanobot::webui_index::extract,
     },
     Extractor {
@@ -150,6 +158,7 @@ pub static REGISTRY: &[Extractor] = &[
         ],
         role: StoreRole::Fixed(Role::Primary),
         traits: PLAIN,
+        reads: Reads::Own,
         extract: nanobot::permissions::extract,
     },
     Extractor {
@@ -158,6 +167,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store(".nanobot*/llm_usage.sqlite3")],
         role: StoreRole::Fixed(Role::Primary),
         traits: PLAIN,
+        reads: Reads::Own,
         extract: nanobot::llm_usage::extract,
     },
     Extractor {
@@ -169,6 +179,7 @@ pub static REGISTRY: &[Extractor] = &[
             nanoclaw: Some("catalog"),
             ..PLAIN
         },
+        reads: Reads::Install,
         extract: nanoclaw::catalog::extract,
     },
     Extractor {
@@ -181,6 +192,7 @@ pub static REGISTRY: &[Extractor] = &[
             message_store: true,
             ..PLAIN
         },
+        reads: Reads::Install,
         extract: nanoclaw::inbound::extract,
     },
     Extractor {
@@ -193,6 +205,7 @@ pub static REGISTRY: &[Extractor] = &[
             message_store: true,
             ..PLAIN
         },
+        reads: Reads::Install,
         extract: nanoclaw::outbound::extract,
     },
     Extractor {
@@ -208,6 +221,7 @@ pub static REGISTRY: &[Extractor] = &[
             nanoclaw: Some("transcript"),
             ..PLAIN
         },
+        reads: Reads::Install,
         extract: nanoclaw::claude_transcript::extract,
     },
 ];

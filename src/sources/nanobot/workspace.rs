@@ -43,6 +43,28 @@ pub fn workspace_id(workspace_dir: &Path) -> Option<String> {
     read_trimmed(&workspace_dir.join(".nanobot/workspace-id")).map(|s| s.trim().to_string())
 }
 
+/// The files that tell a store at `rel` (relative to HOME) which session
+/// namespace and project it belongs to: the `.workspace` and
+/// `.nanobot/workspace-id` of every directory between its instance and the
+/// store, and the `.workspace` of each namespace such an id names. More
+/// than any extractor reads, never less: the incremental cache keys on them
+/// (`store::Reads::Also`).
+pub fn governing_files(rel: &str, home: &Path) -> Vec<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut out = Vec::new();
+    for k in 2..parts.len() {
+        let dir = parts[..k].join("/");
+        if let Some(id) = workspace_id(&home.join(&dir)) {
+            out.push(format!("{}/sessions/{id}/.workspace", parts[0]));
+        }
+        out.push(format!("{dir}/.workspace"));
+        out.push(format!("{dir}/.nanobot/workspace-id"));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// What a workspace of an instance tells a store inside it: its workspace-id
 /// (the session namespace it binds to) and that namespace's `.workspace`
 /// text (the project path).
@@ -62,5 +84,45 @@ pub fn identity(home: &Path, instance: &str, ws_rel: &str) -> WorkspaceIdentity 
     WorkspaceIdentity {
         namespace,
         project_path,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A namespace file is governed by its namespace's `.workspace`; a file
+    /// in a workspace by the workspace's id file and the `.workspace` of the
+    /// namespace it names.
+    #[test]
+    fn governing_files_follow_the_workspace_id_to_its_namespace() -> std::io::Result<()> {
+        let home = tempfile::tempdir()?;
+        let ws = home.path().join(".nanobot/work/.nanobot");
+        std::fs::create_dir_all(&ws)?;
+        std::fs::write(ws.join("workspace-id"), "ab12\n")?;
+        assert_eq!(
+            governing_files(".nanobot/sessions/ab12/x.jsonl", home.path()),
+            [
+                ".nanobot/sessions/.nanobot/workspace-id",
+                ".nanobot/sessions/.workspace",
+                ".nanobot/sessions/ab12/.nanobot/workspace-id",
+                ".nanobot/sessions/ab12/.workspace",
+            ]
+        );
+        assert_eq!(
+            governing_files(".nanobot/work/memory/history.jsonl", home.path()),
+            [
+                ".nanobot/sessions/ab12/.workspace",
+                ".nanobot/work/.nanobot/workspace-id",
+                ".nanobot/work/.workspace",
+                ".nanobot/work/memory/.nanobot/workspace-id",
+                ".nanobot/work/memory/.workspace",
+            ]
+        );
+        assert_eq!(
+            governing_files(".nanobot/config.json", home.path()),
+            Vec::<String>::new()
+        );
+        Ok(())
     }
 }

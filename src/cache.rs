@@ -1,0 +1,346 @@
+//! Incremental extraction (`--cache DIR`): each store's staged rows kept
+//! between runs, and reused only while everything that shaped them is
+//! unchanged.
+//!
+//! ```text
+//! DIR/                                  created mode 0700; never inside HOME
+//!   v1/<home>/                          <home>: 16 hex of SHA-256 of the canonical HOME path
+//!     <key>/                            one entry = one store as one run read it (64 hex)
+//!       events-<kind>.parquet           its rows as staged (x_blob 0 = blob-0.bin, x_row 1…)
+//!       llm_calls.parquet               its llm_calls rows, if any
+//!       blob-0.bin                      the text ‖ native of its rows no step reads
+//!       report.json                     rows, status, largest row, blob bytes, redactions,
+//!                                       diagnostics (the store's `sources` row and stderr lines)
+//!     .tmp-<pid>-<key>/                 an entry being written, renamed to <key> when complete
+//! ```
+//! The key is a SHA-256 over the cache format and nanoload version; every
+//! option that changes extraction (`--secret-pattern`, `--no-redact`,
+//! `--include-thinking`, `--follow-links`); the store's kind, role,
+//! instance and path; and for every file it reads — its main file, parts,
+//! sidecars (`-wal`, `-journal`) and what its kind declares
+//! ([`Reads::Also`]: `.workspace`, `workspace-id`) — the path, size,
+//! mtime_ns and the SHA-256 of its first and last 64 KiB, or "absent".
+//!
+//! A hit is staged from its entry ([`Stage::import`]); a miss is extracted
+//! into a new entry ([`Stage::entry`]), which is kept only when the store's
+//! files did not change while it was read and no part of it was unreadable,
+//! then staged the same way. Entries of this HOME that the run did not use
+//! are removed at the end ([`Cache::prune`]). nanoclaw stores
+//! ([`Reads::Install`]) read other stores of their install and are never
+//! cached. One run at a time per cache directory and HOME.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use crate::diag::{DiagKind, Diagnostic};
+use crate::sources::REGISTRY;
+use crate::stage::Stage;
+use crate::store::{ExtractOptions, Reads, Store, StoreReport};
+
+/// Bumped whenever what an entry holds changes shape.
+const FORMAT: &str = "nanoload-cache 1";
+
+/// The bytes hashed at each end of a file.
+const END_BYTES: u64 = 64 << 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("--cache {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How a run used the cache: stores staged from an entry, stores extracted
+/// (and cached), stores never cached (nanoclaw).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheCounts {
+    pub reused: u64,
+    pub extracted: u64,
+    pub not_cacheable: u64,
+}
+
+/// An open cache directory, for one HOME and one set of options.
+pub struct Cache {
+    /// `DIR/v1/<home>`.
+    dir: PathBuf,
+    /// The hash of the format, version and extraction options.
+    options: [u8; 32],
+    used: Mutex<BTreeSet<String>>,
+    reused: AtomicU64,
+    extracted: AtomicU64,
+    not_cacheable: AtomicU64,
+}
+
+impl Cache {
+    /// Open (creating, mode 0700) the cache directory `dir` for `home`
+    /// (canonical). The caller has checked that `dir` is outside HOME.
+    pub fn open(
+        dir: &Path,
+        home: &Path,
+        options: &ExtractOptions,
+        follow_links: bool,
+    ) -> Result<Cache, CacheError> {
+        let home_hash = hex(&Sha256::digest(home.as_os_str().as_encoded_bytes()));
+        let dir = dir.join("v1").join(&home_hash[..16]);
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).map_err(|source| CacheError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut h = Sha256::new();
+        field(&mut h, FORMAT);
+        field(&mut h, crate::VERSION);
+        field(
+            &mut h,
+            &format!("include_thinking={}", options.include_thinking),
+        );
+        field(&mut h, &format!("redact={}", options.scanner.is_some()));
+        field(&mut h, &format!("follow_links={follow_links}"));
+        for p in &options.secret_patterns {
+            field(&mut h, &format!("secret_pattern={}", p.as_str()));
+        }
+        Ok(Cache {
+            dir,
+            options: h.finalize().into(),
+            used: Mutex::new(BTreeSet::new()),
+            reused: AtomicU64::new(0),
+            extracted: AtomicU64::new(0),
+            not_cacheable: AtomicU64::new(0),
+        })
+    }
+
+    /// The entry key of `store` as its files are now; `None` for a store
+    /// that is never cached.
+    pub fn key(&self, store: &Store, home: &Path) -> Option<String> {
+        let also = match REGISTRY.get(store.extractor)?.reads {
+            Reads::Install => return None,
+            Reads::Own => Vec::new(),
+            Reads::Also(files) => files(&store.rel, home),
+        };
+        let mut h = Sha256::new();
+        h.update(self.options);
+        for f in [store.kind, store.role.as_str(), &store.instance, &store.rel] {
+            field(&mut h, f);
+        }
+        field(&mut h, if store.present { "present" } else { "absent" });
+        let own = std::iter::once(store.abs.clone())
+            .filter(|_| store.present)
+            .chain(store.parts.iter().map(|f| f.abs.clone()))
+            .chain(store.sidecars.iter().map(|f| f.abs.clone()));
+        for (i, abs) in own.enumerate() {
+            field(&mut h, &i.to_string());
+            file_state(&mut h, &abs);
+        }
+        for rel in also {
+            field(&mut h, &rel);
+            file_state(&mut h, &home.join(&rel));
+        }
+        Some(hex(&h.finalize()))
+    }
+
+    /// Stage `store` from its entry, or extract it with `extract` (which
+    /// stages into the sink it is given and reports) into a new entry and
+    /// stage that.
+    pub fn stage(
+        &self,
+        store: &Store,
+        home: &Path,
+        stage: &Stage,
+        extract: impl FnOnce(&Stage) -> StoreReport,
+    ) -> StoreReport {
+        let Some(key) = self.key(store, home) else {
+            self.not_cacheable.fetch_add(1, Ordering::Relaxed);
+            return extract(stage);
+        };
+        let entry = self.dir.join(&key);
+        if let Some(report) = read_report(&entry) {
+            self.mark_used(&key);
+            self.reused.fetch_add(1, Ordering::Relaxed);
+            return match stage.import(&entry) {
+                Ok(()) => report,
+                Err(e) => fatal(format!("cache entry {}: {e}", entry.display())),
+            };
+        }
+        self.extracted.fetch_add(1, Ordering::Relaxed);
+        let tmp = self.dir.join(format!(".tmp-{}-{key}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let entry_stage = match Stage::entry(&tmp) {
+            Ok(s) => s,
+            Err(e) => return fatal(format!("--cache: {e}")),
+        };
+        let report = extract(&entry_stage);
+        let kept = entry_stage
+            .finish_entry()
+            .map_err(|e| e.to_string())
+            .and_then(|blob_len| {
+                // a store that changed while it was read, or could not be
+                // read to its end, is staged but not kept
+                let keep = report.fatal.is_none()
+                    && !report
+                        .diagnostics
+                        .iter()
+                        .any(|d| d.kind == DiagKind::Unreadable)
+                    && self.key(store, home).as_deref() == Some(key.as_str());
+                if keep {
+                    write_report(&tmp, &report, blob_len)?;
+                    let _ = std::fs::remove_dir_all(&entry);
+                    std::fs::rename(&tmp, &entry).map_err(|e| e.to_string())?;
+                    self.mark_used(&key);
+                    Ok(entry)
+                } else {
+                    Ok(tmp.clone())
+                }
+            });
+        let staged = match (&report.fatal, kept) {
+            (Some(_), _) => Ok(()),
+            (None, Ok(dir)) => stage.import(&dir).map_err(|e| e.to_string()),
+            (None, Err(e)) => Err(e),
+        };
+        let _ = std::fs::remove_dir_all(&tmp);
+        match staged {
+            Ok(()) => report,
+            Err(e) => fatal(format!("--cache {}: {e}", self.dir.display())),
+        }
+    }
+
+    fn mark_used(&self, key: &str) {
+        if let Ok(mut used) = self.used.lock() {
+            used.insert(key.to_string());
+        }
+    }
+
+    /// Remove the entries (and unfinished entries) of this HOME the run did
+    /// not use: a changed store's old entry is never valid again.
+    pub fn prune(&self) {
+        let Ok(used) = self.used.lock() else { return };
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !used.contains(&name) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    pub fn counts(&self) -> CacheCounts {
+        CacheCounts {
+            reused: self.reused.load(Ordering::Relaxed),
+            extracted: self.extracted.load(Ordering::Relaxed),
+            not_cacheable: self.not_cacheable.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A report for a store whose staging failed (the run stops, exit 2).
+fn fatal(msg: String) -> StoreReport {
+    StoreReport {
+        rows: 0,
+        status: "failed",
+        diagnostics: Vec::new(),
+        max_row_bytes: 0,
+        fatal: Some(msg),
+        redactions: Default::default(),
+    }
+}
+
+/// One length-prefixed field of a key.
+fn field(h: &mut Sha256, s: &str) {
+    h.update((s.len() as u64).to_le_bytes());
+    h.update(s.as_bytes());
+}
+
+/// A file's size, mtime_ns and the SHA-256 of its first and last
+/// [`END_BYTES`], or "absent".
+fn file_state(h: &mut Sha256, path: &Path) {
+    let state = || -> std::io::Result<String> {
+        let mut f = std::fs::File::open(path)?;
+        let meta = f.metadata()?;
+        let mtime = meta
+            .modified()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut ends = Sha256::new();
+        let mut buf = Vec::with_capacity(END_BYTES as usize);
+        (&mut f).take(END_BYTES).read_to_end(&mut buf)?;
+        ends.update(&buf);
+        if meta.len() > END_BYTES {
+            buf.clear();
+            f.seek(SeekFrom::Start(meta.len() - END_BYTES))?;
+            f.take(END_BYTES).read_to_end(&mut buf)?;
+            ends.update(&buf);
+        }
+        Ok(format!("{} {mtime} {}", meta.len(), hex(&ends.finalize())))
+    };
+    field(h, &state().unwrap_or_else(|_| "absent".into()));
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Keep what the run needs of a store's report beside its rows.
+fn write_report(entry: &Path, r: &StoreReport, blob_len: u64) -> Result<(), String> {
+    let v = serde_json::json!({
+        "rows": r.rows,
+        "status": r.status,
+        "max_row_bytes": r.max_row_bytes,
+        "blob_bytes": blob_len,
+        "redactions": r.redactions,
+        "diagnostics": r.diagnostics.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
+    });
+    let path = entry.join("report.json");
+    std::fs::write(&path, v.to_string()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The report of a complete entry; `None` when there is none or it does
+/// not hold together (then the store is extracted again).
+fn read_report(entry: &Path) -> Option<StoreReport> {
+    let text = std::fs::read_to_string(entry.join("report.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let status = ["ok", "partial", "failed"]
+        .into_iter()
+        .find(|s| v.get("status").and_then(|x| x.as_str()) == Some(*s))?;
+    let blob_bytes = v.get("blob_bytes")?.as_u64()?;
+    let on_disk = std::fs::metadata(entry.join("blob-0.bin")).map_or(0, |m| m.len());
+    if on_disk != blob_bytes {
+        return None;
+    }
+    // every staged file opens (its footer reads): a damaged one is found
+    // before any of the entry's rows are staged
+    for e in std::fs::read_dir(entry).ok()? {
+        let path = e.ok()?.path();
+        if path.extension().is_some_and(|x| x == "parquet") {
+            crate::stage::read_file(&path).ok()?;
+        }
+    }
+    let mut redactions = crate::secrets::Counts::new();
+    for (rule, n) in v.get("redactions")?.as_object()? {
+        redactions.insert(crate::secrets::rule_name(rule)?, n.as_u64()?);
+    }
+    let diagnostics = v
+        .get("diagnostics")?
+        .as_array()?
+        .iter()
+        .map(Diagnostic::from_json)
+        .collect::<Option<Vec<_>>>()?;
+    Some(StoreReport {
+        rows: v.get("rows")?.as_u64()?,
+        status,
+        diagnostics,
+        max_row_bytes: usize::try_from(v.get("max_row_bytes")?.as_u64()?).ok()?,
+        fatal: None,
+        redactions,
+    })
+}
