@@ -22,9 +22,9 @@
 //! mtime_ns and the SHA-256 of its first and last 64 KiB, or "absent".
 //!
 //! A hit is staged from its entry ([`Stage::import`]); a miss is extracted
-//! into a new entry ([`Stage::entry`]), which is kept only when the store's
-//! files did not change while it was read and no part of it was unreadable,
-//! then staged the same way. Entries of this HOME that the run did not use
+//! into the run's stage and a new entry ([`Stage::entry`]) at once, and the
+//! entry is kept only when the store's files did not change while it was
+//! read and no part of it was unreadable. Entries of this HOME that the run did not use
 //! are removed at the end ([`Cache::prune`]). nanoclaw stores
 //! ([`Reads::Install`]) read other stores of their install and are never
 //! cached. One run at a time per cache directory and HOME.
@@ -38,9 +38,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sha2::{Digest, Sha256};
 
 use crate::diag::{DiagKind, Diagnostic};
+use crate::schema::{EventRow, LlmCallRow};
 use crate::sources::REGISTRY;
-use crate::stage::Stage;
-use crate::store::{ExtractOptions, Reads, Store, StoreReport};
+use crate::stage::{Stage, StageError};
+use crate::store::{ExtractOptions, Reads, RowSink, Store, StoreReport};
 
 /// Bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "nanoload-cache 1";
@@ -156,7 +157,7 @@ impl Cache {
         store: &Store,
         home: &Path,
         stage: &Stage,
-        extract: impl FnOnce(&Stage) -> StoreReport,
+        extract: impl FnOnce(&dyn RowSink) -> StoreReport,
     ) -> StoreReport {
         let Some(key) = self.key(store, home) else {
             self.not_cacheable.fetch_add(1, Ordering::Relaxed);
@@ -178,36 +179,30 @@ impl Cache {
             Ok(s) => s,
             Err(e) => return fatal(format!("--cache: {e}")),
         };
-        let report = extract(&entry_stage);
-        let kept = entry_stage
-            .finish_entry()
-            .map_err(|e| e.to_string())
-            .and_then(|blob_len| {
-                // a store that changed while it was read, or could not be
-                // read to its end, is staged but not kept
-                let keep = report.fatal.is_none()
-                    && !report
-                        .diagnostics
-                        .iter()
-                        .any(|d| d.kind == DiagKind::Unreadable)
-                    && self.key(store, home).as_deref() == Some(key.as_str());
-                if keep {
-                    write_report(&tmp, &report, blob_len)?;
-                    let _ = std::fs::remove_dir_all(&entry);
-                    std::fs::rename(&tmp, &entry).map_err(|e| e.to_string())?;
-                    self.mark_used(&key);
-                    Ok(entry)
-                } else {
-                    Ok(tmp.clone())
-                }
-            });
-        let staged = match (&report.fatal, kept) {
-            (Some(_), _) => Ok(()),
-            (None, Ok(dir)) => stage.import(&dir).map_err(|e| e.to_string()),
-            (None, Err(e)) => Err(e),
-        };
+        // the rows go to the run's stage and to the entry at once
+        let report = extract(&Tee(stage, &entry_stage));
+        let kept = entry_stage.finish_entry().and_then(|blob_len| {
+            // a store that changed while it was read, or could not be read
+            // to its end, is staged but not kept
+            let keep = report.fatal.is_none()
+                && !report
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.kind == DiagKind::Unreadable)
+                && self.key(store, home).as_deref() == Some(key.as_str());
+            if keep {
+                write_report(&tmp, &report, blob_len)?;
+                let _ = std::fs::remove_dir_all(&entry);
+                std::fs::rename(&tmp, &entry).map_err(|source| StageError::Io {
+                    path: entry.clone(),
+                    source,
+                })?;
+                self.mark_used(&key);
+            }
+            Ok(())
+        });
         let _ = std::fs::remove_dir_all(&tmp);
-        match staged {
+        match kept {
             Ok(()) => report,
             Err(e) => fatal(format!("--cache {}: {e}", self.dir.display())),
         }
@@ -290,8 +285,27 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Stages rows twice: into the run and into a new cache entry.
+struct Tee<'a>(&'a Stage, &'a Stage);
+
+impl RowSink for Tee<'_> {
+    fn write_events(
+        &self,
+        kind: &'static str,
+        rows: &[EventRow],
+        natives: &[Option<String>],
+    ) -> Result<(), StageError> {
+        self.0.write_events(kind, rows, natives)?;
+        self.1.write_events(kind, rows, natives)
+    }
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
+        self.0.write_llm_calls(rows)?;
+        self.1.write_llm_calls(rows)
+    }
+}
+
 /// Keep what the run needs of a store's report beside its rows.
-fn write_report(entry: &Path, r: &StoreReport, blob_len: u64) -> Result<(), String> {
+fn write_report(entry: &Path, r: &StoreReport, blob_len: u64) -> Result<(), StageError> {
     let v = serde_json::json!({
         "rows": r.rows,
         "status": r.status,
@@ -301,7 +315,7 @@ fn write_report(entry: &Path, r: &StoreReport, blob_len: u64) -> Result<(), Stri
         "diagnostics": r.diagnostics.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
     });
     let path = entry.join("report.json");
-    std::fs::write(&path, v.to_string()).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(&path, v.to_string()).map_err(|source| StageError::Io { path, source })
 }
 
 /// The report of a complete entry; `None` when there is none or it does

@@ -16,7 +16,7 @@ use crate::discover::Discovery;
 use crate::schema::SourceRow;
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError, Staged};
-use crate::store::{ExtractOptions, Store, StoreOutput, StoreReport};
+use crate::store::{ExtractOptions, RowSink, Store, StoreOutput, StoreReport};
 use crate::timings::Timings;
 use crate::workspace::Workspace;
 
@@ -128,7 +128,7 @@ pub fn extract_all(
         .enumerate()
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
-            let read = |sink: &Stage| {
+            let read = |sink: &dyn RowSink| {
                 // the scratch dir is created by the first snapshot the store takes
                 let mut out = StoreOutput::new(store, home, options, sink, dir.clone());
                 let result = (REGISTRY[store.extractor].extract)(&mut out);
