@@ -6,8 +6,9 @@
 #
 # What the tests need besides cargo is installed in the background while
 # cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
-# the --db file with it) and the harness venv. Each phase's duration is
-# printed. With CI=true a missing tool fails the run; nothing is skipped.
+# the --db file with it), the harness venv, and the Spark venv (tests/spark/:
+# PySpark reads the --dataset output in tests/dataset.rs). Each phase's
+# duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export INSTA_UPDATE=no
@@ -64,6 +65,12 @@ duckdb_pid=$!
   echo "harness venv ready in $(( $(date +%s) - s ))s"
 ) >"$logs/venv.log" 2>&1 &
 venv_pid=$!
+(
+  s=$(date +%s)
+  tests/spark/setup.sh
+  echo "spark venv ready in $(( $(date +%s) - s ))s"
+) >"$logs/spark.log" 2>&1 &
+spark_pid=$!
 
 # --- Rust ------------------------------------------------------------------
 phase "cargo fmt --check" cargo fmt --check
@@ -85,6 +92,10 @@ read -r scenario seed <tests/realwriter/ci-seed
 phase "generate a home ($scenario, seed $seed)" \
   "$venv/bin/python" tests/realwriter/generate.py --scenario "$scenario" --seed "$seed" --out "$generated/case"
 export NANOLOAD_REALWRITER_GENERATED="$generated/case"
+
+await "spark venv install" "$spark_pid" "$logs/spark.log"
+# setup.sh prints the venv's python as its last line
+export NANOLOAD_SPARK_PYTHON=$(grep -v '^spark venv ready' "$logs/spark.log" | tail -n 1)
 
 # --- tests -----------------------------------------------------------------
 phase "cargo test" cargo test --locked

@@ -26,9 +26,10 @@ pub struct Args {
     pub home: PathBuf,
 
     /// The events table to write (Parquet, zstd). Written to a temporary name
-    /// beside it and renamed when complete; must be outside HOME.
-    #[arg(value_name = "OUT.parquet")]
-    pub out: PathBuf,
+    /// beside it and renamed when complete; must be outside HOME. Optional
+    /// with --dataset.
+    #[arg(value_name = "OUT.parquet", required_unless_present = "dataset")]
+    pub out: Option<PathBuf>,
 
     /// Also write the other tables as DIR/<table>.parquet (sessions,
     /// llm_calls, tz_offsets, diagnostics, sources). DIR is created if needed.
@@ -39,6 +40,20 @@ pub struct Args {
     /// v1.0.0, readable by older DuckDB shells).
     #[arg(long, value_name = "FILE.duckdb")]
     pub db: Option<PathBuf>,
+
+    /// Write every table (events, sessions, llm_calls, tz_offsets,
+    /// diagnostics, sources) as this host's hive partition of a fleet dataset:
+    /// DIR/<table>/host=NAME/part-0.parquet, replacing the host's previous
+    /// partitions (other hosts' are kept). Files carry load_id. DIR is
+    /// created if needed and must be outside HOME; this run's files live in
+    /// DIR/.nanoload-tmp-<pid>-NAME until all are written.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
+
+    /// The dataset's host name (default: HOME's directory name); it must
+    /// match [A-Za-z0-9._-]+ and not be . or ..
+    #[arg(long, value_name = "NAME", requires = "dataset")]
+    pub host: Option<String>,
 
     /// The host's UTC offset as ±HH:MM (local = UTC + offset). Overrides the
     /// offset derived from evidence; rows get time_basis `local_given`.
@@ -160,6 +175,8 @@ impl Args {
             no_redact: self.no_redact,
             memory_limit: self.memory_limit,
             cache: self.cache.clone(),
+            dataset: self.dataset.clone(),
+            host: self.host.clone(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! Options (CLI flags as a library value) ──Config::new──▶ Config
 //!   home            canonical, a directory
 //!   secret patterns compiled (a bad regex is a usage error)
-//!   outputs         OUT, --tables DIR, --db FILE, --cache DIR: absolute, never inside HOME
+//!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --cache DIR: absolute,
+//!                   never inside HOME; the dataset host name checked
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -18,7 +19,8 @@ use crate::store::ExtractOptions;
 #[derive(Debug, Clone)]
 pub struct Options {
     pub home: PathBuf,
-    pub out: PathBuf,
+    /// OUT.parquet; optional with `--dataset`.
+    pub out: Option<PathBuf>,
     pub tables: Option<PathBuf>,
     pub db: Option<PathBuf>,
     /// `--utc-offset`, in minutes (`local = utc + offset`).
@@ -34,13 +36,17 @@ pub struct Options {
     pub memory_limit: u64,
     /// `--cache DIR`: reuse the staged rows of unchanged stores.
     pub cache: Option<PathBuf>,
+    /// `--dataset DIR`: write every table as this host's hive partition.
+    pub dataset: Option<PathBuf>,
+    /// `--host NAME` (default: HOME's directory name).
+    pub host: Option<String>,
 }
 
 impl Options {
     pub fn new(home: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Options {
         Options {
             home: home.into(),
-            out: out.into(),
+            out: Some(out.into()),
             tables: None,
             db: None,
             utc_offset_minutes: None,
@@ -51,6 +57,8 @@ impl Options {
             no_redact: false,
             memory_limit: 256 << 20,
             cache: None,
+            dataset: None,
+            host: None,
         }
     }
 }
@@ -69,9 +77,11 @@ pub enum ConfigError {
 /// Where the outputs go: absolute paths outside HOME.
 #[derive(Debug, Clone)]
 pub struct OutputPaths {
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     pub tables: Option<PathBuf>,
     pub db: Option<PathBuf>,
+    /// `--dataset DIR` and the host name of its partitions.
+    pub dataset: Option<(PathBuf, String)>,
 }
 
 /// Validated options.
@@ -115,16 +125,32 @@ impl Config {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if opts.out.is_none() && opts.dataset.is_none() {
+            return Err(ConfigError::Usage(
+                "nothing to write: give OUT.parquet, --dataset DIR, or both".into(),
+            ));
+        }
+        if opts.host.is_some() && opts.dataset.is_none() {
+            return Err(ConfigError::Usage(
+                "--host names a --dataset partition: give --dataset DIR".into(),
+            ));
+        }
+        let dataset = match &opts.dataset {
+            Some(dir) => Some((resolve(dir)?, host_name(opts.host.as_deref(), &home)?)),
+            None => None,
+        };
         let outputs = OutputPaths {
-            out: absolute_out(&opts.out)?,
+            out: opts.out.as_deref().map(absolute_out).transpose()?,
             tables: opts.tables.as_deref().map(resolve).transpose()?,
             db: opts.db.as_deref().map(absolute_out).transpose()?,
+            dataset,
         };
         let cache = opts.cache.as_deref().map(resolve).transpose()?;
         for dest in [
-            Some(&outputs.out),
+            outputs.out.as_ref(),
             outputs.tables.as_ref(),
             outputs.db.as_ref(),
+            outputs.dataset.as_ref().map(|(d, _)| d),
             cache.as_ref(),
         ]
         .into_iter()
@@ -171,6 +197,27 @@ impl Config {
             .max(64 << 20)
             .max((64 << 20) + 4 * max_row_bytes)
     }
+}
+
+/// The dataset host: `--host`, else HOME's directory name; either must be
+/// a valid host name ([`crate::dataset::check_host`]).
+fn host_name(given: Option<&str>, home: &Path) -> Result<String, ConfigError> {
+    let host = match given {
+        Some(h) => h.to_string(),
+        None => home
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    crate::dataset::check_host(&host).map_err(|e| {
+        let hint = if given.is_none() {
+            " (HOME's directory name; give --host NAME)"
+        } else {
+            ""
+        };
+        ConfigError::Usage(format!("--host: {e}{hint}"))
+    })?;
+    Ok(host)
 }
 
 /// The absolute, symlink-free form of a path that may not exist yet: its

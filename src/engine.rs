@@ -17,6 +17,15 @@ use crate::schema::Agent;
 use crate::stage::Staged;
 use crate::timings::Timings;
 
+/// Output tables besides `events`, in `--tables` / `--db` order.
+pub const TABLES: [&str; 5] = [
+    "sessions",
+    "llm_calls",
+    "tz_offsets",
+    "diagnostics",
+    "sources",
+];
+
 /// A DuckDB error, on one line (a step's error names its file).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

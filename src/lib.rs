@@ -35,6 +35,8 @@ pub mod cli;
 #[cfg(feature = "engine")]
 pub mod config;
 #[cfg(feature = "engine")]
+pub mod dataset;
+#[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]
 pub mod run;

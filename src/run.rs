@@ -76,7 +76,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     t.extend(engine.run_steps()?);
     let diagnostics = engine.diagnostics()?;
 
-    t.time("write", || outputs.write(&engine, &staged.blobs))?;
+    t.time("write", || outputs.write(&engine, &staged.blobs, &load_id))?;
     test_pause("written");
     outputs.commit()?;
 

@@ -5,7 +5,8 @@
 //! <dir>/.<name>.nanoload-<pid>.tmp   written first (DuckDB COPY / ATTACH)
 //! <dir>/<name>                        renamed into place once every output is written
 //!
-//! Outputs { out: OUT.parquet, tables: --tables DIR/<table>.parquet ×5, db: --db FILE }
+//! Outputs { out: OUT.parquet, tables: --tables DIR/<table>.parquet ×5, db: --db FILE,
+//!           dataset: --dataset DIR/<table>/host=NAME/part-0.parquet ×6 (src/dataset.rs) }
 //! ```
 //! A run first removes stale `.<name>.nanoload-*.tmp` files a killed run left
 //! for the same output names, and nothing else. OUT.parquet is written by
@@ -28,16 +29,10 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
 use crate::config::OutputPaths;
+use crate::dataset::Dataset;
 use crate::engine::{Engine, sql_str};
 
-/// Output tables besides `events`, in `--tables` / `--db` order.
-pub const TABLES: [&str; 5] = [
-    "sessions",
-    "llm_calls",
-    "tz_offsets",
-    "diagnostics",
-    "sources",
-];
+pub use crate::engine::TABLES;
 
 /// The total order of OUT.parquet (docs/design.md "Output order").
 pub const EVENTS_ORDER: &str = "agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST, ordinal, source_kind, source_path, source_line";
@@ -61,10 +56,12 @@ impl OutputError {
 
 /// Every output of the run, each by name.
 pub struct Outputs {
-    pub out: Pending,
+    pub out: Option<Pending>,
     /// `--tables`: one file per [`TABLES`] entry, in that order.
     pub tables: Vec<(&'static str, Pending)>,
     pub db: Option<Pending>,
+    /// `--dataset DIR --host NAME`.
+    pub dataset: Option<Dataset>,
     /// A `--tables` directory this run created: removed again if still empty.
     _created_dir: Option<EmptyDirGuard>,
 }
@@ -87,10 +84,17 @@ impl Outputs {
                 .collect(),
             None => Vec::new(),
         };
+        let dataset = match &paths.dataset {
+            Some((dir, host)) => {
+                Some(Dataset::prepare(dir, host).map_err(|e| OutputError::new(dir, e))?)
+            }
+            None => None,
+        };
         let outputs = Outputs {
-            out: Pending::new(&paths.out),
+            out: paths.out.as_deref().map(Pending::new),
             tables,
             db: paths.db.as_deref().map(Pending::new),
+            dataset,
             _created_dir: created_dir,
         };
         for p in outputs.all() {
@@ -102,14 +106,19 @@ impl Outputs {
 
     /// OUT, then the `--tables` files, then the `--db` file.
     pub fn all(&self) -> impl Iterator<Item = &Pending> {
-        std::iter::once(&self.out)
+        self.out
+            .iter()
             .chain(self.tables.iter().map(|(_, p)| p))
             .chain(self.db.iter())
     }
 
-    /// Destination paths, in [`Outputs::all`] order.
+    /// Destination paths, in [`Outputs::all`] order, then the dataset's
+    /// partition directories.
     pub fn paths(&self) -> Vec<PathBuf> {
-        self.all().map(|p| p.dest.clone()).collect()
+        let files = self.all().map(|p| p.dest.clone());
+        files
+            .chain(self.dataset.iter().flat_map(Dataset::dests))
+            .collect()
     }
 
     /// Write every output under its temp name; on failure none is left.
@@ -117,8 +126,9 @@ impl Outputs {
         &self,
         engine: &Engine,
         blobs: &BTreeMap<i32, PathBuf>,
+        load_id: &str,
     ) -> Result<(), OutputError> {
-        let written = self.write_all(engine.conn(), blobs);
+        let written = self.write_all(engine.conn(), blobs, load_id);
         if written.is_err() {
             self.all().for_each(Pending::discard);
         }
@@ -129,9 +139,22 @@ impl Outputs {
         &self,
         conn: &Connection,
         blobs: &BTreeMap<i32, PathBuf>,
+        load_id: &str,
     ) -> Result<(), OutputError> {
-        let out = &self.out;
-        write_events(conn, blobs, &out.tmp).map_err(|e| OutputError::new(&out.dest, e))?;
+        // events are written once: to OUT, else to the dataset (then copied)
+        let (events, dest) = match (&self.out, &self.dataset) {
+            (Some(out), _) => (out.tmp.clone(), out.dest.clone()),
+            (None, Some(ds)) => (ds.events_file(), ds.dir.clone()),
+            (None, None) => return Ok(()),
+        };
+        write_events(conn, blobs, &events).map_err(|e| OutputError::new(&dest, e))?;
+        if let (Some(_), Some(ds)) = (&self.out, &self.dataset) {
+            std::fs::copy(&events, ds.events_file()).map_err(|e| OutputError::new(&ds.dir, e))?;
+        }
+        if let Some(ds) = &self.dataset {
+            ds.write_tables(conn, load_id)
+                .map_err(|e| OutputError::new(&ds.dir, e))?;
+        }
         for (t, p) in &self.tables {
             conn.execute_batch(&format!(
                 "COPY (SELECT * FROM {t} ORDER BY ALL) TO {} (FORMAT parquet, COMPRESSION zstd)",
@@ -147,7 +170,7 @@ impl Outputs {
             // OUT.parquet is already in order: copy it rather than sort again
             script.push_str(&format!(
                 "CREATE TABLE outdb.events AS SELECT * FROM read_parquet({});\n",
-                sql_str(&out.tmp)
+                sql_str(&events)
             ));
             for t in TABLES {
                 script.push_str(&format!(
@@ -161,13 +184,17 @@ impl Outputs {
         Ok(())
     }
 
-    /// Rename every output into place; on failure the rest are discarded.
+    /// Rename every output into place, then swap in the dataset's
+    /// partitions; on failure the rest are discarded.
     pub fn commit(&self) -> Result<(), OutputError> {
         for p in self.all() {
             if let Err(e) = p.commit() {
                 self.all().for_each(Pending::discard);
                 return Err(OutputError::new(&p.dest, e));
             }
+        }
+        if let Some(ds) = &self.dataset {
+            ds.commit().map_err(|e| OutputError::new(&ds.dir, e))?;
         }
         Ok(())
     }
