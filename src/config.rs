@@ -4,13 +4,15 @@
 //! Options (CLI flags as a library value) ──Config::new──▶ Config
 //!   home            canonical, a directory
 //!   secret patterns compiled (a bad regex is a usage error)
-//!   outputs         OUT, --tables DIR, --db FILE, --cache DIR: absolute, never inside HOME
+//!   outputs         OUT, --tables DIR, --db FILE, --summary-json FILE, --cache DIR:
+//!                   absolute, never inside HOME
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::progress::Show;
 use crate::secrets::Scanner;
 use crate::store::ExtractOptions;
 
@@ -34,6 +36,10 @@ pub struct Options {
     pub memory_limit: u64,
     /// `--cache DIR`: reuse the staged rows of unchanged stores.
     pub cache: Option<PathBuf>,
+    /// `--summary-json FILE`: the end summary as JSON.
+    pub summary_json: Option<PathBuf>,
+    /// `--progress`, resolved: drawn on stderr or not.
+    pub progress: Show,
 }
 
 impl Options {
@@ -51,6 +57,8 @@ impl Options {
             no_redact: false,
             memory_limit: 256 << 20,
             cache: None,
+            summary_json: None,
+            progress: Show::Off,
         }
     }
 }
@@ -72,6 +80,8 @@ pub struct OutputPaths {
     pub out: PathBuf,
     pub tables: Option<PathBuf>,
     pub db: Option<PathBuf>,
+    /// `--summary-json`.
+    pub summary_json: Option<PathBuf>,
 }
 
 /// Validated options.
@@ -119,12 +129,14 @@ impl Config {
             out: absolute_out(&opts.out)?,
             tables: opts.tables.as_deref().map(resolve).transpose()?,
             db: opts.db.as_deref().map(absolute_out).transpose()?,
+            summary_json: opts.summary_json.as_deref().map(absolute_out).transpose()?,
         };
         let cache = opts.cache.as_deref().map(resolve).transpose()?;
         for dest in [
             Some(&outputs.out),
             outputs.tables.as_ref(),
             outputs.db.as_ref(),
+            outputs.summary_json.as_ref(),
             cache.as_ref(),
         ]
         .into_iter()

@@ -5,7 +5,8 @@
 //! <dir>/.<name>.nanoload-<pid>.tmp   written first (DuckDB COPY / ATTACH)
 //! <dir>/<name>                        renamed into place once every output is written
 //!
-//! Outputs { out: OUT.parquet, tables: --tables DIR/<table>.parquet ×5, db: --db FILE }
+//! Outputs { out: OUT.parquet, tables: --tables DIR/<table>.parquet ×5, db: --db FILE,
+//!           summary_json: --summary-json FILE (written by commit, from the summary) }
 //! ```
 //! A run first removes stale `.<name>.nanoload-*.tmp` files a killed run left
 //! for the same output names, and nothing else. OUT.parquet is written by
@@ -65,6 +66,8 @@ pub struct Outputs {
     /// `--tables`: one file per [`TABLES`] entry, in that order.
     pub tables: Vec<(&'static str, Pending)>,
     pub db: Option<Pending>,
+    /// `--summary-json`: written and renamed by [`Outputs::commit`].
+    pub summary_json: Option<Pending>,
     /// A `--tables` directory this run created: removed again if still empty.
     _created_dir: Option<EmptyDirGuard>,
 }
@@ -91,6 +94,7 @@ impl Outputs {
             out: Pending::new(&paths.out),
             tables,
             db: paths.db.as_deref().map(Pending::new),
+            summary_json: paths.summary_json.as_deref().map(Pending::new),
             _created_dir: created_dir,
         };
         for p in outputs.all() {
@@ -100,11 +104,12 @@ impl Outputs {
         Ok(outputs)
     }
 
-    /// OUT, then the `--tables` files, then the `--db` file.
+    /// OUT, then the `--tables` files, the `--db` file, the `--summary-json` file.
     pub fn all(&self) -> impl Iterator<Item = &Pending> {
         std::iter::once(&self.out)
             .chain(self.tables.iter().map(|(_, p)| p))
             .chain(self.db.iter())
+            .chain(self.summary_json.iter())
     }
 
     /// Destination paths, in [`Outputs::all`] order.
@@ -161,8 +166,16 @@ impl Outputs {
         Ok(())
     }
 
-    /// Rename every output into place; on failure the rest are discarded.
-    pub fn commit(&self) -> Result<(), OutputError> {
+    /// Write the `--summary-json` file (`summary_json`, when asked for),
+    /// then rename every output into place; on failure the rest are
+    /// discarded.
+    pub fn commit(&self, summary_json: &str) -> Result<(), OutputError> {
+        if let Some(p) = &self.summary_json
+            && let Err(e) = std::fs::write(&p.tmp, summary_json)
+        {
+            self.all().for_each(Pending::discard);
+            return Err(OutputError::new(&p.dest, e));
+        }
         for p in self.all() {
             if let Err(e) = p.commit() {
                 self.all().for_each(Pending::discard);
