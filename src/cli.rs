@@ -2,9 +2,12 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use std::io::IsTerminal;
+
+use clap::{Parser, ValueEnum};
 
 use crate::config::Options;
+use crate::progress::Show;
 
 /// Load everything the nanobot and nanoclaw agents left under HOME into one
 /// Parquet table of events.
@@ -113,10 +116,57 @@ pub struct Args {
     #[arg(long, short)]
     pub quiet: bool,
 
+    /// Show progress on stderr while the run goes on — stores discovered,
+    /// stores, bytes and rows extracted, each SQL step, the write — cleared
+    /// before the summary. `auto`: only when stderr is a terminal (not
+    /// TERM=dumb) and without --quiet; `always` draws even into a file.
+    /// Without colours when NO_COLOR is set. Output files are the same.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = When::Auto)]
+    pub progress: When,
+
+    /// Also write the end summary as JSON to FILE (written to a temporary
+    /// name and renamed; must be outside HOME): load_id, exit code, counts
+    /// per source kind, duplicates and their reasons, diagnostics per kind,
+    /// secrets redacted per rule, phase timings, outputs, and the cache
+    /// counts with --cache. Not written when nothing else is (exit 2).
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
+
     /// Print the wall time of each phase on stderr after the summary:
     /// discover, extract, stage, load, each SQL step (`sql V001__…`), write.
     #[arg(long)]
     pub timings: bool,
+}
+
+/// When `--progress` is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum When {
+    Auto,
+    Always,
+    Never,
+}
+
+impl When {
+    /// How progress is shown, given whether stderr is a terminal, `TERM`,
+    /// `NO_COLOR` (set and not empty: no colours) and `--quiet`.
+    pub fn show(
+        self,
+        stderr_is_terminal: bool,
+        term: Option<&str>,
+        no_color: Option<&str>,
+        quiet: bool,
+    ) -> Show {
+        let drawn = match self {
+            When::Always => true,
+            When::Never => false,
+            When::Auto => stderr_is_terminal && term != Some("dumb") && !quiet,
+        };
+        match (drawn, no_color.is_some_and(|v| !v.is_empty())) {
+            (false, _) => Show::Off,
+            (true, true) => Show::Plain,
+            (true, false) => Show::Color,
+        }
+    }
 }
 
 /// Parse `±HH:MM` (or `Z`) to minutes.
@@ -177,6 +227,13 @@ impl Args {
             cache: self.cache.clone(),
             dataset: self.dataset.clone(),
             host: self.host.clone(),
+            summary_json: self.summary_json.clone(),
+            progress: self.progress.show(
+                std::io::stderr().is_terminal(),
+                std::env::var("TERM").ok().as_deref(),
+                std::env::var("NO_COLOR").ok().as_deref(),
+                self.quiet,
+            ),
         }
     }
 }
@@ -193,6 +250,23 @@ mod tests {
         assert!(parse_offset("+14:30").is_err());
         assert!(parse_offset("02:00").is_err());
         assert!(parse_offset("+2").is_err());
+    }
+
+    #[test]
+    fn progress_auto_needs_a_terminal_and_no_quiet() {
+        let tty = Some("xterm");
+        assert_eq!(When::Auto.show(true, tty, None, false), Show::Color);
+        assert_eq!(When::Auto.show(true, tty, Some(""), false), Show::Color);
+        assert_eq!(When::Auto.show(true, tty, Some("1"), false), Show::Plain);
+        assert_eq!(When::Auto.show(false, tty, None, false), Show::Off);
+        assert_eq!(When::Auto.show(true, tty, None, true), Show::Off);
+        assert_eq!(When::Auto.show(true, Some("dumb"), None, false), Show::Off);
+        assert_eq!(When::Always.show(false, None, None, true), Show::Color);
+        assert_eq!(
+            When::Always.show(false, None, Some("1"), false),
+            Show::Plain
+        );
+        assert_eq!(When::Never.show(true, tty, None, false), Show::Off);
     }
 
     #[test]

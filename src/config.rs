@@ -4,14 +4,15 @@
 //! Options (CLI flags as a library value) ──Config::new──▶ Config
 //!   home            canonical, a directory
 //!   secret patterns compiled (a bad regex is a usage error)
-//!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --cache DIR: absolute,
-//!                   never inside HOME; the dataset host name checked
+//!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --summary-json FILE,
+//!                   --cache DIR: absolute, never inside HOME; the dataset host name checked
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::progress::Show;
 use crate::secrets::Scanner;
 use crate::store::ExtractOptions;
 
@@ -40,6 +41,10 @@ pub struct Options {
     pub dataset: Option<PathBuf>,
     /// `--host NAME` (default: HOME's directory name).
     pub host: Option<String>,
+    /// `--summary-json FILE`: the end summary as JSON.
+    pub summary_json: Option<PathBuf>,
+    /// `--progress`, resolved: drawn on stderr or not.
+    pub progress: Show,
 }
 
 impl Options {
@@ -59,6 +64,8 @@ impl Options {
             cache: None,
             dataset: None,
             host: None,
+            summary_json: None,
+            progress: Show::Off,
         }
     }
 }
@@ -82,6 +89,8 @@ pub struct OutputPaths {
     pub db: Option<PathBuf>,
     /// `--dataset DIR` and the host name of its partitions.
     pub dataset: Option<(PathBuf, String)>,
+    /// `--summary-json`.
+    pub summary_json: Option<PathBuf>,
 }
 
 /// Validated options.
@@ -144,6 +153,7 @@ impl Config {
             tables: opts.tables.as_deref().map(resolve).transpose()?,
             db: opts.db.as_deref().map(absolute_out).transpose()?,
             dataset,
+            summary_json: opts.summary_json.as_deref().map(absolute_out).transpose()?,
         };
         let cache = opts.cache.as_deref().map(resolve).transpose()?;
         for dest in [
@@ -151,6 +161,7 @@ impl Config {
             outputs.tables.as_ref(),
             outputs.db.as_ref(),
             outputs.dataset.as_ref().map(|(d, _)| d),
+            outputs.summary_json.as_ref(),
             cache.as_ref(),
         ]
         .into_iter()

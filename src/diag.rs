@@ -46,17 +46,18 @@ impl DiagKind {
         }
     }
 
+    /// Every kind, in declaration order.
+    pub const ALL: [DiagKind; 6] = [
+        DiagKind::Loss,
+        DiagKind::BadLine,
+        DiagKind::BadRecord,
+        DiagKind::Unreadable,
+        DiagKind::SkippedLink,
+        DiagKind::Warning,
+    ];
+
     pub fn parse(s: &str) -> Option<DiagKind> {
-        [
-            DiagKind::Loss,
-            DiagKind::BadLine,
-            DiagKind::BadRecord,
-            DiagKind::Unreadable,
-            DiagKind::SkippedLink,
-            DiagKind::Warning,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        DiagKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
     /// Whether this kind makes the run's exit code 1.

@@ -100,9 +100,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Every SQL step, in order.
-    pub fn run_steps(&self) -> Result<Timings, EngineError> {
-        let times = crate::steps::run_all(&self.conn).map_err(|e| EngineError(e.to_string()))?;
+    /// Every SQL step, in order; `starting(index, count, name)` is called
+    /// before each (`kinds`, then `V001__…` without `.sql`).
+    pub fn run_steps(
+        &self,
+        mut starting: impl FnMut(usize, usize, &str),
+    ) -> Result<Timings, EngineError> {
+        let count = crate::steps::STEPS.len() + 1;
+        let mut tell = |i: usize, file: &str| starting(i, count, file.trim_end_matches(".sql"));
+        let times =
+            crate::steps::run_all(&self.conn, &mut tell).map_err(|e| EngineError(e.to_string()))?;
         Ok(Timings {
             phases: times
                 .into_iter()

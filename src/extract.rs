@@ -7,13 +7,15 @@
 //! ```
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use crate::cache::{Cache, CacheCounts};
 use crate::diag::Diagnostic;
 use crate::discover::Discovery;
-use crate::schema::SourceRow;
+use crate::progress::Progress;
+use crate::schema::{EventRow, LlmCallRow, SourceRow};
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError, Staged};
 use crate::store::{ExtractOptions, RowSink, Store, StoreOutput, StoreReport};
@@ -63,16 +65,20 @@ pub fn extract(
     workspace: &Workspace,
     threads: usize,
     cache: Option<&Cache>,
+    progress: &Progress,
 ) -> Result<Extraction, ExtractError> {
     let stage = Stage::new(&workspace.stage_dir())?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
     let scratch = workspace.scratch_dir();
+    let stores = &discovery.stores;
+    progress.extracting(stores.len() as u64, stores.iter().map(store_bytes).sum());
     let mut timings = Timings::default();
     let reports: Vec<StoreReport> = timings.time("extract", || {
-        pool.install(|| extract_all(&discovery.stores, home, options, &stage, &scratch, cache))
+        pool.install(|| extract_all(stores, home, options, &stage, &scratch, cache, progress))
     });
+    progress.staging();
     if let Some(c) = cache {
         c.prune();
     }
@@ -101,7 +107,7 @@ fn source_rows(stores: &[Store], reports: &[StoreReport]) -> Vec<SourceRow> {
             source_kind: s.kind.to_string(),
             source_role: s.role.as_str().to_string(),
             source_path: s.rel.clone(),
-            bytes: (s.bytes + s.parts.iter().map(|p| p.bytes).sum::<u64>()) as i64,
+            bytes: store_bytes(s) as i64,
             rows: r.rows as i64,
             status: r.status.to_string(),
             agent: s.agent.as_str().to_string(),
@@ -110,6 +116,37 @@ fn source_rows(stores: &[Store], reports: &[StoreReport]) -> Vec<SourceRow> {
             redactions: crate::secrets::counts_json(&r.redactions),
         })
         .collect()
+}
+
+/// A store's bytes: its file and its parts (`sources.bytes`).
+fn store_bytes(s: &Store) -> u64 {
+    s.bytes + s.parts.iter().map(|p| p.bytes).sum::<u64>()
+}
+
+/// A sink that counts the event rows passing through to `--progress`.
+struct Counted<'a> {
+    sink: &'a dyn RowSink,
+    progress: &'a Progress,
+    /// This store's rows counted so far.
+    rows: &'a AtomicU64,
+}
+
+impl RowSink for Counted<'_> {
+    fn write_events(
+        &self,
+        kind: &'static str,
+        rows: &[EventRow],
+        natives: &[Option<String>],
+    ) -> Result<(), StageError> {
+        self.sink.write_events(kind, rows, natives)?;
+        let n = rows.len() as u64;
+        self.rows.fetch_add(n, Ordering::Relaxed);
+        self.progress.rows(n);
+        Ok(())
+    }
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
+        self.sink.write_llm_calls(rows)
+    }
 }
 
 /// Run every store's extractor in parallel (on the current Rayon pool),
@@ -122,25 +159,35 @@ pub fn extract_all(
     stage: &Stage,
     scratch: &Path,
     cache: Option<&Cache>,
+    progress: &Progress,
 ) -> Vec<StoreReport> {
     stores
         .par_iter()
         .enumerate()
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
+            let counted = AtomicU64::new(0);
             let read = |sink: &dyn RowSink| {
+                let sink = Counted {
+                    sink,
+                    progress,
+                    rows: &counted,
+                };
                 // the scratch dir is created by the first snapshot the store takes
-                let mut out = StoreOutput::new(store, home, options, sink, dir.clone());
+                let mut out = StoreOutput::new(store, home, options, &sink, dir.clone());
                 let result = (REGISTRY[store.extractor].extract)(&mut out);
                 let report = out.finish(result);
                 // Snapshots are private copies: drop them as soon as the store is read.
                 let _ = std::fs::remove_dir_all(&dir);
                 report
             };
-            match cache {
+            let report = match cache {
                 Some(c) => c.stage(store, home, stage, read),
                 None => read(stage),
-            }
+            };
+            let rows = counted.load(Ordering::Relaxed);
+            progress.store_read(store_bytes(store), report.rows, rows);
+            report
         })
         .collect()
 }

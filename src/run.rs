@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! config ─▶ sink::Outputs::prepare ─▶ workspace ─▶ discover ─▶ extract (rayon) ─▶ stage
-//!   ─▶ engine: load, sql steps ─▶ sink: write to temp names, rename all ─▶ summary
+//!   ─▶ engine: load, sql steps ─▶ sink: write to temp names ─▶ summary
+//!   ─▶ sink: --summary-json, rename all        (progress: drawn throughout, cleared at the end)
 //! ```
 //! Nothing is written inside HOME; scratch files live in the private
 //! workspace, removed when the run ends.
@@ -16,6 +17,7 @@ use crate::config::{Config, ConfigError, Options};
 use crate::discover::discover;
 use crate::engine::{Engine, EngineError};
 use crate::extract::{ExtractError, extract};
+use crate::progress::Progress;
 use crate::sink::{OutputError, Outputs};
 use crate::summary::Summary;
 use crate::timings::Timings;
@@ -47,22 +49,21 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let config = Config::new(opts)?;
     let outputs = Outputs::prepare(&config.outputs)?;
     let workspace = Workspace::create(&config.home)?;
+    let progress = Progress::start(opts.progress);
 
     let discovery = t.time("discover", || discover(&config.home, config.follow_links))?;
     let load_id = discovery.load_id();
     test_pause("discovered");
     let ex = &config.extract;
-    let cache = (config.cache.as_deref())
-        .map(|dir| Cache::open(dir, &config.home, ex, config.follow_links))
-        .transpose()?;
-    let threads = config.threads;
+    let cache = open_cache(&config)?;
     let extraction = extract(
         &discovery,
         &config.home,
         ex,
         &workspace,
-        threads,
+        config.threads,
         cache.as_ref(),
+        &progress,
     )?;
     t.extend(extraction.timings.clone());
     test_pause("staged");
@@ -70,28 +71,36 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let memory_limit = config.memory_limit_for(extraction.max_row_bytes());
     let engine = Engine::open(&workspace.spill_dir(), config.threads, memory_limit)?;
     let staged = &extraction.staged;
+    progress.loading();
     t.time("load", || {
         engine.load(staged, config.utc_offset_minutes, &load_id)
     })?;
-    t.extend(engine.run_steps()?);
+    t.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
     let diagnostics = engine.diagnostics()?;
 
+    progress.writing(outputs.paths().len());
     t.time("write", || outputs.write(&engine, &staged.blobs, &load_id))?;
     test_pause("written");
-    outputs.commit()?;
-
-    Ok(Summary::new(
+    let total = started.elapsed();
+    let counts = engine.counts()?;
+    let summary = Summary::new(
         load_id,
         &discovery,
         &extraction,
-        engine.counts()?,
+        counts,
         diagnostics,
-        Timings {
-            total: started.elapsed(),
-            ..t
-        },
+        Timings { total, ..t },
         outputs.paths(),
-    ))
+    );
+    outputs.commit(&summary.json())?;
+    Ok(summary)
+}
+
+/// `--cache DIR`, opened for this HOME and these options.
+fn open_cache(config: &Config) -> Result<Option<Cache>, CacheError> {
+    (config.cache.as_deref())
+        .map(|dir| Cache::open(dir, &config.home, &config.extract, config.follow_links))
+        .transpose()
 }
 
 /// Test-only hook: with `NANOLOAD_TEST_PAUSE=<point>:<file>`, the run creates

@@ -6,7 +6,8 @@
 //! <dir>/<name>                        renamed into place once every output is written
 //!
 //! Outputs { out: OUT.parquet, tables: --tables DIR/<table>.parquet ×5, db: --db FILE,
-//!           dataset: --dataset DIR/<table>/host=NAME/part-0.parquet ×6 (src/dataset.rs) }
+//!           dataset: --dataset DIR/<table>/host=NAME/part-0.parquet ×6 (src/dataset.rs),
+//!           summary_json: --summary-json FILE (written by commit, from the summary) }
 //! ```
 //! A run first removes stale `.<name>.nanoload-*.tmp` files a killed run left
 //! for the same output names, and nothing else. OUT.parquet is written by
@@ -62,6 +63,8 @@ pub struct Outputs {
     pub db: Option<Pending>,
     /// `--dataset DIR --host NAME`.
     pub dataset: Option<Dataset>,
+    /// `--summary-json`: written and renamed by [`Outputs::commit`].
+    pub summary_json: Option<Pending>,
     /// A `--tables` directory this run created: removed again if still empty.
     _created_dir: Option<EmptyDirGuard>,
 }
@@ -95,6 +98,7 @@ impl Outputs {
             tables,
             db: paths.db.as_deref().map(Pending::new),
             dataset,
+            summary_json: paths.summary_json.as_deref().map(Pending::new),
             _created_dir: created_dir,
         };
         for p in outputs.all() {
@@ -104,12 +108,13 @@ impl Outputs {
         Ok(outputs)
     }
 
-    /// OUT, then the `--tables` files, then the `--db` file.
+    /// OUT, then the `--tables` files, the `--db` file, the `--summary-json` file.
     pub fn all(&self) -> impl Iterator<Item = &Pending> {
         self.out
             .iter()
             .chain(self.tables.iter().map(|(_, p)| p))
             .chain(self.db.iter())
+            .chain(self.summary_json.iter())
     }
 
     /// Destination paths, in [`Outputs::all`] order, then the dataset's
@@ -184,9 +189,16 @@ impl Outputs {
         Ok(())
     }
 
-    /// Rename every output into place, then swap in the dataset's
+    /// Write the `--summary-json` file (`summary_json`, when asked for),
+    /// then rename every output into place and swap in the dataset's
     /// partitions; on failure the rest are discarded.
-    pub fn commit(&self) -> Result<(), OutputError> {
+    pub fn commit(&self, summary_json: &str) -> Result<(), OutputError> {
+        if let Some(p) = &self.summary_json
+            && let Err(e) = std::fs::write(&p.tmp, summary_json)
+        {
+            self.all().for_each(Pending::discard);
+            return Err(OutputError::new(&p.dest, e));
+        }
         for p in self.all() {
             if let Err(e) = p.commit() {
                 self.all().for_each(Pending::discard);

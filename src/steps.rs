@@ -61,14 +61,20 @@ pub struct StepError {
 /// macros (built here, before the first file) fail.
 pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
 
-/// Run the `kinds` prelude, then every step in order.
-pub fn run_all(conn: &Connection) -> Result<Vec<(&'static str, Duration)>, StepError> {
+/// Run the `kinds` prelude, then every step in order; `starting` is told
+/// each one's index and file name (`kinds` first) before it runs.
+pub fn run_all(
+    conn: &Connection,
+    starting: &mut dyn FnMut(usize, &'static str),
+) -> Result<Vec<(&'static str, Duration)>, StepError> {
     let mut times = Vec::with_capacity(STEPS.len() + 1);
     let started = Instant::now();
+    starting(0, "kinds");
     run_kinds(conn)?;
     times.push(("kinds", started.elapsed()));
-    for step in STEPS {
+    for (i, step) in STEPS.iter().enumerate() {
         let started = Instant::now();
+        starting(i + 1, step.0);
         run_step(conn, step)?;
         times.push((step.0, started.elapsed()));
     }

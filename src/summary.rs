@@ -141,6 +141,49 @@ impl Summary {
         }
     }
 
+    /// The end summary as JSON (`--summary-json`; docs/design.md
+    /// "Progress and summary"): the numbers of [`Summary::render`] and the
+    /// `--timings` phases, one object, ending in a newline.
+    pub fn json(&self) -> String {
+        use serde_json::{Map, Value, json};
+        let kinds: Map<String, Value> = (self.kinds.iter())
+            .map(|(k, c)| {
+                let v = json!({"stores": c.stores, "rows_read": c.rows_read,
+                    "rows_out": c.rows_out, "duplicates": c.duplicates});
+                (k.clone(), v)
+            })
+            .collect();
+        let diagnostics: Map<String, Value> = DiagKind::ALL
+            .iter()
+            .map(|k| (k.as_str().to_string(), json!(self.count(*k))))
+            .collect();
+        let phases: Vec<Value> = (self.timings.phases.iter())
+            .map(|(phase, d)| json!({"phase": phase, "seconds": d.as_secs_f64()}))
+            .collect();
+        let mut v = json!({
+            "version": crate::VERSION,
+            "load_id": self.load_id,
+            "exit_code": self.exit as i32,
+            "events": self.events,
+            "kinds": kinds,
+            "duplicates": self.kinds.values().map(|c| c.duplicates).sum::<u64>(),
+            "drop_reasons": self.drop_reasons.iter().cloned().collect::<BTreeMap<_, _>>(),
+            "diagnostics": diagnostics,
+            "links_skipped": self.links_skipped + self.count(DiagKind::SkippedLink),
+            "redactions": self.redactions,
+            "timings": {"phases": phases, "total_seconds": self.timings.total.as_secs_f64()},
+            "outputs": self.outputs.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+        });
+        if let (Some(c), Some(o)) = (self.cache, v.as_object_mut()) {
+            let cache = json!({"reused": c.reused, "extracted": c.extracted,
+                "not_cacheable": c.not_cacheable});
+            o.insert("cache".into(), cache);
+        }
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
     pub fn count(&self, kind: DiagKind) -> usize {
         self.diagnostics.iter().filter(|d| d.kind == kind).count()
     }
