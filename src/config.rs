@@ -5,12 +5,14 @@
 //!   home            canonical, a directory
 //!   secret patterns compiled (a bad regex is a usage error)
 //!   outputs         OUT, --tables DIR, --db FILE, --cache DIR: absolute, never inside HOME
+//!   prices          data/prices.json, or the --prices FILE that replaces it, parsed
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::prices::PriceTable;
 use crate::secrets::Scanner;
 use crate::store::ExtractOptions;
 
@@ -34,6 +36,8 @@ pub struct Options {
     pub memory_limit: u64,
     /// `--cache DIR`: reuse the staged rows of unchanged stores.
     pub cache: Option<PathBuf>,
+    /// `--prices FILE`: the price table instead of `data/prices.json`.
+    pub prices: Option<PathBuf>,
 }
 
 impl Options {
@@ -51,6 +55,7 @@ impl Options {
             no_redact: false,
             memory_limit: 256 << 20,
             cache: None,
+            prices: None,
         }
     }
 }
@@ -89,6 +94,8 @@ pub struct Config {
     pub memory_limit: u64,
     /// `--cache DIR`, absolute, outside HOME (created by the run).
     pub cache: Option<PathBuf>,
+    /// The price table of `cost_usd` (docs/design.md "Cost").
+    pub prices: PriceTable,
 }
 
 impl Config {
@@ -140,6 +147,16 @@ impl Config {
                 ));
             }
         }
+        let prices = match &opts.prices {
+            None => PriceTable::builtin(),
+            Some(file) => std::fs::read_to_string(file)
+                .map_err(|e| crate::prices::PriceError(e.to_string()))
+                .and_then(|text| PriceTable::parse(&text))
+                .map_err(|e| {
+                    crate::prices::PriceError(format!("--prices {}: {e}", file.display()))
+                }),
+        }
+        .map_err(|e| ConfigError::Usage(crate::diag::one_line(&e.0)))?;
         let threads = opts
             .threads
             .unwrap_or_else(|| {
@@ -161,6 +178,7 @@ impl Config {
             follow_links: opts.follow_links,
             memory_limit: opts.memory_limit,
             cache,
+            prices,
         })
     }
 

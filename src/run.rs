@@ -71,7 +71,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let engine = Engine::open(&workspace.spill_dir(), config.threads, memory_limit)?;
     let staged = &extraction.staged;
     t.time("load", || {
-        engine.load(staged, config.utc_offset_minutes, &load_id)
+        engine.load(staged, config.utc_offset_minutes, &load_id, &config.prices)
     })?;
     t.extend(engine.run_steps()?);
     let diagnostics = engine.diagnostics()?;
