@@ -10,19 +10,35 @@
 --          plus 10 s. Where turns overlap (a subagent inside its parent's
 --          turn) the turn with the latest start wins; a call in no turn has
 --          session NULL (between turns, the archive call of a /new).
--- Grain:   one row per llm_calls row of each instance.
+--          Then (appended) each call's `cost_usd` from the price table
+--          (docs/design.md "Cost"): the model of every call and of every
+--          Claude Code response with counted usage (nanoclaw, provider
+--          `anthropic`) is matched to a `prices` row by exact
+--          `provider/model`, exact `model`, then the same two normalised
+--          (`price_name`: lower case, `.` between digits as `-`, a trailing
+--          date stamp removed); a price row answers to its LiteLLM key and
+--          to `<its provider>/<key>`. An unmatched model: cost NULL and one
+--          `price_unknown` warning per (agent, provider, model).
+-- Grain:   one row per llm_calls row of each instance; model_prices: one row
+--          per (agent, provider, model) priced.
 -- Inputs:  stage_llm_calls, events_linked (V014), copy_rows, copy_turns
 --          and copy_turn_matches (V007), order_sessions and order_paths
---          (V015); drops events_linked.
+--          (V015), events (V015: the Claude Code rows with counted usage),
+--          prices (the engine's price table), diagnostics; drops
+--          events_linked.
 -- Output:  turn_messages (is_user: the row starts a turn), turn_spans
 --          (turn_start, turn_end: a turn's span, end + 10 s, by sess_id),
 --          turns (the spans by instance and session), turn_hours (a turn
 --          once per hour it touches: hour = its µs epoch // 3 600 000 000),
---          llm_attribution (the session of each attributed call), llm_calls
---          (the output table).
--- The turn arithmetic runs over integer ids (order_sessions, order_paths
--- of V015), not the session and path strings, so one session of millions
--- of messages stays within the memory limit.
+--          llm_attribution (the session of each attributed call),
+--          price_names (name, norm: the names each price row answers to),
+--          model_uses (agent, provider, model: the models to price, with
+--          the first instance and source_path using them and uses),
+--          model_prices (price_model: the prices row, price_step: 1–4 the
+--          rule that matched, NULL unmatched; its prices), the macros
+--          price_name(s) and call_cost(…) (V018 prices Claude Code usage
+--          with them), llm_calls (the output table; cost_usd appended), and
+--          rows appended to diagnostics (`price_unknown`).
 CREATE TABLE turn_messages AS
 SELECT s.sess_id, p.path_id, e.seq, e.source_line, e.x_sub,
     e.turn_type = 'user' AS is_user, e.timestamp_utc
@@ -83,6 +99,92 @@ JOIN turn_hours t
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
                            ORDER BY t.turn_start DESC, t.session_id, t.session_uid) = 1;
 
+-- ---- cost (docs/design.md "Cost") ----------------------------------------
+
+-- The one normalisation of a model name: lower case, `.` between two digits
+-- as `-` (claude-sonnet-4.5 → claude-sonnet-4-5; twice, for 3.5.1), a
+-- trailing date stamp (-20250929, @20250929, -2024-08-06) removed.
+CREATE MACRO price_name(s) AS regexp_replace(
+    regexp_replace(regexp_replace(lower(s), '(\d)\.(\d)', '\1-\2', 'g'),
+                   '(\d)\.(\d)', '\1-\2', 'g'),
+    '[-@]([0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$', '');
+
+-- USD of one call (DECIMAL, exact) from its token counts, NULLs as 0, with
+-- `input` counting the cached tokens too (nanobot's input_tokens): the
+-- uncached input (never below 0) at the input price, cache reads and writes
+-- at their prices (the input price when the table has none), output at the
+-- output price. NULL when the model has no price (p_in NULL).
+CREATE MACRO call_cost(input, cache_read, cache_write, output, p_in, p_out, p_read, p_write) AS
+    greatest(coalesce(input, 0) - coalesce(cache_read, 0) - coalesce(cache_write, 0), 0) * p_in
+    + coalesce(cache_read, 0) * coalesce(p_read, p_in)
+    + coalesce(cache_write, 0) * coalesce(p_write, p_in)
+    + coalesce(output, 0) * p_out;
+
+-- each price row under its LiteLLM key (alias 0) and, unless the key already
+-- starts with it, under `<provider>/<key>` (alias 1: LiteLLM's own routing
+-- name, as nanobot's `anthropic/claude-sonnet-4-5`)
+CREATE TABLE price_names AS
+SELECT name, price_name(name) AS norm, alias, model AS price_model
+FROM (SELECT model AS name, 0 AS alias, model FROM prices
+      UNION ALL
+      SELECT provider || '/' || model, 1, model FROM prices
+      WHERE provider IS NOT NULL AND NOT starts_with(model, provider || '/'));
+
+CREATE TABLE model_uses AS
+SELECT 'nanobot' AS agent, provider, model,
+    min(instance) AS instance, min(source_path) AS source_path, count(*) AS uses
+FROM stage_llm_calls
+WHERE model IS NOT NULL
+GROUP BY provider, model
+UNION ALL
+-- Claude Code's responses go to Anthropic's API
+SELECT 'nanoclaw', 'anthropic', model, min(instance), min(source_path), count(*)
+FROM events
+WHERE kind_nanoclaw(source_kind) = 'transcript' AND model IS NOT NULL
+  AND (native::JSON->>'usage_counted') = 'true'
+GROUP BY model;
+
+CREATE TABLE model_prices AS
+WITH matches AS (
+    SELECT u.agent, u.provider, u.model, 1 AS step, n.alias, n.price_model
+    FROM model_uses u JOIN price_names n ON n.name = u.provider || '/' || u.model
+    UNION ALL
+    SELECT u.agent, u.provider, u.model, 2, n.alias, n.price_model
+    FROM model_uses u JOIN price_names n ON n.name = u.model
+    UNION ALL
+    SELECT u.agent, u.provider, u.model, 3, n.alias, n.price_model
+    FROM model_uses u JOIN price_names n ON n.norm = price_name(u.provider || '/' || u.model)
+    UNION ALL
+    SELECT u.agent, u.provider, u.model, 4, n.alias, n.price_model
+    FROM model_uses u JOIN price_names n ON n.norm = price_name(u.model)
+),
+best AS (
+    -- the first rule that matches; within it a key before an alias, then
+    -- the shortest key (the undated one), then the first by name
+    SELECT * FROM matches
+    QUALIFY row_number() OVER (PARTITION BY agent, provider, model
+                               ORDER BY step, alias, length(price_model), price_model) = 1
+)
+SELECT u.agent, u.provider, u.model, b.price_model, b.step AS price_step,
+    p.input, p.output, p.cache_read, p.cache_write
+FROM model_uses u
+LEFT JOIN best b ON b.agent = u.agent AND b.provider IS NOT DISTINCT FROM u.provider
+                AND b.model = u.model
+LEFT JOIN prices p ON p.model = b.price_model;
+
+INSERT INTO diagnostics BY NAME
+SELECT 'warning' AS kind, u.agent, u.instance, u.source_path,
+    CAST(NULL AS BIGINT) AS source_line,
+    'no price for model ' || u.model || coalesce(' (provider ' || u.provider || ')', '')
+    || ': cost_usd is NULL for its ' || CAST(u.uses AS VARCHAR)
+    || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows' ELSE ' Claude Code responses' END
+    || ' (--prices FILE can price it)' AS message,
+    CAST(NULL AS VARCHAR) AS session_id, 'price_unknown' AS code
+FROM model_uses u
+JOIN model_prices m ON m.agent = u.agent AND m.provider IS NOT DISTINCT FROM u.provider
+                   AND m.model = u.model
+WHERE m.price_model IS NULL;
+
 CREATE TABLE llm_calls AS
 SELECT c.instance,
     c.id, c.started_at_ms, c.duration_ms, c.provider, c.model, c.source, c.stream, c.finish_reason,
@@ -92,9 +194,13 @@ SELECT c.instance,
     CAST(make_timestamp(c.started_at_ms * 1000) AS TIMESTAMPTZ) AS started_at,
     a.session_id,
     c.source_path,
-    a.session_uid
+    a.session_uid,
+    CAST(call_cost(c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens,
+                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd
 FROM stage_llm_calls c
-LEFT JOIN llm_attribution a USING (instance, source_path, id);
+LEFT JOIN llm_attribution a USING (instance, source_path, id)
+LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
+                        AND m.model = c.model;
 
 -- events_linked (a full copy of every row) is not read after this step: free
 -- its memory and spill space.

@@ -15,16 +15,23 @@
 --          message.id + requestId, or per line without an id) with and
 --          without counted usage, `losses` (every loss code declared for the
 --          session, comma-separated) and the nanoclaw route's channel_type
---          and platform_id (only when the messaging group joined, V010).
+--          and platform_id (only when the messaging group joined, V010);
+--          then (appended) `cost_usd` (docs/design.md "Cost"): a nanobot
+--          session's llm_calls costs summed, a nanoclaw session's Claude
+--          Code responses with counted usage priced (model_prices, V017)
+--          and summed; NULL when it has none, or when one of them has no
+--          price (a partial sum would understate it).
 -- Grain:   one row per session_uid.
--- Inputs:  events (V016), llm_calls (V017), session_identity (V001),
---          diagnostics, kinds.
+-- Inputs:  events (V016), llm_calls and model_prices and the macro
+--          call_cost (V017), session_identity (V001), diagnostics, kinds.
 -- Output:  session_starts (j: the `session start:` row's native; pick = 1:
 --          the one whose facts the session takes, primary first),
 --          session_losses (the session's declared losses, by code),
 --          session_continuations (continuation: the backing sessions,
 --          `provider:id`, comma-separated), session_transcript_turns
---          (turns, turns_with_usage), sessions (the output table;
+--          (turns, turns_with_usage), session_transcript_costs
+--          (usage_rows, unpriced, cost: the counted Claude Code usage
+--          priced), sessions (the output table;
 --          in_primary_store: a primary row of a message store;
 --          secondary_only: its negation).
 CREATE TABLE session_starts AS
@@ -67,6 +74,27 @@ FROM (SELECT session_uid, j->>'usage_counted' = 'true' AS counted,
       WHERE (j->'usage_counted') IS NOT NULL)
 GROUP BY ALL;
 
+-- Claude Code's input_tokens leave out the cache reads and writes (Anthropic's
+-- usage): call_cost takes the input with them, as nanobot counts it
+CREATE TABLE session_transcript_costs AS
+SELECT t.session_uid,
+    count(*) AS usage_rows,
+    count(*) FILTER (m.price_model IS NULL) AS unpriced,
+    sum(call_cost(coalesce(t.input, 0) + coalesce(t.cache_read, 0) + coalesce(t.cache_write, 0),
+                  t.cache_read, t.cache_write, t.output,
+                  m.input, m.output, m.cache_read, m.cache_write)) AS cost
+FROM (SELECT session_uid, model,
+          TRY_CAST(j->'usage'->>'input_tokens' AS BIGINT) AS input,
+          TRY_CAST(j->'usage'->>'output_tokens' AS BIGINT) AS output,
+          TRY_CAST(j->'usage'->>'cache_read_input_tokens' AS BIGINT) AS cache_read,
+          TRY_CAST(j->'usage'->>'cache_creation_input_tokens' AS BIGINT) AS cache_write
+      FROM (SELECT session_uid, model, native::JSON AS j
+            FROM events
+            WHERE kind_nanoclaw(source_kind) = 'transcript' AND session_uid IS NOT NULL)
+      WHERE (j->>'usage_counted') = 'true') t
+LEFT JOIN model_prices m ON m.agent = 'nanoclaw' AND m.provider = 'anthropic' AND m.model = t.model
+GROUP BY t.session_uid;
+
 CREATE TABLE sessions AS
 WITH ev AS (
     SELECT agent, instance, session_id, session_uid,
@@ -94,14 +122,21 @@ WITH ev AS (
     GROUP BY ALL
 ),
 calls AS (
-    SELECT session_uid,
+    SELECT l.session_uid,
         count(*) AS llm_calls,
-        sum(input_tokens) AS input_tokens,
-        sum(output_tokens) AS output_tokens,
-        sum(total_tokens) AS total_tokens,
-        sum(cache_read_tokens) AS cache_read_tokens,
-        sum(cache_write_tokens) AS cache_write_tokens
-    FROM llm_calls WHERE session_uid IS NOT NULL
+        sum(l.input_tokens) AS input_tokens,
+        sum(l.output_tokens) AS output_tokens,
+        sum(l.total_tokens) AS total_tokens,
+        sum(l.cache_read_tokens) AS cache_read_tokens,
+        sum(l.cache_write_tokens) AS cache_write_tokens,
+        count(*) FILTER (m.price_model IS NULL) AS unpriced,
+        -- the calls' costs as exact DECIMALs (llm_calls.cost_usd is their DOUBLE)
+        sum(call_cost(l.input_tokens, l.cache_read_tokens, l.cache_write_tokens, l.output_tokens,
+                      m.input, m.output, m.cache_read, m.cache_write)) AS cost
+    FROM llm_calls l
+    LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM l.provider
+                            AND m.model = l.model
+    WHERE l.session_uid IS NOT NULL
     GROUP BY ALL
 )
 SELECT ev.agent, ev.instance, ev.session_id,
@@ -146,11 +181,14 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(tt.turns - tt.turns_with_usage, 0) END AS transcript_turns_without_usage,
     l.losses,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'channel_type' END AS channel_type,
-    CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS platform_id
+    CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS platform_id,
+    CAST(CASE WHEN ev.agent = 'nanobot' AND c.unpriced = 0 THEN c.cost
+              WHEN ev.agent = 'nanoclaw' AND tc.unpriced = 0 THEN tc.cost END AS DOUBLE) AS cost_usd
 FROM ev
 LEFT JOIN session_starts s ON s.session_uid = ev.session_uid AND s.pick = 1
 LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.session_uid = ev.session_uid
 LEFT JOIN session_losses l ON l.agent = ev.agent AND l.instance = ev.instance AND l.session_id = ev.session_id
 LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.session_uid = ev.session_uid
 LEFT JOIN (SELECT DISTINCT session_uid, namespace FROM session_identity) ns ON ns.session_uid = ev.session_uid
-LEFT JOIN session_transcript_turns tt ON ev.agent = 'nanoclaw' AND tt.session_uid = ev.session_uid;
+LEFT JOIN session_transcript_turns tt ON ev.agent = 'nanoclaw' AND tt.session_uid = ev.session_uid
+LEFT JOIN session_transcript_costs tc ON ev.agent = 'nanoclaw' AND tc.session_uid = ev.session_uid;

@@ -112,6 +112,14 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
+    /// The price table of llm_calls.cost_usd and sessions.cost_usd: a JSON
+    /// file in the format of the built-in data/prices.json (USD per token of
+    /// each model, generated from LiteLLM's price list), used instead of it.
+    /// A model it does not price gets cost NULL and one price_unknown
+    /// warning.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -234,6 +242,7 @@ impl Args {
                 std::env::var("NO_COLOR").ok().as_deref(),
                 self.quiet,
             ),
+            prices: self.prices.clone(),
         }
     }
 }

@@ -6,12 +6,14 @@
 //!   secret patterns compiled (a bad regex is a usage error)
 //!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --summary-json FILE,
 //!                   --cache DIR: absolute, never inside HOME; the dataset host name checked
+//!   prices          data/prices.json, or the --prices FILE that replaces it, parsed
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::prices::PriceTable;
 use crate::progress::Show;
 use crate::secrets::Scanner;
 use crate::store::ExtractOptions;
@@ -45,6 +47,8 @@ pub struct Options {
     pub summary_json: Option<PathBuf>,
     /// `--progress`, resolved: drawn on stderr or not.
     pub progress: Show,
+    /// `--prices FILE`: the price table instead of `data/prices.json`.
+    pub prices: Option<PathBuf>,
 }
 
 impl Options {
@@ -66,6 +70,7 @@ impl Options {
             host: None,
             summary_json: None,
             progress: Show::Off,
+            prices: None,
         }
     }
 }
@@ -108,6 +113,8 @@ pub struct Config {
     pub memory_limit: u64,
     /// `--cache DIR`, absolute, outside HOME (created by the run).
     pub cache: Option<PathBuf>,
+    /// The price table of `cost_usd` (docs/design.md "Cost").
+    pub prices: PriceTable,
 }
 
 impl Config {
@@ -177,6 +184,16 @@ impl Config {
                 ));
             }
         }
+        let prices = match &opts.prices {
+            None => PriceTable::builtin(),
+            Some(file) => std::fs::read_to_string(file)
+                .map_err(|e| crate::prices::PriceError(e.to_string()))
+                .and_then(|text| PriceTable::parse(&text))
+                .map_err(|e| {
+                    crate::prices::PriceError(format!("--prices {}: {e}", file.display()))
+                }),
+        }
+        .map_err(|e| ConfigError::Usage(crate::diag::one_line(&e.0)))?;
         let threads = opts
             .threads
             .unwrap_or_else(|| {
@@ -198,6 +215,7 @@ impl Config {
             follow_links: opts.follow_links,
             memory_limit: opts.memory_limit,
             cache,
+            prices,
         })
     }
 

@@ -3,8 +3,9 @@
 //!
 //! ```text
 //! Engine::open   memory_limit, threads, spill dir in the workspace, no extension autoload
-//! Engine::load   params (given offset, load_id); stage_events, stage_llm_calls (views over
-//!                the staged Parquet); diagnostics, sources (tables the steps append to)
+//! Engine::load   params (given offset, load_id); prices (the price table); stage_events,
+//!                stage_llm_calls (views over the staged Parquet); diagnostics, sources
+//!                (tables the steps append to)
 //! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first)
 //! ```
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use duckdb::Connection;
 
 use crate::diag::{DiagKind, Diagnostic, one_line};
+use crate::prices::PriceTable;
 use crate::schema::Agent;
 use crate::stage::Staged;
 use crate::timings::Timings;
@@ -82,7 +84,9 @@ impl Engine {
         staged: &Staged,
         offset: Option<i32>,
         load_id: &str,
+        prices: &PriceTable,
     ) -> Result<(), EngineError> {
+        self.conn.execute_batch(&prices.sql())?;
         let offset = offset
             .map(|o| o.to_string())
             .unwrap_or_else(|| "NULL".into());

@@ -17,6 +17,7 @@ pub mod diag;
 pub mod discover;
 pub mod extract;
 pub mod jsonl;
+pub mod prices;
 pub mod progress;
 pub mod schema;
 pub mod secrets;

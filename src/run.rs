@@ -73,7 +73,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let staged = &extraction.staged;
     progress.loading();
     t.time("load", || {
-        engine.load(staged, config.utc_offset_minutes, &load_id)
+        engine.load(staged, config.utc_offset_minutes, &load_id, &config.prices)
     })?;
     t.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
     let diagnostics = engine.diagnostics()?;

@@ -2,7 +2,7 @@
 //! run in order inside DuckDB. Each step creates tables, named by what they are.
 //!
 //! ```text
-//! engine (run.rs)  params, stage_events, stage_llm_calls, diagnostics, sources
+//! engine (run.rs)  params, prices, stage_events, stage_llm_calls, diagnostics, sources
 //! run_all          kinds (one row per registry entry), x_group_<name>() macros
 //!                  sql/V001__session_identity.sql … sql/V0NN__<name>.sql, in order
 //!                  (zero-padded, contiguous, unique)
@@ -477,8 +477,16 @@ mod tests {
             "an_llm_call_belongs_to_the_turn_containing_it_and_to_none_between_turns",
         ),
         (
+            "llm_calls",
+            "llm_calls_are_priced_by_exact_then_normalised_model_and_an_unknown_model_is_null",
+        ),
+        (
             "sessions",
             "sessions_count_rows_and_calls_and_flag_sessions_only_copies_hold",
+        ),
+        (
+            "sessions",
+            "sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage",
         ),
     ];
 
@@ -517,10 +525,11 @@ mod tests {
     ///
     /// ```text
     /// Steps::new()                 params (load_id 'test', no --utc-offset) and empty
-    ///                              stage_events, stage_llm_calls, diagnostics, sources
-    ///                              whose columns follow crate::schema and crate::diag
+    ///                              prices, stage_events, stage_llm_calls, diagnostics,
+    ///                              sources whose columns follow crate::schema and crate::diag
     /// .event(kind, &[(col, v)])    one stage_events row; .llm_call, .source, .diagnostic
-    ///                              likewise. A column not given is NULL, or, when the
+    ///                              likewise; .price(model, provider, [in, out, read, write])
+    ///                              one prices row (USD per token as text, "" NULL). A column not given is NULL, or, when the
     ///                              schema says NOT NULL, its default (see `defaults`).
     ///                              v is the value as text; `=…` is an SQL expression.
     /// .run_through("raw_events")   kinds, then each step not yet run up to that one
@@ -614,6 +623,7 @@ mod tests {
             let mut ddl = String::from(
                 "CREATE TABLE params AS SELECT CAST(NULL AS INTEGER) AS given_offset_minutes, 'test' AS load_id;\n",
             );
+            ddl.push_str(crate::prices::PRICES_DDL);
             for (table, schema) in [
                 ("stage_events", crate::schema::events_schema()),
                 ("stage_llm_calls", crate::schema::llm_calls_schema()),
@@ -696,6 +706,27 @@ mod tests {
                 &defaults,
                 given,
             )
+        }
+
+        /// One `prices` row: USD per token of input, output, cache read
+        /// and cache write, as decimal text ("" is NULL).
+        fn price(&self, model: &str, provider: &str, usd: [&str; 4]) -> Res {
+            let v = |p: &str| {
+                if p.is_empty() {
+                    "NULL".to_string()
+                } else {
+                    format!("CAST({} AS DECIMAL(38,18))", quote(p))
+                }
+            };
+            self.exec(&format!(
+                "INSERT INTO prices VALUES ({}, {}, {}, {}, {}, {})",
+                quote(model),
+                quote(provider),
+                v(usd[0]),
+                v(usd[1]),
+                v(usd[2]),
+                v(usd[3])
+            ))
         }
 
         /// One discovered store (a `sources` row).
@@ -2046,6 +2077,148 @@ mod tests {
         Ok(())
     }
 
+    /// The prices of the cost tests (USD per token): Claude Sonnet 4.5 as
+    /// LiteLLM prices it, its dated key at another input price (so a wrong
+    /// choice shows), a model without cache prices, and an OpenRouter key.
+    fn test_prices(h: &Steps) -> Res {
+        h.price(
+            "claude-sonnet-4-5",
+            "anthropic",
+            ["0.000003", "0.000015", "0.0000003", "0.00000375"],
+        )?;
+        h.price(
+            "claude-sonnet-4-5-20250929",
+            "anthropic",
+            ["0.000004", "0.000015", "0.0000003", "0.00000375"],
+        )?;
+        h.price("gpt-x", "openai", ["0.000001", "0.000002", "", ""])?;
+        h.price(
+            "openrouter/vendor/model-1.0",
+            "openrouter",
+            ["0.000005", "0.000005", "", ""],
+        )?;
+        h.price(
+            "vendor/model-1-0",
+            "vendor",
+            ["0.000009", "0.000009", "", ""],
+        )
+    }
+
+    #[test]
+    fn llm_calls_are_priced_by_exact_then_normalised_model_and_an_unknown_model_is_null() -> Res {
+        let mut h = Steps::new()?;
+        test_prices(&h)?;
+        let call = |provider: &str, model: &str, tokens: &[(&str, &str)]| -> Res {
+            let mut given = vec![
+                ("provider", provider),
+                ("model", model),
+                ("started_at_ms", "0"),
+            ];
+            given.extend_from_slice(tokens);
+            h.llm_call(&given)
+        };
+        let (inp, out, read, write) = (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+        );
+        // 1: a cached call, found after the normalisation (4.5 → 4-5) under
+        //    `anthropic/claude-sonnet-4-5`, the undated key (input 3e-6):
+        //    (1000 − 600 − 100) × 3e-6 + 600 × 3e-7 + 100 × 3.75e-6 + 50 × 1.5e-5
+        //    = 0.0009 + 0.00018 + 0.000375 + 0.00075 = 0.002205
+        call(
+            "anthropic",
+            "claude-sonnet-4.5",
+            &[(inp, "1000"), (read, "600"), (write, "100"), (out, "50")],
+        )?;
+        // 2: OpenRouter's name of it, normalised model alone:
+        //    2000 × 3e-6 + 100 × 1.5e-5 = 0.006 + 0.0015 = 0.0075
+        call(
+            "openrouter",
+            "anthropic/claude-sonnet-4.5",
+            &[(inp, "2000"), (out, "100")],
+        )?;
+        // 3: exact model, the dated key's `<provider>/<key>` name: 1000 × 4e-6 = 0.004
+        call(
+            "anthropic",
+            "anthropic/claude-sonnet-4-5-20250929",
+            &[(inp, "1000")],
+        )?;
+        // 4: case normalised; no cache price: cache reads at the input price:
+        //    600 × 1e-6 + 400 × 1e-6 + 10 × 2e-6 = 0.0006 + 0.0004 + 0.00002 = 0.00102
+        call(
+            "openai",
+            "GPT-X",
+            &[(inp, "1000"), (read, "400"), (out, "10")],
+        )?;
+        // 5: exact provider/model wins over the normalised vendor/model-1-0:
+        //    (10 + 10) × 5e-6 = 0.0001
+        call(
+            "openrouter",
+            "vendor/model-1.0",
+            &[(inp, "10"), (out, "10")],
+        )?;
+        // 6, 7: a model no row prices: NULL, never 0
+        call("mystery", "unknown-model", &[(inp, "100")])?;
+        call("mystery", "unknown-model", &[(inp, "100")])?;
+        // 8: a priced model whose call reported no tokens (an error): 0
+        call("anthropic", "claude-sonnet-4.5", &[])?;
+        // 9: no model: NULL, and no warning (nothing to name)
+        h.llm_call(&[
+            ("provider", "anthropic"),
+            ("started_at_ms", "0"),
+            (inp, "5"),
+        ])?;
+        h.run_through("llm_calls")?;
+        assert_eq!(
+            h.rows("SELECT id, cost_usd FROM llm_calls ORDER BY id")?,
+            vec![
+                "1 | 0.002205",
+                "2 | 0.0075",
+                "3 | 0.004",
+                "4 | 0.00102",
+                "5 | 0.0001",
+                "6 | NULL",
+                "7 | NULL",
+                "8 | 0.0",
+                "9 | NULL",
+            ]
+        );
+        // which rule found which row (1 exact provider/model, 2 exact model,
+        // 3 and 4 the same normalised)
+        assert_eq!(
+            h.rows(
+                "SELECT provider, model, price_model, price_step FROM model_prices ORDER BY ALL"
+            )?,
+            vec![
+                "anthropic | anthropic/claude-sonnet-4-5-20250929 | claude-sonnet-4-5-20250929 | 2",
+                "anthropic | claude-sonnet-4.5 | claude-sonnet-4-5 | 3",
+                "mystery | unknown-model | NULL | NULL",
+                "openai | GPT-X | gpt-x | 3",
+                "openrouter | anthropic/claude-sonnet-4.5 | claude-sonnet-4-5 | 4",
+                "openrouter | vendor/model-1.0 | openrouter/vendor/model-1.0 | 1",
+            ]
+        );
+        // one warning per model, naming it
+        assert_eq!(
+            h.rows("SELECT kind, agent, instance, source_path, message, code FROM diagnostics")?,
+            vec![
+                "warning | nanobot | .nanobot | .nanobot/llm_usage.sqlite3 | no price for model unknown-model (provider mystery): cost_usd is NULL for its 2 llm_calls rows (--prices FILE can price it) | price_unknown"
+            ]
+        );
+        // the normalisation: case, `.` between digits, a trailing date stamp
+        assert_eq!(
+            h.rows(
+                "SELECT price_name('Claude-Sonnet-4.5-20250929'), price_name('v3.5.1@20250929'),
+                        price_name('gpt-4o-2024-08-06'), price_name('gpt-4-0613'),
+                        price_name('o.k-1.x')"
+            )?,
+            vec!["claude-sonnet-4-5 | v3-5-1 | gpt-4o | gpt-4-0613 | o.k-1.x"]
+        );
+        Ok(())
+    }
+
     #[test]
     fn sessions_count_rows_and_calls_and_flag_sessions_only_copies_hold() -> Res {
         let mut h = Steps::new()?;
@@ -2083,6 +2256,138 @@ mod tests {
                 "cli:old | 1 | 1 | false | true | 0 | NULL | NULL",
                 "s1 | 4 | 0 | true | false | NULL | NULL | claude:c1",
                 "websocket:c1 | 4 | 2 | true | false | 1 | 100 | NULL",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage() -> Res {
+        let mut h = Steps::new()?;
+        test_prices(&h)?;
+        two_turns(&h)?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // websocket:c1: a cached call in turn 1 and one in turn 2
+        //   (1000 − 600 − 100) × 3e-6 + 600 × 3e-7 + 100 × 3.75e-6 + 50 × 1.5e-5 = 0.002205
+        //   2000 × 3e-6 + 100 × 1.5e-5                                            = 0.0075
+        //   session: 0.002205 + 0.0075 = 0.009705
+        h.llm_call(&[
+            ("provider", "anthropic"),
+            ("model", "claude-sonnet-4.5"),
+            ("started_at_ms", &ms("2026-03-02 10:00:20")),
+            ("input_tokens", "1000"),
+            ("cache_read_tokens", "600"),
+            ("cache_write_tokens", "100"),
+            ("output_tokens", "50"),
+        ])?;
+        h.llm_call(&[
+            ("provider", "anthropic"),
+            ("model", "claude-sonnet-4.5"),
+            ("started_at_ms", &ms("2026-03-02 11:00:25")),
+            ("input_tokens", "2000"),
+            ("output_tokens", "100"),
+        ])?;
+        // between the turns, of no session: its unknown model changes no session
+        h.llm_call(&[
+            ("provider", "mystery"),
+            ("model", "unknown-model"),
+            ("started_at_ms", &ms("2026-03-02 10:30:00")),
+            ("input_tokens", "100"),
+        ])?;
+        nanoclaw_session(&h)?;
+        // s1's Claude Code responses (Anthropic usage: input_tokens without the
+        // cache), model claude-sonnet-4-5-20250929 found exactly as
+        // `anthropic/claude-sonnet-4-5-20250929`, the dated key (input 4e-6):
+        //   m1: 5 × 4e-6 + 100 × 3.75e-6 + 20 × 1.5e-5 = 0.00002 + 0.000375 + 0.0003 = 0.000695
+        //   m2 (cached): 7 × 4e-6 + 400 × 3e-7 + 300 × 3.75e-6 + 30 × 1.5e-5
+        //      = 0.000028 + 0.00012 + 0.001125 + 0.00045                           = 0.001723
+        //   m2 repeated with a smaller usage: not counted, not priced
+        //   session: 0.000695 + 0.001723 = 0.002418
+        let response = |session: &str, line: &str, message: &str, usage: &str, model: &str| {
+            let native = format!(
+                r#"{{"transcript_id":"{session}","sessionId":"{session}","message_id":"{message}","requestId":"r-{message}","usage":{usage},"usage_counted":true}}"#
+            );
+            h.event(
+                TRANSCRIPT,
+                &[
+                    ("x_group", &group(Group::Transcript)),
+                    ("source_path", &format!("p/{session}.jsonl")),
+                    ("source_line", line),
+                    ("turn_type", "assistant"),
+                    ("model", model),
+                    ("native", &native),
+                ],
+            )
+        };
+        let sonnet = "claude-sonnet-4-5-20250929";
+        response(
+            "c1",
+            "1",
+            "m1",
+            r#"{"input_tokens":5,"cache_creation_input_tokens":100,"cache_read_input_tokens":0,"output_tokens":20}"#,
+            sonnet,
+        )?;
+        response(
+            "c1",
+            "2",
+            "m2",
+            r#"{"input_tokens":7,"cache_creation_input_tokens":300,"cache_read_input_tokens":400,"output_tokens":30}"#,
+            sonnet,
+        )?;
+        response(
+            "c1",
+            "3",
+            "m2",
+            r#"{"input_tokens":1,"output_tokens":1}"#,
+            sonnet,
+        )?;
+        // s2: backed by c2, whose one response has a model no row prices
+        h.event(
+            OUTBOUND,
+            &[
+                ("session_id", "s2"),
+                ("x_group", &group(Group::State)),
+                (
+                    "native",
+                    r#"{"table":"session_state","continuation":{"provider":"claude","id":"c2"}}"#,
+                ),
+            ],
+        )?;
+        response(
+            "c2",
+            "1",
+            "m9",
+            r#"{"input_tokens":10,"output_tokens":10}"#,
+            "mystery-model",
+        )?;
+        h.run_through("sessions")?;
+        assert_eq!(
+            h.rows(
+                "SELECT session_id, llm_calls, transcript_turns_with_usage, cost_usd
+                 FROM sessions ORDER BY session_id"
+            )?,
+            vec![
+                "s1 | NULL | 2 | 0.002418",
+                "s2 | NULL | 1 | NULL",
+                "websocket:c1 | 2 | NULL | 0.009705",
+            ]
+        );
+        // the last column, appended
+        assert_eq!(
+            columns(&h, "sessions")?.last().map(String::as_str),
+            Some("cost_usd")
+        );
+        assert_eq!(
+            columns(&h, "llm_calls")?.last().map(String::as_str),
+            Some("cost_usd")
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT agent, message FROM diagnostics WHERE code = 'price_unknown' ORDER BY ALL"
+            )?,
+            vec![
+                "nanobot | no price for model unknown-model (provider mystery): cost_usd is NULL for its 1 llm_calls rows (--prices FILE can price it)",
+                "nanoclaw | no price for model mystery-model (provider anthropic): cost_usd is NULL for its 1 Claude Code responses (--prices FILE can price it)",
             ]
         );
         Ok(())

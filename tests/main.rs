@@ -7,6 +7,7 @@ mod audits; // sql/audits/ invariants hold on every fixture home and can fail
 mod cache; // --cache: unchanged stores staged from the cache, same output bytes
 mod cli; // --help, argument errors, the end-of-run summary
 mod common; // shared: run the binary, read outputs, run audits, home-a facts
+mod cost; // llm_calls.cost_usd and sessions.cost_usd from the price table (--prices)
 mod dataset; // --dataset: three homes as three hosts, read by DuckDB and PySpark
 mod fixture_homes; // shared: every fixture home loaded once (golden + audits)
 mod foundation; // nanobot session stores end to end on fixtures/nanobot/home-a
