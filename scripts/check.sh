@@ -6,8 +6,9 @@
 #
 # What the tests need besides cargo is installed in the background while
 # cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
-# the --db file with it), the harness venv, and the Spark venv (tests/spark/:
-# PySpark reads the --dataset output in tests/dataset.rs). Each phase's
+# the --db file with it), the harness venv, the Spark venv (tests/spark/:
+# PySpark reads the --dataset output in tests/dataset.rs) and the notebook
+# venv (tests/notebook/: examples/analysis.ipynb run headless). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +72,12 @@ venv_pid=$!
   echo "spark venv ready in $(( $(date +%s) - s ))s"
 ) >"$logs/spark.log" 2>&1 &
 spark_pid=$!
+(
+  s=$(date +%s)
+  tests/notebook/setup.sh
+  echo "notebook venv ready in $(( $(date +%s) - s ))s"
+) >"$logs/notebook.log" 2>&1 &
+notebook_pid=$!
 
 # --- Rust ------------------------------------------------------------------
 phase "cargo fmt --check" cargo fmt --check
@@ -96,6 +103,8 @@ export NANOLOAD_REALWRITER_GENERATED="$generated/case"
 await "spark venv install" "$spark_pid" "$logs/spark.log"
 # setup.sh prints the venv's python as its last line
 export NANOLOAD_SPARK_PYTHON=$(grep -v '^spark venv ready' "$logs/spark.log" | tail -n 1)
+await "notebook venv install" "$notebook_pid" "$logs/notebook.log"
+export NANOLOAD_NOTEBOOK_PYTHON=$(grep -v '^notebook venv ready' "$logs/notebook.log" | tail -n 1)
 
 # --- tests -----------------------------------------------------------------
 phase "cargo test" cargo test --locked

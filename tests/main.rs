@@ -15,5 +15,6 @@ mod golden; // every fixture home's outputs against tests/golden/
 mod hardening; // read-only HOME, bad input, live writers, atomic and reproducible output
 mod nanobot_stores; // the other nanobot stores, UTC offsets, secondary dedup, side tables
 mod nanoclaw; // nanoclaw's catalog, session databases and transcripts
+mod notebook; // examples/analysis.ipynb run headless on fresh output; its totals equal sessions
 mod progress; // --progress in a pseudo-terminal and without one; --summary-json against the tables
 mod realwriter; // homes nanobot's own code wrote, checked against its own readers
