@@ -46,9 +46,9 @@ fn dataset_conn(dataset: &Path) -> Result<duckdb::Connection, duckdb::Error> {
     Ok(c)
 }
 
-/// Per-model token sums of one home's own `llm_calls`, as the dataset
-/// queries give them (`[model, input, output, calls]`).
-const TOKENS: &str = "SELECT coalesce(model, 'NULL'), sum(input_tokens), sum(output_tokens), count(*) FROM llm_calls GROUP BY ALL ORDER BY ALL";
+/// Per-model token sums and cost of one home's own `llm_calls`, as the
+/// dataset queries give them (`[model, input, output, calls, cost]`).
+const TOKENS: &str = "SELECT coalesce(model, 'NULL'), sum(input_tokens), sum(output_tokens), count(*), round(sum(cost_usd), 9) FROM llm_calls GROUP BY ALL ORDER BY ALL";
 
 #[test]
 fn three_homes_as_three_hosts_read_the_same_in_duckdb_and_spark() -> TestResult {

@@ -5,7 +5,7 @@ tests/dataset.rs compares with DuckDB, as one JSON object on stdout:
            every column Spark reads as an unsigned or a non-microsecond type
   events   {host: rows}
   sessions {host: rows}
-  tokens   [[host, model, input_tokens, output_tokens, calls], ...] from llm_calls
+  tokens   [[host, model, input_tokens, output_tokens, calls, cost_usd], ...] from llm_calls
   load_ids {host: sorted distinct load_id over all six tables}
 
 usage: python read_dataset.py DIR
@@ -41,7 +41,12 @@ def main(root):
             ([r["host"], r["model"], r["i"], r["o"], r["n"]]
             for r in frames["llm_calls"]
             .groupBy("host", "model")
-            .agg(F.sum("input_tokens").alias("i"), F.sum("output_tokens").alias("o"), F.count("*").alias("n"))
+            .agg(
+                F.sum("input_tokens").alias("i"),
+                F.sum("output_tokens").alias("o"),
+                F.count("*").alias("n"),
+                F.round(F.sum("cost_usd"), 9).alias("c"),
+            )
             .collect()),
             key=lambda r: [str(x) for x in r],
         ),
