@@ -77,13 +77,24 @@ impl Engine {
         let offset = offset
             .map(|o| o.to_string())
             .unwrap_or_else(|| "NULL".into());
+        // The largest staged file first: DuckDB estimates a multi-file scan's
+        // rows as the first file's times the number of files, and with the
+        // empty file first it took `stage_events` for empty and built its hash
+        // joins on the staged side (V001 and V002 ran out of memory at 256
+        // MiB on a 4 GB home; a step reading through the raw_events view
+        // likewise). The order of the rows is free (x_row is their identity).
+        let mut events = staged.events.clone();
+        events.sort_by_cached_key(|p| {
+            let bytes = std::fs::metadata(p).map_or(0, |m| m.len());
+            (std::cmp::Reverse(bytes), p.clone())
+        });
         self.conn.execute_batch(&format!(
             "CREATE TABLE params AS SELECT CAST({offset} AS INTEGER) AS given_offset_minutes, '{load_id}' AS load_id;
              CREATE VIEW stage_events AS SELECT * FROM read_parquet({});
              CREATE VIEW stage_llm_calls AS SELECT * FROM read_parquet({});
              CREATE TABLE diagnostics AS SELECT * FROM read_parquet({});
              CREATE TABLE sources AS SELECT * FROM read_parquet({});",
-            sql_list(&staged.events),
+            sql_list(&events),
             sql_list(&staged.llm_calls),
             sql_str(&staged.diagnostics),
             sql_str(&staged.sources),
