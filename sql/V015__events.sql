@@ -25,11 +25,8 @@
 --          time, or the time of the row before it in its store and
 --          session), ordinals (ordinal: the row's place in its session,
 --          1…n; with its x_row and sess_id);
---          event_rows (view: the contract columns plus x_row, the row
---          identity V016 joins on, and where the row's text and native
---          are: x_wide, x_blob, x_off, x_text_len, x_native_len), events
---          (view: the contract columns, text and native only on the rows a
---          step reads them from (x_wide); V016 points it at the plan).
+--          events (view: the contract columns, text and native only on the
+--          rows a step reads them from (x_wide); V016 points it at the plan).
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
 FROM (SELECT DISTINCT source_path FROM events_linked);
@@ -70,8 +67,8 @@ SELECT x_row, sess_id,
     ) AS ordinal
 FROM order_times;
 
--- The events, lazily: V016 materializes them once, with the writer's layout.
-CREATE VIEW event_rows AS
+-- The events, lazily: V016 materializes them once, as the writer's plan.
+CREATE VIEW events AS
 SELECT
     agent, instance, session_id, parent_session_id, project_path,
     CAST(NULL AS VARCHAR) AS git_branch,
@@ -83,10 +80,6 @@ SELECT
     source_kind, source_role, source_path, source_line, native,
     (SELECT load_id FROM params) AS load_id,
     o.ordinal,
-    session_uid,
-    x_row, x_wide, x_blob, x_off, x_text_len, x_native_len
+    session_uid
 FROM events_linked
 JOIN ordinals o USING (x_row);
-
-CREATE VIEW events AS
-SELECT * EXCLUDE (x_row, x_wide, x_blob, x_off, x_text_len, x_native_len) FROM event_rows;
