@@ -19,7 +19,9 @@
 -- Grain:   session_copy_drops: one row per dropped raw row (with its
 --          reason); events_kept: raw_events minus them.
 -- Inputs:  raw_events (V003).
--- Output:  session_records (one row per record line of a store),
+-- Output:  copied_sessions (session_uid of every session a secondary store
+--          holds records of), session_records (one row per record line of
+--          a store, in those sessions),
 --          record_occurrences (occ: the n-th time a store holds the
 --          record), record_primary_counts (n: how often the primary stores
 --          hold it), dropped_records (reason), primary_sessions (sessions a
@@ -27,10 +29,18 @@
 --          source_kind, reason), dropped_rows (the same rows; V008 and
 --          V011 append), events_kept (view: raw_events' columns, the
 --          dropped rows left out).
-CREATE TABLE session_records AS
-SELECT DISTINCT session_uid, x_record, seq, x_msgkey, source_role, source_path, source_line
+-- Only a session a copy holds records of can lose any: the records of the
+-- others are not collected (they were every row of a home without copies).
+CREATE TABLE copied_sessions AS
+SELECT DISTINCT session_uid
 FROM raw_events
-WHERE x_record IS NOT NULL;
+WHERE x_record IS NOT NULL AND source_role = 'secondary';
+
+CREATE TABLE session_records AS
+SELECT DISTINCT r.session_uid, r.x_record, r.seq, r.x_msgkey, r.source_role, r.source_path, r.source_line
+FROM raw_events r
+SEMI JOIN copied_sessions c ON c.session_uid IS NOT DISTINCT FROM r.session_uid
+WHERE r.x_record IS NOT NULL;
 
 CREATE TABLE record_occurrences AS
 SELECT *,

@@ -24,8 +24,12 @@ SELECT c.x_row, c.source_kind,
 FROM events_utc c
 WHERE c.prompt_copy AND c.ts_local IS NOT NULL
   AND EXISTS (
-    SELECT 1 FROM session_turn_rows s
-    WHERE s.turn_type = 'user' AND s.x_match = c.x_match AND s.ts_local IS NOT NULL
+    -- any session's user rows (session_turn_rows holds only the sessions of
+    -- turn copies)
+    SELECT 1 FROM events_utc s
+    WHERE s.agent = 'nanobot' AND s.session_store IS NOT NULL
+      AND s.seq IS NOT NULL AND s.session_uid IS NOT NULL
+      AND s.turn_type = 'user' AND s.x_match = c.x_match AND s.ts_local IS NOT NULL
       AND s.ts_local BETWEEN c.ts_local - INTERVAL 2 SECOND AND c.ts_local + INTERVAL 2 SECOND)
 UNION ALL
 -- tool rows: the same call in the session (in the same turn when the id repeats)
