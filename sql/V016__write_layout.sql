@@ -14,12 +14,13 @@
 --          (source_kind, source_role, source_path, load_id) (plan_stores);
 --          the sink and the `events` view look them up (the plan with the
 --          strings sorted ran out of memory at 256 MiB on a 4 GB home).
--- Grain:   write_layout, events_plan: one row per event; plan_sessions:
+-- Grain:   events_plan: one row per event; write_layout, plan_sessions:
 --          one row per sess_id; plan_stores: one row per store_id.
 -- Inputs:  ordinals, order_sessions (V015), events_linked (V014), params
 --          (load_id).
--- Output:  write_layout (out_pos: the row's place in OUT.parquet, 1…n;
---          with its x_row, sess_id and ordinal), plan_sessions (sess_id →
+-- Output:  write_layout (rows_before: the rows of the sessions before
+--          it in OUT.parquet; a row's place there, out_pos, 1…n, is that
+--          plus its ordinal), plan_sessions (sess_id →
 --          agent, instance, session_id, session_uid), plan_stores (store_id
 --          → source_kind, source_role, source_path, load_id), events_plan
 --          (out_pos, sess_id, store_id, the other contract columns, and
@@ -28,9 +29,14 @@
 --          order, what the writer reads), events (view: the contract
 --          columns of events_plan with the ids looked up; replaces V015's
 --          view).
+-- Where each session's rows start in OUT: its rows are ordinals 1…n, so a
+-- row's out_pos is the rows of the sessions before its own plus its ordinal
+-- (one row per session, not a sorted copy of every row's ids).
 CREATE TABLE write_layout AS
-SELECT x_row, sess_id, ordinal, row_number() OVER (ORDER BY sess_id, ordinal) AS out_pos
-FROM ordinals;
+SELECT sess_id,
+    coalesce(sum(n) OVER (ORDER BY sess_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+        AS rows_before
+FROM (SELECT sess_id, count(*) AS n FROM ordinals GROUP BY sess_id);
 
 CREATE TABLE plan_sessions AS
 SELECT sess_id, agent, instance, session_id, session_uid
@@ -41,8 +47,15 @@ SELECT CAST(row_number() OVER (ORDER BY source_path, source_kind, source_role) A
     source_kind, source_role, source_path, (SELECT load_id FROM params) AS load_id
 FROM (SELECT DISTINCT source_kind, source_role, source_path FROM events_linked);
 
+-- The rows (events_linked, the views of V003–V014) are the probe side and
+-- ordinals the build side of the join on x_row: DuckDB estimated the rows
+-- at a few thousand after their joins and hashed them instead (every
+-- row's columns in a hash table: it ran out of memory at 256 MiB on a
+-- 4 GB home). So the joins run in the order written, the small or narrow
+-- table on the right (the build side) of each, here and in the views.
+SET disabled_optimizers = 'join_order,build_side_probe_side';
 CREATE TABLE events_plan AS
-SELECT l.out_pos, l.sess_id, t.store_id,
+SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, o.sess_id, t.store_id,
     e.parent_session_id, e.project_path,
     CAST(NULL AS VARCHAR) AS git_branch,
     e.seq,
@@ -51,13 +64,16 @@ SELECT l.out_pos, l.sess_id, t.store_id,
     CAST(e.utc_offset_minutes AS INTEGER) AS utc_offset_minutes,
     e.time_basis, e.turn_type, e.model, e.tool_name, e.tool_use_id, e.text,
     e.source_line, e.native,
-    l.ordinal,
+    o.ordinal,
     e.x_wide, e.x_blob, e.x_off, e.x_text_len, e.x_native_len,
     coalesce(e.x_text_len, 0) + coalesce(e.x_native_len, 0) AS x_bytes
 FROM events_linked e
-JOIN write_layout l USING (x_row)
+JOIN ordinals o USING (x_row)
+JOIN write_layout l USING (sess_id)
 JOIN plan_stores t USING (source_kind, source_role, source_path)
-ORDER BY l.out_pos;
+ORDER BY out_pos;
+RESET disabled_optimizers;
+
 
 CREATE OR REPLACE VIEW events AS
 SELECT s.agent, s.instance, s.session_id, p.parent_session_id, p.project_path,

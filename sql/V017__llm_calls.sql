@@ -13,7 +13,7 @@
 -- Grain:   one row per llm_calls row of each instance.
 -- Inputs:  stage_llm_calls, events_linked (V014), copy_rows, copy_turns
 --          and copy_turn_matches (V007), order_sessions and ordinals
---          (V015).
+--          (V015); drops ordinals.
 -- Output:  turn_messages (is_user: the row starts a turn), turn_spans
 --          (turn_start, turn_end: a turn's span, end + 10 s, by sess_id),
 --          turns (the spans by instance and session), turn_hours (a turn
@@ -96,3 +96,7 @@ SELECT c.instance,
 FROM stage_llm_calls c
 LEFT JOIN llm_attribution a USING (instance, source_path, id);
 
+-- turn_messages and V015's ordinals (each a row per event) are not read
+-- after this step: free their memory for the writer (the peak RSS).
+DROP TABLE turn_messages;
+DROP TABLE ordinals;
