@@ -118,6 +118,9 @@ impl Outputs {
         engine: &Engine,
         blobs: &BTreeMap<i32, PathBuf>,
     ) -> Result<(), OutputError> {
+        engine
+            .for_writing()
+            .map_err(|e| OutputError::new(&self.out.dest, e))?;
         let written = self.write_all(engine.conn(), blobs);
         if written.is_err() {
             self.all().for_each(Pending::discard);
