@@ -1,24 +1,27 @@
 -- V003 raw_events
--- Purpose: one typed table of every row the extractors staged, before
+-- Purpose: one typed view of every row the extractors staged, before
 --          dedup, with its session_uid (V001), its store's final role (V002:
 --          a demoted legacy copy is secondary, a promoted JSONL primary)
 --          and the traits of its kind (kinds), which the steps after this
---          one ask instead of naming kinds.
+--          one ask instead of naming kinds. A view, not a table: the staged
+--          Parquet is the one copy of the rows until V016's plan, and each
+--          step reads only the columns it needs through it (a table here
+--          and a copy per step spilled at 256 MiB on a 1 GB home).
 -- Grain:   one row per extracted event (all stores, all agents).
 -- Inputs:  stage_events (view over the staged Parquet files, created by the
 --          engine before the first step), session_identity (V001),
 --          promoted_stores and demoted_stores (V002), the kind_<trait>() macros
 --          (the kinds table row-wise).
--- Output:  raw_events: the staged columns (ts_utc, ts_local as TIMESTAMP;
---          text and native only where a step reads them, x_wide: nanoclaw
---          and `session start:` rows; every other row's are in a blob file,
---          at x_blob, x_off, for the sink),
+-- Output:  raw_events (view): the staged columns (ts_utc, ts_local as
+--          TIMESTAMP; text and native only where a step reads them, x_wide:
+--          nanoclaw and `session start:` rows; every other row's are in a
+--          blob file, at x_blob, x_off, for the sink),
 --          source_role final; session_store, message_store, turn_copy,
 --          prompt_copy, nanoclaw: the row's kind traits (see kinds);
 --          session_uid; x_row (staged: numbered by the stage, unique in the
 --          run): the row's identity for the later steps'
 --          joins (never output, so its order is free).
-CREATE TABLE raw_events AS
+CREATE VIEW raw_events AS
 SELECT
     s.agent, s.instance, s.session_id, s.parent_session_id, s.project_path,
     s.seq,

@@ -16,19 +16,31 @@
 --          mode) are dropped when a primary session store (database or
 --          primary session JSONL; not the memory journal or any other
 --          store) has the session.
--- Grain:   dropped_rows: one row per dropped raw row (with its reason);
---          events_kept: raw_events minus dropped_rows.
--- Inputs:  raw_events (V003); drops raw_events.
--- Output:  session_records (one row per record line of a store),
+-- Grain:   session_copy_drops: one row per dropped raw row (with its
+--          reason); events_kept: raw_events minus them.
+-- Inputs:  raw_events (V003).
+-- Output:  copied_sessions (session_uid of every session a secondary store
+--          holds records of), session_records (one row per record line of
+--          a store, in those sessions),
 --          record_occurrences (occ: the n-th time a store holds the
 --          record), record_primary_counts (n: how often the primary stores
 --          hold it), dropped_records (reason), primary_sessions (sessions a
---          primary session store holds), dropped_rows (x_row, source_kind,
---          reason; V008 appends), events_kept (raw_events' columns).
-CREATE TABLE session_records AS
-SELECT DISTINCT session_uid, x_record, seq, x_msgkey, source_role, source_path, source_line
+--          primary session store holds), session_copy_drops (x_row,
+--          source_kind, reason), dropped_rows (the same rows; V008 and
+--          V011 append), events_kept (view: raw_events' columns, the
+--          dropped rows left out).
+-- Only a session a copy holds records of can lose any: the records of the
+-- others are not collected (they were every row of a home without copies).
+CREATE TABLE copied_sessions AS
+SELECT DISTINCT session_uid
 FROM raw_events
-WHERE x_record IS NOT NULL;
+WHERE x_record IS NOT NULL AND source_role = 'secondary';
+
+CREATE TABLE session_records AS
+SELECT DISTINCT r.session_uid, r.x_record, r.seq, r.x_msgkey, r.source_role, r.source_path, r.source_line
+FROM raw_events r
+SEMI JOIN copied_sessions c ON c.session_uid IS NOT DISTINCT FROM r.session_uid
+WHERE r.x_record IS NOT NULL;
 
 CREATE TABLE record_occurrences AS
 SELECT *,
@@ -77,7 +89,7 @@ FROM raw_events
 WHERE source_role = 'primary' AND session_uid IS NOT NULL
   AND session_store IS NOT NULL;
 
-CREATE TABLE dropped_rows AS
+CREATE TABLE session_copy_drops AS
 SELECT r.x_row, r.source_kind, d.reason
 FROM raw_events r
 JOIN dropped_records d USING (source_path, source_line)
@@ -89,11 +101,12 @@ FROM raw_events r
 SEMI JOIN primary_sessions p USING (session_uid)
 WHERE r.source_role = 'secondary' AND r.x_meta;
 
-CREATE TABLE events_kept AS
+CREATE TABLE dropped_rows AS
+SELECT * FROM session_copy_drops;
+
+-- A view, not a copy of the rows: the steps after this one read the columns
+-- they need through it (a copy of every row spilled at 256 MiB on 1 GB).
+CREATE VIEW events_kept AS
 SELECT r.*
 FROM raw_events r
-ANTI JOIN dropped_rows d USING (x_row);
-
--- raw_events (a full copy of every row) is not read after this step: free
--- its memory and spill space.
-DROP TABLE raw_events;
+ANTI JOIN session_copy_drops d USING (x_row);

@@ -6,11 +6,10 @@
 --          evidence (ties: the earlier day) ('local_derived'); else 0
 --          ('local_as_utc', the instance has no evidence at all).
 -- Grain:   one row per kept event.
--- Inputs:  events_kept (V004), tz_days (V005), params (given_offset_minutes);
---          drops events_kept.
+-- Inputs:  events_kept (V004), tz_days (V005), params (given_offset_minutes).
 -- Output:  local_days (instance, local day of rows with only a local time),
 --          local_day_offsets (offset_minutes: that day's, or the nearest
---          evidence day's), events_utc (events_kept plus
+--          evidence day's), events_utc (view: events_kept plus
 --          utc_offset_minutes, time_basis, timestamp_utc).
 CREATE TABLE local_days AS
 SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day
@@ -33,7 +32,8 @@ SELECT b.instance, b.day,
          ELSE b.offset_minutes END AS offset_minutes
 FROM before b JOIN after a USING (instance, day);
 
-CREATE TABLE events_utc AS
+-- A view, not a copy of the rows (see events_kept, V004).
+CREATE VIEW events_utc AS
 SELECT e.*,
     CASE WHEN e.ts_utc IS NOT NULL OR e.ts_local IS NULL THEN NULL
          ELSE coalesce(p.given_offset_minutes, o.offset_minutes, 0) END AS utc_offset_minutes,
@@ -49,6 +49,3 @@ CROSS JOIN params p
 LEFT JOIN local_day_offsets o
        ON o.instance = e.instance AND o.day = CAST(e.ts_local AS DATE) AND e.ts_utc IS NULL;
 
--- events_kept (a full copy of every row) is not read after this step: free
--- its memory and spill space.
-DROP TABLE events_kept;

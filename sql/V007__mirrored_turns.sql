@@ -7,7 +7,8 @@
 --          whose span contains its first record (offset-corrected UTC,
 --          ±10 s), or, when it has a user text, the turn that the same text
 --          starts 10 s before to an hour after it.
--- Grain:   session_turn_rows: one row per session-store row of a session;
+-- Grain:   session_turn_rows: one row per session-store row of a session
+--          a turn copy holds;
 --          session_turns: one row per (session, store, turn); copy_turns:
 --          one row per copy turn; copy_turn_matches: one row per (copy turn,
 --          mirrored session turn).
@@ -22,12 +23,31 @@
 --          offset_known: its instance's offset is known, so times compare),
 --          copy_turns (t0: its first record's time; user_match),
 --          copy_turn_matches.
+CREATE TABLE offset_known AS
+SELECT DISTINCT instance FROM tz_days
+UNION
+SELECT DISTINCT instance FROM events_utc, params WHERE params.given_offset_minutes IS NOT NULL;
+
+CREATE TABLE copy_rows AS
+SELECT e.x_row, e.source_kind, e.instance, e.session_uid, e.turn_type, e.x_match,
+    e.tool_use_id, e.timestamp_utc,
+    CASE WHEN e.turn_copy = 'webui'
+         THEN coalesce('turn:' || e.x_turn, e.source_path || ':' || CAST(e.source_line AS VARCHAR))
+         ELSE e.source_path END AS copy_turn,
+    k.instance IS NOT NULL AS offset_known
+FROM events_utc e
+LEFT JOIN offset_known k ON k.instance = e.instance
+WHERE e.turn_copy IS NOT NULL AND e.session_uid IS NOT NULL;
+
+-- Only the sessions a turn copy holds: a session without one has no turn
+-- to mirror (its rows were all numbered, every session row of a home).
 CREATE TABLE session_turn_rows AS
 SELECT session_uid, source_path, turn_type, x_match, tool_use_id, ts_local, timestamp_utc,
     sum(CASE WHEN turn_type = 'user' THEN 1 ELSE 0 END) OVER (
         PARTITION BY session_uid, source_path
         ORDER BY seq, source_line, x_sub ROWS UNBOUNDED PRECEDING) AS turn_no
-FROM events_utc
+FROM events_utc e
+SEMI JOIN (SELECT DISTINCT session_uid FROM copy_rows) c USING (session_uid)
 WHERE agent = 'nanobot' AND session_store IS NOT NULL
   AND seq IS NOT NULL AND session_uid IS NOT NULL;
 
@@ -47,22 +67,6 @@ FROM session_turn_rows
 WHERE tool_use_id IS NOT NULL
 GROUP BY ALL
 HAVING count(DISTINCT turn_no) > 1;
-
-CREATE TABLE offset_known AS
-SELECT DISTINCT instance FROM tz_days
-UNION
-SELECT DISTINCT instance FROM events_utc, params WHERE params.given_offset_minutes IS NOT NULL;
-
-CREATE TABLE copy_rows AS
-SELECT e.x_row, e.source_kind, e.instance, e.session_uid, e.turn_type, e.x_match,
-    e.tool_use_id, e.timestamp_utc,
-    CASE WHEN e.turn_copy = 'webui'
-         THEN coalesce('turn:' || e.x_turn, e.source_path || ':' || CAST(e.source_line AS VARCHAR))
-         ELSE e.source_path END AS copy_turn,
-    k.instance IS NOT NULL AS offset_known
-FROM events_utc e
-LEFT JOIN offset_known k ON k.instance = e.instance
-WHERE e.turn_copy IS NOT NULL AND e.session_uid IS NOT NULL;
 
 CREATE TABLE copy_turns AS
 SELECT session_uid, copy_turn,

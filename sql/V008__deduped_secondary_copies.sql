@@ -11,12 +11,12 @@
 --          within 15 h. System rows never pair; an unmatched row stays (a
 --          deleted chat, a /new-erased turn, a tool result nanobot dropped
 --          on save).
--- Grain:   window_drops: one row per dropped row; events_final = events_utc
+-- Grain:   window_drops: one row per dropped row; events_final: events_utc
 --          minus them.
 -- Inputs:  events_utc (V006), session_turn_rows, repeated_tool_ids,
---          copy_rows, copy_turn_matches (V007); drops events_utc.
+--          copy_rows, copy_turn_matches (V007).
 -- Output:  window_drops (x_row, source_kind, reason), appended to
---          dropped_rows; events_final (events_utc's columns).
+--          dropped_rows; events_final (view: events_utc's columns).
 CREATE TABLE window_drops AS
 -- CLI history: same text, ±2 s local
 SELECT c.x_row, c.source_kind,
@@ -24,8 +24,12 @@ SELECT c.x_row, c.source_kind,
 FROM events_utc c
 WHERE c.prompt_copy AND c.ts_local IS NOT NULL
   AND EXISTS (
-    SELECT 1 FROM session_turn_rows s
-    WHERE s.turn_type = 'user' AND s.x_match = c.x_match AND s.ts_local IS NOT NULL
+    -- any session's user rows (session_turn_rows holds only the sessions of
+    -- turn copies)
+    SELECT 1 FROM events_utc s
+    WHERE s.agent = 'nanobot' AND s.session_store IS NOT NULL
+      AND s.seq IS NOT NULL AND s.session_uid IS NOT NULL
+      AND s.turn_type = 'user' AND s.x_match = c.x_match AND s.ts_local IS NOT NULL
       AND s.ts_local BETWEEN c.ts_local - INTERVAL 2 SECOND AND c.ts_local + INTERVAL 2 SECOND)
 UNION ALL
 -- tool rows: the same call in the session (in the same turn when the id repeats)
@@ -64,11 +68,9 @@ WHERE w.turn_type IN ('user', 'assistant', 'thinking') AND w.x_match IS NOT NULL
 
 INSERT INTO dropped_rows SELECT * FROM window_drops;
 
-CREATE TABLE events_final AS
+-- A view, not a copy of the rows (see events_kept, V004).
+CREATE VIEW events_final AS
 SELECT e.*
 FROM events_utc e
 ANTI JOIN window_drops d USING (x_row);
 
--- events_utc (a full copy of every row) is not read after this step: free
--- its memory and spill space.
-DROP TABLE events_utc;

@@ -14,9 +14,10 @@
 -- Inputs:  events_final (V008), nc_delivery_joined and nc_links (V010),
 --          nc_transcript_sessions, nc_transcript_copies (removed) and
 --          nc_usage_repeats (V011),
---          session_projects and nc_folders (V012); drops events_final.
--- Output:  events_linked (events_final's columns).
-CREATE TABLE events_linked AS
+--          session_projects and nc_folders (V012).
+-- Output:  events_linked (view: events_final's columns; the rows are
+--          materialised once, in V016's plan).
+CREATE VIEW events_linked AS
 SELECT e.* REPLACE (
         CASE WHEN e.nanoclaw = 'transcript' THEN coalesce(e.session_id, t.session_id)
              ELSE e.session_id END AS session_id,
@@ -56,6 +57,3 @@ LEFT JOIN nc_links l ON e.agent = 'nanoclaw' AND l.x_row = e.x_row
 WHERE e.x_row NOT IN (SELECT x_row FROM nc_delivery_joined)
   AND e.x_row NOT IN (SELECT x_row FROM nc_transcript_copies);
 
--- events_final (a full copy of every row) is not read after this step: free
--- its memory and spill space.
-DROP TABLE events_final;

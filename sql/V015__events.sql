@@ -20,16 +20,13 @@
 -- Inputs:  events_linked (V014), params (load_id).
 -- Output:  order_paths (path_id: an integer per source_path, in path
 --          order), order_sessions (sess_id: an integer per (agent,
---          instance, session_id, session_uid), in output order), order_keys
---          (the ordering columns, narrow), order_times (order_ts: the row's
---          time, or the time of the row before it in its store and
---          session), ordinals (ordinal: the row's place in its session,
---          1…n; with its x_row and sess_id);
---          event_rows (view: the contract columns plus x_row, the row
---          identity V016 joins on, and where the row's text and native
---          are: x_wide, x_blob, x_off, x_text_len, x_native_len), events
---          (view: the contract columns, text and native only on the rows a
---          step reads them from (x_wide); V016 points it at the plan).
+--          instance, session_id, session_uid), in output order), ordinals
+--          (ordinal: the row's place in its session, 1…n; with its x_row,
+--          sess_id and path_id; from order_keys, the ordering columns, narrow, and
+--          order_times, order_ts: the row's time, or the time of the row
+--          before it in its store and session, both in the statement);
+--          events (view: the contract columns, text and native only on the
+--          rows a step reads them from (x_wide); V016 points it at the plan).
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
 FROM (SELECT DISTINCT source_path FROM events_linked);
@@ -39,27 +36,30 @@ SELECT agent, instance, session_id, session_uid,
     CAST(row_number() OVER (ORDER BY agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST) AS INTEGER) AS sess_id
 FROM (SELECT DISTINCT agent, instance, session_id, session_uid FROM events_linked);
 
-CREATE TABLE order_keys AS
-SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
-    e.x_group, e.timestamp_utc, e.source_role = 'secondary' AS is_secondary,
-    e.seq, e.x_id, e.source_line, e.x_sub
-FROM events_linked e
-JOIN order_paths p USING (source_path)
-JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
-                     AND s.session_id IS NOT DISTINCT FROM e.session_id
-                     AND s.session_uid IS NOT DISTINCT FROM e.session_uid;
-
-CREATE TABLE order_times AS
-SELECT *,
-    coalesce(timestamp_utc,
-             last_value(timestamp_utc IGNORE NULLS) OVER (
-                 PARTITION BY path_id, sess_id
-                 ORDER BY seq NULLS FIRST, source_line, x_sub
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS order_ts
-FROM order_keys;
-
+-- The ordering columns (order_keys), each row's order time (order_times)
+-- and its ordinal in one statement: materialising the first two copied
+-- every row twice more.
 CREATE TABLE ordinals AS
-SELECT x_row, sess_id,
+WITH order_keys AS (
+    SELECT e.x_row, p.path_id, s.sess_id, e.agent = 'nanobot' AS is_nanobot,
+        e.x_group, e.timestamp_utc, e.source_role = 'secondary' AS is_secondary,
+        e.seq, e.x_id, e.source_line, e.x_sub
+    FROM events_linked e
+    JOIN order_paths p USING (source_path)
+    JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
+                         AND s.session_id IS NOT DISTINCT FROM e.session_id
+                         AND s.session_uid IS NOT DISTINCT FROM e.session_uid
+),
+order_times AS (
+    SELECT *,
+        coalesce(timestamp_utc,
+                 last_value(timestamp_utc IGNORE NULLS) OVER (
+                     PARTITION BY path_id, sess_id
+                     ORDER BY seq NULLS FIRST, source_line, x_sub
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS order_ts
+    FROM order_keys
+)
+SELECT x_row, sess_id, path_id,
     row_number() OVER (
         PARTITION BY sess_id
         ORDER BY x_group,
@@ -70,8 +70,8 @@ SELECT x_row, sess_id,
     ) AS ordinal
 FROM order_times;
 
--- The events, lazily: V016 materializes them once, with the writer's layout.
-CREATE VIEW event_rows AS
+-- The events, lazily: V016 materializes them once, as the writer's plan.
+CREATE VIEW events AS
 SELECT
     agent, instance, session_id, parent_session_id, project_path,
     CAST(NULL AS VARCHAR) AS git_branch,
@@ -83,10 +83,6 @@ SELECT
     source_kind, source_role, source_path, source_line, native,
     (SELECT load_id FROM params) AS load_id,
     o.ordinal,
-    session_uid,
-    x_row, x_wide, x_blob, x_off, x_text_len, x_native_len
+    session_uid
 FROM events_linked
 JOIN ordinals o USING (x_row);
-
-CREATE VIEW events AS
-SELECT * EXCLUDE (x_row, x_wide, x_blob, x_off, x_text_len, x_native_len) FROM event_rows;

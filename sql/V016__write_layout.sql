@@ -7,25 +7,80 @@
 --          sink (sink::write_events) streams it in order and reads each
 --          unstaged row's text and native from the blob files, so the wide
 --          values are never sorted, joined or copied by the engine.
--- Grain:   one row per event.
--- Inputs:  ordinals (V015), event_rows (V015).
--- Output:  write_layout (out_pos: the row's place in OUT.parquet, 1…n),
---          events_plan (event_rows' columns, then out_pos and x_bytes:
---          the row's text and native bytes; stored in out_pos order, what
---          the writer reads), events (view: events_plan's contract columns;
---          replaces V015's view, so events_linked can be freed).
+--          The one sorted copy of the rows holds integer ids, not the
+--          strings every row of a session or of a store repeats: sess_id
+--          stands for (agent, instance, session_id, session_uid)
+--          (plan_sessions, V015's order_sessions), store_id for
+--          (source_kind, source_role, source_path, load_id) (plan_stores);
+--          the sink and the `events` view look them up (the plan with the
+--          strings sorted ran out of memory at 256 MiB on a 4 GB home).
+-- Grain:   events_plan: one row per event; write_layout, plan_sessions:
+--          one row per sess_id; plan_stores: one row per store_id.
+-- Inputs:  ordinals, order_sessions (V015), events_linked (V014), params
+--          (load_id).
+-- Output:  write_layout (rows_before: the rows of the sessions before
+--          it in OUT.parquet; a row's place there, out_pos, 1…n, is that
+--          plus its ordinal), plan_sessions (sess_id →
+--          agent, instance, session_id, session_uid), plan_stores (store_id
+--          → source_kind, source_role, source_path, load_id), events_plan
+--          (out_pos, sess_id, store_id, the other contract columns, and
+--          where the row's text and native are: x_wide, x_blob, x_off,
+--          x_text_len, x_native_len, x_bytes = their sum; stored in out_pos
+--          order, what the writer reads), events (view: the contract
+--          columns of events_plan with the ids looked up; replaces V015's
+--          view).
+-- Where each session's rows start in OUT: its rows are ordinals 1…n, so a
+-- row's out_pos is the rows of the sessions before its own plus its ordinal
+-- (one row per session, not a sorted copy of every row's ids).
 CREATE TABLE write_layout AS
-SELECT x_row, row_number() OVER (ORDER BY sess_id, ordinal) AS out_pos
-FROM ordinals;
+SELECT sess_id,
+    coalesce(sum(n) OVER (ORDER BY sess_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+        AS rows_before
+FROM (SELECT sess_id, count(*) AS n FROM ordinals GROUP BY sess_id);
 
+CREATE TABLE plan_sessions AS
+SELECT sess_id, agent, instance, session_id, session_uid
+FROM order_sessions;
+
+CREATE TABLE plan_stores AS
+SELECT CAST(row_number() OVER (ORDER BY source_path, source_kind, source_role) AS INTEGER) AS store_id,
+    source_kind, source_role, source_path, (SELECT load_id FROM params) AS load_id
+FROM (SELECT DISTINCT source_kind, source_role, source_path FROM events_linked);
+
+-- The rows (events_linked, the views of V003–V014) are the probe side and
+-- ordinals the build side of the join on x_row: DuckDB estimated the rows
+-- at a few thousand after their joins and hashed them instead (every
+-- row's columns in a hash table: it ran out of memory at 256 MiB on a
+-- 4 GB home). So the joins run in the order written, the small or narrow
+-- table on the right (the build side) of each, here and in the views.
+SET disabled_optimizers = 'join_order,build_side_probe_side';
 CREATE TABLE events_plan AS
-SELECT r.*, l.out_pos,
-    coalesce(r.x_text_len, 0) + coalesce(r.x_native_len, 0) AS x_bytes
-FROM event_rows r
-JOIN write_layout l ON l.x_row = r.x_row
-ORDER BY l.out_pos;
+SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, o.sess_id, t.store_id,
+    e.parent_session_id, e.project_path,
+    CAST(NULL AS VARCHAR) AS git_branch,
+    e.seq,
+    CAST(e.timestamp_utc AS TIMESTAMPTZ) AS timestamp_utc,
+    e.ts_local AS timestamp_local,
+    CAST(e.utc_offset_minutes AS INTEGER) AS utc_offset_minutes,
+    e.time_basis, e.turn_type, e.model, e.tool_name, e.tool_use_id, e.text,
+    e.source_line, e.native,
+    o.ordinal,
+    e.x_wide, e.x_blob, e.x_off, e.x_text_len, e.x_native_len,
+    coalesce(e.x_text_len, 0) + coalesce(e.x_native_len, 0) AS x_bytes
+FROM events_linked e
+JOIN ordinals o USING (x_row)
+JOIN write_layout l USING (sess_id)
+JOIN plan_stores t USING (source_kind, source_role, source_path)
+ORDER BY out_pos;
+RESET disabled_optimizers;
+
 
 CREATE OR REPLACE VIEW events AS
-SELECT * EXCLUDE (x_row, x_wide, x_blob, x_off, x_text_len, x_native_len, out_pos, x_bytes)
-FROM events_plan;
-DROP VIEW event_rows;
+SELECT s.agent, s.instance, s.session_id, p.parent_session_id, p.project_path,
+    p.git_branch, p.seq, p.timestamp_utc, p.timestamp_local, p.utc_offset_minutes,
+    p.time_basis, p.turn_type, p.model, p.tool_name, p.tool_use_id, p.text,
+    t.source_kind, t.source_role, t.source_path, p.source_line, p.native,
+    t.load_id, p.ordinal, s.session_uid
+FROM events_plan p
+JOIN plan_sessions s USING (sess_id)
+JOIN plan_stores t USING (store_id);

@@ -22,10 +22,10 @@
 -- Grain:   one row per llm_calls row of each instance; model_prices: one row
 --          per (agent, provider, model) priced.
 -- Inputs:  stage_llm_calls, events_linked (V014), copy_rows, copy_turns
---          and copy_turn_matches (V007), order_sessions and order_paths
---          (V015), events (V015: the Claude Code rows with counted usage),
---          prices (the engine's price table), diagnostics; drops
---          events_linked.
+--          and copy_turn_matches (V007), order_sessions and ordinals
+--          (V015), events (V016's view: the Claude Code rows with counted
+--          usage), prices (the engine's price table), diagnostics; drops
+--          ordinals.
 -- Output:  turn_messages (is_user: the row starts a turn), turn_spans
 --          (turn_start, turn_end: a turn's span, end + 10 s, by sess_id),
 --          turns (the spans by instance and session), turn_hours (a turn
@@ -39,18 +39,21 @@
 --          price_name(s) and call_cost(…) (V018 prices Claude Code usage
 --          with them), llm_calls (the output table; cost_usd appended), and
 --          rows appended to diagnostics (`price_unknown`).
+-- The turn arithmetic runs over integer ids (sess_id, path_id of V015's
+-- ordinals), not the session and path strings, so one session of millions
+-- of messages stays within the memory limit.
 CREATE TABLE turn_messages AS
-SELECT s.sess_id, p.path_id, e.seq, e.source_line, e.x_sub,
+SELECT o.sess_id, o.path_id, e.seq, e.source_line, e.x_sub,
     e.turn_type = 'user' AS is_user, e.timestamp_utc
 FROM events_linked e
+-- the row's session and path ids (V015): one join on x_row, not two on
+-- the strings (half the time at 1 GB)
+JOIN ordinals o USING (x_row)
 -- chat rows only: a hidden summary checkpoint (a `system` row) is written
 -- when the next turn compacts, not inside the turn before it
-JOIN order_paths p USING (source_path)
-JOIN order_sessions s ON s.agent = e.agent AND s.instance = e.instance
-                     AND s.session_id = e.session_id AND s.session_uid = e.session_uid
 WHERE e.agent = 'nanobot' AND e.session_store IS NOT NULL
   AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL
-  AND e.turn_type <> 'system';
+  AND e.session_uid IS NOT NULL AND e.turn_type <> 'system';
 
 CREATE TABLE turn_spans AS
 WITH numbered AS (
@@ -202,6 +205,7 @@ LEFT JOIN llm_attribution a USING (instance, source_path, id)
 LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
                         AND m.model = c.model;
 
--- events_linked (a full copy of every row) is not read after this step: free
--- its memory and spill space.
-DROP TABLE events_linked;
+-- turn_messages and V015's ordinals (each a row per event) are not read
+-- after this step: free their memory for the writer (the peak RSS).
+DROP TABLE turn_messages;
+DROP TABLE ordinals;

@@ -133,6 +133,10 @@ impl Outputs {
         blobs: &BTreeMap<i32, PathBuf>,
         load_id: &str,
     ) -> Result<(), OutputError> {
+        let first = self.paths().into_iter().next().unwrap_or_default();
+        engine
+            .for_writing()
+            .map_err(|e| OutputError::new(&first, e))?;
         let written = self.write_all(engine.conn(), blobs, load_id);
         if written.is_err() {
             self.all().for_each(Pending::discard);
@@ -305,20 +309,31 @@ const ZSTD_LEVEL: i32 = 1;
 /// and native are (see [`crate::stage`]).
 const PLAN_COLUMNS: &str = "x_wide, x_blob, x_off, x_text_len, x_native_len";
 
+/// The tables V016 looks a plan row's repeated strings up in, each with its
+/// key: the plan holds the key, dense from 1, and the row's columns are the
+/// table's (`sess_id` → agent, instance, session_id, session_uid;
+/// `store_id` → source_kind, source_role, source_path, load_id).
+const PLAN_DIMENSIONS: [(&str, &str); 2] =
+    [("plan_sessions", "sess_id"), ("plan_stores", "store_id")];
+
 /// An error of the events writer, on one line.
 pub type WriteError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Write `events` to the Parquet file `dest` in [`EVENTS_ORDER`]: V016's
-/// `events_plan` holds every row's narrow columns in out_pos order; each
-/// row group's rows are read from it in order, and the text and native of
-/// each row the steps did not read (`x_wide` false) from the blob files the
-/// stage wrote, so the engine never sorts, joins or copies the wide values:
+/// `events_plan` holds every row's narrow columns in out_pos order, the
+/// strings a session or a store repeats as ids into small tables
+/// ([`PLAN_DIMENSIONS`], read once); each row group's rows are read from the
+/// plan in order, the ids looked up, and the text and native of each row the
+/// steps did not read (`x_wide` false) read from the blob files the stage
+/// wrote, so the engine never sorts, joins or copies the wide values:
 ///
 /// ```text
+/// plan_sessions, plan_stores (one row per id)                        → in memory
 /// for each range of `group` rows of out_pos:
-///     SELECT contract columns, x_wide, x_blob, x_off, x_text_len, x_native_len
+///     SELECT plan columns, ids, x_wide, x_blob, x_off, x_text_len, x_native_len
 ///       FROM events_plan WHERE out_pos in range ORDER BY out_pos     (narrow)
-///     text, native ← blob-<x_blob>.bin at x_off (unless x_wide)      → one row group of dest
+///     ids → their strings; text, native ← blob-<x_blob>.bin at x_off (unless x_wide)
+///                                                                    → one row group of dest
 /// ```
 pub fn write_events(
     conn: &Connection,
@@ -336,9 +351,7 @@ pub fn write_events(
         .map(|(id, p)| Ok((*id, std::fs::File::open(p)?)))
         .collect::<std::io::Result<BTreeMap<i32, std::fs::File>>>()?;
     let fields = out_fields(conn)?;
-    let columns: Vec<String> = fields.iter().map(|f| f.name().clone()).collect();
-    let text_at = column_index(&columns, "text")?;
-    let native_at = column_index(&columns, "native")?;
+    let layout = Layout::new(conn, &fields)?;
     let schema = Arc::new(Schema::new(fields));
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
@@ -352,9 +365,7 @@ pub fn write_events(
     let (send, receive) = std::sync::mpsc::sync_channel::<Option<RecordBatch>>(4);
     std::thread::scope(|scope| {
         let encoder = scope.spawn(move || encode(writer, receive));
-        let read = read_plan(
-            conn, &files, &columns, text_at, native_at, &schema, rows, group, &send,
-        );
+        let read = read_plan(conn, &files, &layout, &schema, rows, group, &send);
         drop(send);
         let encoded = encoder
             .join()
@@ -362,6 +373,131 @@ pub fn write_events(
         // a failed encoder ends the reading early: its error is the cause
         encoded.and(read)
     })
+}
+
+/// Where an output column comes from.
+enum Source {
+    /// The plan's column at this index of the range query.
+    Plan(usize),
+    /// A column of a dimension table, looked up by the key at this index of
+    /// the range query (value `k` is the table's row `k - 1`).
+    Dimension {
+        key_at: usize,
+        values: ArrayRef,
+    },
+    /// Filled from the staged columns or the blob files.
+    Text,
+    Native,
+}
+
+/// The range query of the plan and where each output column comes from.
+struct Layout {
+    select: String,
+    /// One per output column, in output order.
+    sources: Vec<Source>,
+    /// The index of the first of [`PLAN_COLUMNS`] in the range query.
+    where_at: usize,
+    text_at: usize,
+    native_at: usize,
+}
+
+impl Layout {
+    fn new(conn: &Connection, fields: &[Field]) -> Result<Layout, WriteError> {
+        let plan = column_names(conn, "events_plan")?;
+        let mut selected: Vec<String> = Vec::new();
+        let mut select_at = |name: &str| match selected.iter().position(|c| c == name) {
+            Some(i) => i,
+            None => {
+                selected.push(name.to_string());
+                selected.len() - 1
+            }
+        };
+        // the dimension tables, read only when a column is not in the plan
+        let mut dimensions = Vec::new();
+        if fields.iter().any(|f| {
+            let name = f.name().as_str();
+            name != "text" && name != "native" && !plan.iter().any(|c| c == name)
+        }) {
+            for (table, key) in PLAN_DIMENSIONS {
+                dimensions.push((key, dimension(conn, table, key)?));
+            }
+        }
+        let mut sources = Vec::with_capacity(fields.len());
+        for f in fields {
+            let name = f.name().as_str();
+            let found = dimensions
+                .iter()
+                .find_map(|(key, cols)| cols.get(name).map(|v| (*key, v.clone())));
+            sources.push(if name == "text" || name == "native" {
+                select_at(name);
+                if name == "text" {
+                    Source::Text
+                } else {
+                    Source::Native
+                }
+            } else if plan.iter().any(|c| c == name) {
+                Source::Plan(select_at(name))
+            } else if let Some((key, values)) = found {
+                Source::Dimension {
+                    key_at: select_at(key),
+                    values,
+                }
+            } else {
+                return Err(format!("events.{name}: neither in events_plan nor looked up").into());
+            });
+        }
+        let text_at = column_index(&selected, "text")?;
+        let native_at = column_index(&selected, "native")?;
+        let where_at = selected.len();
+        let select = format!(
+            "SELECT {}, {PLAN_COLUMNS} FROM events_plan WHERE out_pos > ? AND out_pos <= ? ORDER BY out_pos",
+            selected.join(", ")
+        );
+        Ok(Layout {
+            select,
+            sources,
+            where_at,
+            text_at,
+            native_at,
+        })
+    }
+}
+
+/// A dimension table's columns but its key, each as one array indexed by
+/// key − 1 (checked: the keys are 1…n in order).
+fn dimension(
+    conn: &Connection,
+    table: &str,
+    key: &str,
+) -> Result<BTreeMap<String, ArrayRef>, WriteError> {
+    let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))?;
+    let batches: Vec<RecordBatch> = stmt.query_arrow([])?.collect();
+    let schema = stmt.schema();
+    let all = arrow::compute::concat_batches(&schema, &batches)?;
+    let key_at = schema.index_of(key)?;
+    let keys = cast(all.column(key_at), &DataType::Int64)?;
+    let dense = keys
+        .as_primitive::<Int64Type>()
+        .iter()
+        .enumerate()
+        .all(|(i, k)| k == Some(i as i64 + 1));
+    if !dense {
+        return Err(format!("{table}.{key}: not 1…n").into());
+    }
+    Ok(schema
+        .fields()
+        .iter()
+        .zip(all.columns())
+        .filter(|(f, _)| f.name() != key)
+        .map(|(f, c)| (f.name().clone(), c.clone()))
+        .collect())
+}
+
+fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, WriteError> {
+    let mut stmt = conn.prepare(&format!("SELECT column_name FROM (DESCRIBE {table})"))?;
+    Ok(stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<duckdb::Result<_>>()?)
 }
 
 /// Write each batch received; `None` ends a row group.
@@ -379,30 +515,23 @@ fn encode(
     Ok(())
 }
 
-/// Read `events_plan` a row group at a time, fill in the blob texts, and
-/// send the batches in order.
-#[allow(clippy::too_many_arguments)]
+/// Read `events_plan` a row group at a time, look the ids up, fill in the
+/// blob texts, and send the batches in order.
 fn read_plan(
     conn: &Connection,
     files: &BTreeMap<i32, std::fs::File>,
-    columns: &[String],
-    text_at: usize,
-    native_at: usize,
+    layout: &Layout,
     schema: &Arc<Schema>,
     rows: i64,
     group: i64,
     send: &std::sync::mpsc::SyncSender<Option<RecordBatch>>,
 ) -> Result<(), WriteError> {
-    let select = format!(
-        "SELECT {}, {PLAN_COLUMNS} FROM events_plan WHERE out_pos > ? AND out_pos <= ? ORDER BY out_pos",
-        columns.join(", ")
-    );
-    let mut stmt = conn.prepare(&select)?;
+    let mut stmt = conn.prepare(&layout.select)?;
     let mut buf = Vec::new();
     let mut lo = 0;
     while lo < rows {
         for batch in stmt.query_arrow([lo, lo + group])? {
-            let n = columns.len();
+            let n = layout.where_at;
             let wide = batch
                 .column(n)
                 .as_boolean_opt()
@@ -411,8 +540,8 @@ fn read_plan(
             let off = plan_column::<Int64Type>(&batch, n + 2, "x_off")?;
             let text_len = plan_column::<Int64Type>(&batch, n + 3, "x_text_len")?;
             let native_len = plan_column::<Int64Type>(&batch, n + 4, "x_native_len")?;
-            let staged_text = cast(batch.column(text_at), &DataType::Utf8)?;
-            let staged_native = cast(batch.column(native_at), &DataType::Utf8)?;
+            let staged_text = cast(batch.column(layout.text_at), &DataType::Utf8)?;
+            let staged_native = cast(batch.column(layout.native_at), &DataType::Utf8)?;
             let (staged_text, staged_native) = (
                 staged_text.as_string::<i32>(),
                 staged_native.as_string::<i32>(),
@@ -436,14 +565,29 @@ fn read_plan(
                 text.append_option(tl.map(|_| std::str::from_utf8(t)).transpose()?);
                 native.append_option(nl.map(|_| std::str::from_utf8(nat)).transpose()?);
             }
-            let mut out: Vec<ArrayRef> = Vec::with_capacity(n);
-            for (i, f) in schema.fields().iter().enumerate() {
-                out.push(if i == text_at {
-                    Arc::new(text.finish())
-                } else if i == native_at {
-                    Arc::new(native.finish())
-                } else {
-                    cast(batch.column(i), f.data_type())?
+            let (mut text, mut native) = (Some(text.finish()), Some(native.finish()));
+            let mut out: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+            for (source, f) in layout.sources.iter().zip(schema.fields()) {
+                out.push(match source {
+                    Source::Text => Arc::new(text.take().ok_or("events.text: twice")?),
+                    Source::Native => Arc::new(native.take().ok_or("events.native: twice")?),
+                    Source::Plan(at) => cast(batch.column(*at), f.data_type())?,
+                    Source::Dimension { key_at, values } => {
+                        // key k is the dimension's row k − 1
+                        let keys = cast(batch.column(*key_at), &DataType::Int64)?;
+                        let rows = keys
+                            .as_primitive::<Int64Type>()
+                            .iter()
+                            .map(|k| match k {
+                                Some(k) if k >= 1 && k as usize <= values.len() => {
+                                    Ok(Some((k - 1) as u32))
+                                }
+                                Some(k) => Err(format!("{}: no key {k}", f.name())),
+                                None => Ok(None),
+                            })
+                            .collect::<Result<arrow::array::UInt32Array, _>>()?;
+                        cast(&arrow::compute::take(values, &rows, None)?, f.data_type())?
+                    }
                 });
             }
             send.send(Some(RecordBatch::try_new(schema.clone(), out)?))
