@@ -38,7 +38,7 @@ def main(root):
         "events": {r["host"]: r["count"] for r in ev.groupBy("host").count().collect()},
         "sessions": {r["host"]: r["count"] for r in frames["sessions"].groupBy("host").count().collect()},
         "tokens": sorted(
-            ([r["host"], r["model"], r["i"], r["o"], r["n"]]
+            ([r["host"], r["model"], r["i"], r["o"], r["n"], r["c"]]
             for r in frames["llm_calls"]
             .groupBy("host", "model")
             .agg(
