@@ -317,3 +317,25 @@ pub fn audit_violations(c: &Connection, audit_sql: &str) -> Result<Vec<String>, 
     let rows = query(c, &format!("SELECT to_json(v) FROM (\n{body}\n) AS v"))?;
     Ok(rows.into_iter().map(|r| r.join("\t")).collect())
 }
+
+/// The python of a pinned test venv: `$var` (scripts/check.sh sets it);
+/// with `CI=true` a missing variable fails the test; outside CI, `setup`
+/// (a script under tests/, e.g. `spark/setup.sh`) makes or reuses the venv
+/// and prints its python last.
+pub fn venv_python(var: &str, setup: &str) -> Result<String, Box<dyn std::error::Error>> {
+    if let Ok(p) = std::env::var(var) {
+        return Ok(p);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        return Err(format!(
+            "CI=true but {var} is not set: scripts/check.sh installs tests/{setup}"
+        )
+        .into());
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(setup);
+    let out = std::process::Command::new(script).output()?;
+    let stdout = String::from_utf8(out.stdout)?;
+    Ok(stdout.trim().lines().last().unwrap_or("").to_string())
+}

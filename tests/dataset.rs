@@ -243,23 +243,7 @@ fn dataset_arguments_are_checked_before_anything_is_written() -> TestResult {
 /// Run tests/spark/read_dataset.py with the Spark venv's python
 /// (`NANOLOAD_SPARK_PYTHON`, set by scripts/check.sh).
 fn spark_read(dataset: &Path) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
-    let python = match std::env::var("NANOLOAD_SPARK_PYTHON") {
-        Ok(p) => p,
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            return Err("CI=true but NANOLOAD_SPARK_PYTHON is not set: scripts/check.sh installs tests/spark".into());
-        }
-        // outside CI: the venv tests/spark/setup.sh makes, if it is there
-        Err(_) => {
-            let setup = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spark/setup.sh");
-            let out = Command::new(setup).output()?;
-            String::from_utf8(out.stdout)?
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_string()
-        }
-    };
+    let python = crate::common::venv_python("NANOLOAD_SPARK_PYTHON", "spark/setup.sh")?;
     let out = Command::new(&python)
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),

@@ -11,24 +11,7 @@ use crate::common::{TestResult, fixture, run_home};
 fn the_analysis_notebook_runs_on_fresh_output_and_its_totals_equal_sessions() -> TestResult {
     let run = run_home(&fixture("nanobot/home-a"), &[])?;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
-    let python = match std::env::var("NANOLOAD_NOTEBOOK_PYTHON") {
-        Ok(p) => p,
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
-            return Err(
-                "CI=true but NANOLOAD_NOTEBOOK_PYTHON is not set: scripts/check.sh installs tests/notebook".into(),
-            );
-        }
-        Err(_) => {
-            let setup = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/notebook/setup.sh");
-            let out = Command::new(setup).output()?;
-            String::from_utf8(out.stdout)?
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_string()
-        }
-    };
+    let python = crate::common::venv_python("NANOLOAD_NOTEBOOK_PYTHON", "notebook/setup.sh")?;
     let out = Command::new(&python)
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),

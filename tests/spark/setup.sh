@@ -1,24 +1,8 @@
 #!/usr/bin/env bash
-# Create (or reuse) the Spark venv of the fleet-dataset test: the packages
-# pinned in requirements.txt. The venv lives outside the clone at
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/nanoload/spark-<first 12 hex of sha256(requirements.txt)>
-# and is reused while requirements.txt is unchanged (a marker file is written
-# only after a successful install). Its python is the last line on stdout.
-# Needs python3 with venv and pip, and java (17) on PATH for Spark itself.
+# The Spark venv of the fleet-dataset test (tests/dataset.rs): the packages
+# pinned in requirements.txt, made or reused by tests/pinned-venv.sh (its
+# python is the last line on stdout). Spark itself needs java (17) on PATH.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-req="$here/requirements.txt"
-sha="$(sha256sum "$req" | cut -d' ' -f1)"
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/nanoload/spark-${sha:0:12}"
-marker="$venv/.nanoload-spark-sha256"
-if [[ -f "$marker" && "$(cat "$marker")" == "$sha" && -x "$venv/bin/python" ]]; then
-    echo "setup.sh: reusing $venv" >&2
-else
-    command -v java >/dev/null 2>&1 || { echo "setup.sh: java not found (Spark needs Java 17)" >&2; exit 1; }
-    rm -rf -- "$venv"
-    mkdir -p "$(dirname "$venv")"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
-    echo "$sha" >"$marker"
-fi
-echo "$venv/bin/python"
+command -v java >/dev/null 2>&1 || { echo "setup.sh: java not found (Spark needs Java 17)" >&2; exit 1; }
+exec "$here/../pinned-venv.sh" spark "$here/requirements.txt"
