@@ -394,9 +394,12 @@ fn browse(cases: &[Case], work: &Path) -> Result<Browser, Box<dyn std::error::Er
 }
 
 /// The reports of one fixture home, written under `work`: with
-/// `--tables`, and nanobot/home-a's also without.
-fn cases_of(home: &str, work: &Path) -> Result<Vec<Case>, Box<dyn std::error::Error>> {
+/// `--tables`, and nanobot/home-a's also without; and the seconds spent
+/// loading the home (none when another test loaded it) and on its reports.
+fn cases_of(home: &str, work: &Path) -> Result<(Vec<Case>, f64, f64), Box<dyn std::error::Error>> {
+    let t0 = std::time::Instant::now();
     let loaded = load(home)?;
+    let loading = t0.elapsed().as_secs_f64();
     assert!(!loaded.files.is_empty(), "{home}: the load wrote nothing");
     let name = home.replace('/', "-");
     let dir = work.join(&name);
@@ -418,7 +421,7 @@ fn cases_of(home: &str, work: &Path) -> Result<Vec<Case>, Box<dyn std::error::Er
             html,
         });
     }
-    Ok(cases)
+    Ok((cases, loading, t0.elapsed().as_secs_f64() - loading))
 }
 
 /// Where a page differs from what its report must show.
@@ -521,10 +524,11 @@ fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
     let homes = homes()?;
     // two workers: loading a home (when no other test has) and its reports
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut cases: Vec<(usize, Vec<Case>)> = std::thread::scope(|s| {
+    type Done = (usize, (Vec<Case>, f64, f64));
+    let mut done: Vec<Done> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..2)
             .map(|_| {
-                s.spawn(|| -> Result<Vec<(usize, Vec<Case>)>, String> {
+                s.spawn(|| -> Result<Vec<Done>, String> {
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -543,9 +547,10 @@ fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
             .collect::<Result<Vec<_>, String>>()
             .map(|v| v.into_iter().flatten().collect())
     })?;
-    cases.sort_by_key(|(i, _)| *i);
-    let cases: Vec<Case> = cases.into_iter().flat_map(|(_, c)| c).collect();
-    let reports = started.elapsed();
+    done.sort_by_key(|(i, _)| *i);
+    let loading: f64 = done.iter().map(|(_, (_, l, _))| l).sum();
+    let writing: f64 = done.iter().map(|(_, (_, _, w))| w).sum();
+    let cases: Vec<Case> = done.into_iter().flat_map(|(_, (c, _, _))| c).collect();
     let browser = browse(&cases, work.path())?;
     assert!(browser.pages.len() >= cases.len());
     let mut bad = Vec::new();
@@ -553,13 +558,16 @@ fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
         bad.extend(differences(case, page)?);
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // the times, for the record (--nocapture): loading is shared with the
+    // golden and audits tests in a full run
     eprintln!(
-        "report: {} homes loaded and {} reports written in {:.1}s; chromium {} opened them in {:.1}s",
+        "report: {} homes, {} reports; loading {loading:.1}s, reports and queries {writing:.1}s \
+         (summed over 2 workers); chromium {} opened them in {:.1}s; {:.1}s in all",
         homes.len(),
         cases.len(),
-        reports.as_secs_f64(),
         browser.chromium.unwrap_or_default(),
-        browser.ms as f64 / 1000.0
+        browser.ms as f64 / 1000.0,
+        started.elapsed().as_secs_f64()
     );
     Ok(())
 }
