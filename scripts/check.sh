@@ -7,8 +7,10 @@
 # What the tests need besides cargo is installed in the background while
 # cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
 # the --db file with it), the harness venv, the Spark venv (tests/spark/:
-# PySpark reads the --dataset output in tests/dataset.rs) and the notebook
-# venv (tests/notebook/: examples/analysis.ipynb run headless). Each phase's
+# PySpark reads the --dataset output in tests/dataset.rs), the notebook
+# venv (tests/notebook/: examples/analysis.ipynb run headless) and the
+# browser (tests/browser/: Debian's chromium and playwright-core, which open
+# every fixture's `nanoload report` in tests/report.rs). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +80,12 @@ spark_pid=$!
   echo "notebook venv ready in $(( $(date +%s) - s ))s"
 ) >"$logs/notebook.log" 2>&1 &
 notebook_pid=$!
+(
+  s=$(date +%s)
+  tests/browser/setup.sh
+  echo "browser ready in $(( $(date +%s) - s ))s"
+) >"$logs/browser.log" 2>&1 &
+browser_pid=$!
 
 # --- Rust ------------------------------------------------------------------
 phase "cargo fmt --check" cargo fmt --check
@@ -105,6 +113,10 @@ await "spark venv install" "$spark_pid" "$logs/spark.log"
 export NANOLOAD_SPARK_PYTHON=$(grep -v '^spark venv ready' "$logs/spark.log" | tail -n 1)
 await "notebook venv install" "$notebook_pid" "$logs/notebook.log"
 export NANOLOAD_NOTEBOOK_PYTHON=$(grep -v '^notebook venv ready' "$logs/notebook.log" | tail -n 1)
+await "browser install" "$browser_pid" "$logs/browser.log"
+grep '^browser ready' "$logs/browser.log"
+# setup.sh prints tests/browser/node_modules as its last line
+export NANOLOAD_BROWSER_DIR=$(grep -v '^browser ready' "$logs/browser.log" | tail -n 1)
 
 # --- tests -----------------------------------------------------------------
 phase "cargo test" cargo test --locked

@@ -41,6 +41,8 @@ pub mod dataset;
 #[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]
+pub mod report;
+#[cfg(feature = "engine")]
 pub mod run;
 #[cfg(feature = "engine")]
 pub mod sink;

@@ -1,7 +1,9 @@
-//! `nanoload HOME OUT.parquet`: a thin shell over [`nanoload::run`].
+//! `nanoload HOME OUT.parquet`: a thin shell over [`nanoload::run`];
+//! `nanoload report OUT.parquet [--tables DIR] report.html` over
+//! [`nanoload::report::report`].
 
 use clap::Parser;
-use nanoload::cli::Args;
+use nanoload::cli::{Args, ReportArgs};
 use nanoload::{ExitCode, run};
 
 /// Keep peak RSS near DuckDB's `memory_limit`. DuckDB allocates and frees
@@ -25,7 +27,34 @@ fn tune_allocator() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_allocator() {}
 
+/// `nanoload report …` (the first argument `report`; a HOME of that name
+/// is given as `./report`).
+fn report_main() -> std::process::ExitCode {
+    let args = ReportArgs::parse_from(
+        std::iter::once(std::ffi::OsString::from("nanoload report"))
+            .chain(std::env::args_os().skip(2)),
+    );
+    match nanoload::report::report(&args.out, args.tables.as_deref(), &args.html) {
+        Ok(w) => {
+            eprintln!(
+                "nanoload: report written: {} ({} charts, {} bytes)",
+                args.html.display(),
+                w.charts,
+                w.bytes
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            std::process::ExitCode::from(ExitCode::Failed as u8)
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "report") {
+        return report_main();
+    }
     tune_allocator();
     let args = Args::parse();
     if args.no_redact {

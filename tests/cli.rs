@@ -1,7 +1,7 @@
 //! The command line itself: `--help` explains every flag (snapshot), a bad
 //! argument exits 2 with one stderr line and writes nothing, and the
 //! end-of-run summary counts every source kind (snapshot; `--quiet` keeps
-//! only the read failures).
+//! only the read failures); `nanoload report`'s arguments likewise.
 
 use crate::common::*;
 
@@ -110,5 +110,64 @@ fn timings_name_every_phase_in_order() -> TestResult {
     // without the flag, no timings
     let plain = run_home(&fixture("nanobot/home-a"), &[])?;
     assert!(!plain.stderr().contains("timings (s):"));
+    Ok(())
+}
+
+#[test]
+fn report_help_explains_every_argument() -> TestResult {
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .args(["report", "--help"])
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("report_help", String::from_utf8_lossy(&o.stdout));
+    Ok(())
+}
+
+/// `nanoload report` with a missing input exits 2 with one line naming it
+/// and writes nothing; without its two paths clap says so (exit 2); a HOME
+/// named `report` loads as `./report`.
+#[test]
+fn report_bad_arguments_exit_2_and_a_home_named_report_loads_as_dot_slash() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let missing = dir.path().join("none.parquet");
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg("report")
+        .arg(&missing)
+        .arg(dir.path().join("r.html"))
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        err,
+        format!(
+            "nanoload: error: {}: no such file (OUT.parquet of a run)\n",
+            missing.display()
+        )
+    );
+    assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
+
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .current_dir(dir.path())
+        .args(["report", "out.parquet"])
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("<report.html>") && err.contains("Usage: nanoload report"),
+        "{err}"
+    );
+
+    std::fs::create_dir(dir.path().join("report"))?;
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .current_dir(dir.path())
+        .args(["./report", "out.parquet"])
+        .output()?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(dir.path().join("out.parquet").is_file());
     Ok(())
 }

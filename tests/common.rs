@@ -323,6 +323,15 @@ pub fn audit_violations(c: &Connection, audit_sql: &str) -> Result<Vec<String>, 
 /// (a script under tests/, e.g. `spark/setup.sh`) makes or reuses the venv
 /// and prints its python last.
 pub fn venv_python(var: &str, setup: &str) -> Result<String, Box<dyn std::error::Error>> {
+    installed(var, setup)
+}
+
+/// What an install script of the tests made (`tests/<setup>` prints it as
+/// its last line: a venv's python, tests/browser's node_modules): `$var`
+/// when set (scripts/check.sh runs the scripts in the background and sets
+/// it); with `CI=true` a missing variable fails the test, nothing is
+/// skipped; outside CI the script is run now (a failure names it).
+pub fn installed(var: &str, setup: &str) -> Result<String, Box<dyn std::error::Error>> {
     if let Ok(p) = std::env::var(var) {
         return Ok(p);
     }
@@ -335,7 +344,16 @@ pub fn venv_python(var: &str, setup: &str) -> Result<String, Box<dyn std::error:
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join(setup);
-    let out = std::process::Command::new(script).output()?;
+    let out = std::process::Command::new(&script).output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
     let stdout = String::from_utf8(out.stdout)?;
     Ok(stdout.trim().lines().last().unwrap_or("").to_string())
 }

@@ -1,8 +1,10 @@
 //! Every fixture home loaded once per test run, for the modules that check
-//! all of them (`golden`, `audits`): each home is copied to a temp dir
-//! (tarballs unpacked) with every file's mtime set to [`MTIME`], loaded with
-//! `--tables` and `--db`, rendered as text (the golden format, see
-//! `golden.rs`), and every audit of `sql/audits/` run on its `--db` file.
+//! all of them (`golden`, `audits`, `report`): each home is copied to a temp
+//! dir (tarballs unpacked) with every file's mtime set to [`MTIME`], loaded
+//! with `--tables`, `--db` and `--summary-json`, rendered as text (the golden
+//! format, see `golden.rs`), every audit of `sql/audits/` run on its `--db`
+//! file, and the bytes of OUT.parquet, the `--tables` files and the summary
+//! kept ([`Loaded::files`]).
 //! The first test to ask for a home loads it; a test asking for it later, or
 //! meanwhile from another thread, gets the same result.
 
@@ -61,6 +63,24 @@ pub struct Loaded {
     /// Per audit of `sql/audits/` (by name, in file order), the rows that
     /// break its rule; empty when the run wrote nothing (exit 2).
     pub audits: Vec<(String, Vec<String>)>,
+    /// The outputs' bytes by name (`out.parquet`, `tables/<table>.parquet`,
+    /// `summary.json`); empty when the run wrote nothing (exit 2).
+    pub files: Arc<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Loaded {
+    /// Write the outputs back under `dir` (`dir/out.parquet`, `dir/tables/`,
+    /// `dir/summary.json`).
+    pub fn write_files(&self, dir: &Path) -> std::io::Result<()> {
+        for (name, bytes) in self.files.iter() {
+            let p = dir.join(name);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(p, bytes)?;
+        }
+        Ok(())
+    }
 }
 
 type Cell = Arc<OnceLock<Result<Loaded, String>>>;
@@ -123,9 +143,17 @@ fn load_now(rel: &str) -> Result<Loaded, Box<dyn std::error::Error>> {
     let home = materialize(rel)?;
     let out_dir = tempfile::tempdir()?;
     let db = out_dir.path().join("all.duckdb");
+    let summary = out_dir.path().join("summary.json");
     let run = run_home(
         home.path(),
-        &["--db", db.to_str().ok_or("path")?, "--threads", "2"],
+        &[
+            "--db",
+            db.to_str().ok_or("path")?,
+            "--threads",
+            "2",
+            "--summary-json",
+            summary.to_str().ok_or("path")?,
+        ],
     )?;
     let mut s = String::new();
     writeln!(s, "exit {}", run.code().unwrap_or(-1))?;
@@ -134,7 +162,15 @@ fn load_now(rel: &str) -> Result<Loaded, Box<dyn std::error::Error>> {
         return Ok(Loaded {
             rendering: s,
             audits: Vec::new(),
+            files: Arc::default(),
         });
+    }
+    let mut files = BTreeMap::new();
+    files.insert("out.parquet".to_string(), std::fs::read(&run.out)?);
+    files.insert("summary.json".to_string(), std::fs::read(&summary)?);
+    for t in TABLES {
+        let f = run.tables.join(format!("{t}.parquet"));
+        files.insert(format!("tables/{t}.parquet"), std::fs::read(f)?);
     }
     writeln!(s, "sha256 out.parquet {}", sha256_hex(&run.out)?)?;
     for t in TABLES {
@@ -163,5 +199,6 @@ fn load_now(rel: &str) -> Result<Loaded, Box<dyn std::error::Error>> {
     Ok(Loaded {
         rendering: s,
         audits,
+        files: Arc::new(files),
     })
 }

@@ -18,3 +18,4 @@ mod nanoclaw; // nanoclaw's catalog, session databases and transcripts
 mod notebook; // examples/analysis.ipynb run headless on fresh output; its totals equal sessions
 mod progress; // --progress in a pseudo-terminal and without one; --summary-json against the tables
 mod realwriter; // homes nanobot's own code wrote, checked against its own readers
+mod report; // `nanoload report` of every fixture home in headless Chromium: charts equal the outputs

@@ -1,0 +1,101 @@
+// Opens nanoload's HTML reports in Debian's headless Chromium (driven by
+// playwright-core; no browser is ever downloaded) and prints, as one JSON
+// object on stdout, what each page shows: every chart's table as read from
+// the DOM, the number of bar marks its SVG draws, the facts, the lists, the
+// console errors and every request that was not for a file (blocked and
+// counted: the page must fetch nothing).
+//
+//   node report.mjs SPEC.json
+//   SPEC: {"pages": [{"html": "/abs/report.html", "screenshot": "/abs/shot.png",
+//                     "clip_height": 3000 (optional: only the top of the page)}]}
+//
+// Chromium: $NANOLOAD_CHROMIUM or /usr/bin/chromium, with a fresh
+// --user-data-dir and the flags that keep it off the network.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const executablePath = process.env.NANOLOAD_CHROMIUM || '/usr/bin/chromium';
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nanoload-chromium-'));
+const started = Date.now();
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath,
+  headless: true,
+  args: [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ],
+  viewport: { width: 1200, height: 900 },
+  deviceScaleFactor: 1,
+});
+const result = { chromium: context.browser()?.version() ?? null, pages: [] };
+try {
+  for (const want of spec.pages) {
+    const page = await context.newPage();
+    const errors = [];
+    const requests = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('file:')) return route.continue();
+      requests.push(url);
+      return route.abort();
+    });
+    const t0 = Date.now();
+    await page.goto(pathToFileURL(want.html).href, { waitUntil: 'load' });
+    const shown = await page.evaluate(() => {
+      const text = (el) => el.textContent;
+      const table = (t) => ({
+        columns: [...t.querySelectorAll('thead th')].map(text),
+        rows: [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map(text)),
+      });
+      const charts = [...document.querySelectorAll('figure[data-chart]')].map((f) => {
+        const id = f.dataset.chart;
+        const svg = f.querySelector('svg');
+        const box = svg ? svg.getBoundingClientRect() : null;
+        return {
+          id,
+          series: f.dataset.series ? f.dataset.series.split(',') : [],
+          // bar marks: every rect but the white background
+          marks: svg ? [...svg.querySelectorAll('rect')]
+            .filter((r) => (r.getAttribute('fill') || '').toUpperCase() !== '#FFFFFF').length : 0,
+          svg_px: box ? [Math.round(box.width), Math.round(box.height)] : [0, 0],
+          texts: svg ? svg.querySelectorAll('text').length : 0,
+          ...table(f.querySelector(`table[data-chart-table="${id}"]`)),
+        };
+      });
+      const facts = Object.fromEntries(
+        [...document.querySelectorAll('[data-fact]')].map((e) => [e.dataset.fact, e.textContent]));
+      const lists = Object.fromEntries(
+        [...document.querySelectorAll('table[data-list]')].map((t) => [t.dataset.list, table(t)]));
+      const missing = [...document.querySelectorAll('[data-missing]')].map((e) => e.dataset.missing);
+      return {
+        title: document.title,
+        charts,
+        facts,
+        lists,
+        missing,
+        height: document.documentElement.scrollHeight,
+        // anything that could load something
+        external: document.querySelectorAll('script, link, img, iframe, object, embed, [src], [href]').length,
+      };
+    });
+    const shot = { path: want.screenshot, fullPage: true };
+    if (want.clip_height) {
+      shot.fullPage = true;
+      shot.clip = { x: 0, y: 0, width: 1200, height: Math.min(want.clip_height, shown.height) };
+    }
+    await page.screenshot(shot);
+    result.pages.push({ html: want.html, ms: Date.now() - t0, errors, requests, ...shown });
+    await page.close();
+  }
+} finally {
+  await context.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+}
+result.ms = Date.now() - started;
+process.stdout.write(JSON.stringify(result));

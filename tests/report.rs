@@ -1,0 +1,573 @@
+//! `nanoload report` on every fixture home, opened in a real browser: the
+//! report of each load of `fixture_homes` is written, and one node process
+//! (tests/browser/report.mjs: Debian's headless chromium driven by
+//! playwright-core, installed by tests/browser/setup.sh) opens them all,
+//! blocks and counts every request that is not for a file, collects console
+//! and page errors, screenshots each page and reads back every chart's
+//! table and how many bars its SVG draws. Each chart's numbers must equal
+//! this test's own DuckDB queries over the load's output (written here, not
+//! taken from src/report.rs), the duplicates the load's own `--summary-json`
+//! counted, and the marks drawn the non-zero values of the columns it draws.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use duckdb::Connection;
+
+use crate::common::*;
+use crate::fixture_homes::{homes, load};
+
+/// A chart as the browser read it.
+#[derive(Debug, serde::Deserialize)]
+struct Shown {
+    id: String,
+    series: Vec<String>,
+    marks: usize,
+    svg_px: [u32; 2],
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ShownTable {
+    columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Page {
+    html: String,
+    errors: Vec<String>,
+    requests: Vec<String>,
+    title: String,
+    charts: Vec<Shown>,
+    facts: BTreeMap<String, String>,
+    lists: BTreeMap<String, ShownTable>,
+    missing: Vec<String>,
+    height: u32,
+    external: usize,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Browser {
+    chromium: Option<String>,
+    pages: Vec<Page>,
+    ms: u64,
+}
+
+/// One report to check: where it is, its screenshot, what it must show.
+struct Case {
+    name: String,
+    html: PathBuf,
+    png: PathBuf,
+    expected: Expected,
+}
+
+#[derive(Default)]
+struct Expected {
+    /// Per chart id: its column names and rows.
+    charts: BTreeMap<&'static str, (Vec<&'static str>, Vec<Vec<String>>)>,
+    facts: BTreeMap<&'static str, String>,
+    lists: BTreeMap<&'static str, Vec<Vec<String>>>,
+    missing: Vec<&'static str>,
+}
+
+/// A DuckDB connection over a load's output in `dir` (events, and the
+/// side tables when `tables`).
+fn outputs(dir: &Path, tables: bool) -> Result<Connection, duckdb::Error> {
+    let c = Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "CREATE VIEW events AS SELECT * FROM '{}';",
+        dir.join("out.parquet").display()
+    ))?;
+    if tables {
+        for t in TABLES {
+            c.execute_batch(&format!(
+                "CREATE VIEW {t} AS SELECT * FROM '{}';",
+                dir.join(format!("tables/{t}.parquet")).display()
+            ))?;
+        }
+    }
+    Ok(c)
+}
+
+/// What the report of the load in `dir` must show, from this test's own
+/// queries (and, for the duplicates, the load's summary).
+fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Error>> {
+    let c = outputs(dir, tables)?;
+    let mut e = Expected::default();
+    let mut chart = |id: &'static str, cols: &[&'static str], sql: &str| -> TestResult {
+        e.charts.insert(id, (cols.to_vec(), query(&c, sql)?));
+        Ok(())
+    };
+    chart(
+        "activity-day",
+        &["day", "events", "user", "assistant", "tool_use", "tool_result", "thinking", "system"],
+        "SELECT CAST(timestamp_local AS DATE) AS d, count(*),
+                sum(CAST(turn_type = 'user' AS INT)), sum(CAST(turn_type = 'assistant' AS INT)),
+                sum(CAST(turn_type = 'tool_use' AS INT)), sum(CAST(turn_type = 'tool_result' AS INT)),
+                sum(CAST(turn_type = 'thinking' AS INT)), sum(CAST(turn_type = 'system' AS INT))
+         FROM events WHERE timestamp_local IS NOT NULL GROUP BY d ORDER BY d",
+    )?;
+    chart(
+        "activity-hour",
+        &["hour", "events"],
+        "SELECT h, (SELECT count(*) FROM events WHERE extract(hour FROM timestamp_local) = h)
+         FROM generate_series(0, 23) AS g(h) ORDER BY h",
+    )?;
+    chart(
+        "sessions-timeline",
+        &["session_uid", "agent", "instance", "session_id", "first_local", "last_local", "events"],
+        "WITH s AS (
+           SELECT session_uid, any_value(agent) AS a, any_value(instance) AS i,
+                  coalesce(any_value(session_id), '') AS s, min(timestamp_local) AS f,
+                  max(timestamp_local) AS l, count(*) AS n
+           FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid),
+         latest AS (
+           SELECT *, row_number() OVER (ORDER BY l DESC, session_uid) AS k FROM s WHERE l IS NOT NULL)
+         SELECT session_uid, a, i, s, date_trunc('second', f), date_trunc('second', l), n
+         FROM latest WHERE k <= 50 ORDER BY f, l, session_uid",
+    )?;
+    chart(
+        "tools",
+        &["tool", "calls", "sessions"],
+        "SELECT coalesce(tool_name, '(none)') AS t, count(*) AS n, count(DISTINCT session_uid)
+         FROM events WHERE turn_type = 'tool_use' GROUP BY t ORDER BY n DESC, t LIMIT 40",
+    )?;
+    chart(
+        "recovered",
+        &["source_kind", "rows", "sessions"],
+        "SELECT source_kind, count(*), count(DISTINCT session_uid) FROM events
+         WHERE source_role = 'secondary' GROUP BY ALL ORDER BY ALL",
+    )?;
+    chart(
+        "time-basis",
+        &["instance", "time_basis", "rows"],
+        "SELECT instance, coalesce(time_basis, '(none)'), count(*) FROM events GROUP BY ALL ORDER BY ALL",
+    )?;
+    let day = "CAST(DATE '1970-01-01' + CAST(started_at_ms // 86400000 AS INTEGER) AS VARCHAR)";
+    let tokens = "count(*), sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)),
+                  sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0))";
+    // exact decimal sums of the priced calls, to the micro-dollar; NULL: none priced
+    let cost = "CASE WHEN count(cost_usd) = 0 THEN 'unknown'
+                ELSE CAST(CAST(sum(CAST(cost_usd AS DECIMAL(38, 12))) AS DECIMAL(38, 6)) AS VARCHAR) END,
+                count(*) - count(cost_usd)";
+    let tok_cols = [
+        "calls",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+    ];
+    if tables {
+        let mut cols = vec!["day"];
+        cols.extend(tok_cols);
+        chart(
+            "tokens-day",
+            &cols,
+            &format!(
+                "SELECT {day} AS d, {tokens} FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY d ORDER BY d"
+            ),
+        )?;
+        chart(
+            "cost-day",
+            &["day", "cost_usd", "unpriced_calls"],
+            &format!(
+                "SELECT {day} AS d, {cost} FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY d ORDER BY d"
+            ),
+        )?;
+        let mut cols = vec!["provider", "model"];
+        cols.extend(tok_cols);
+        chart(
+            "tokens-model",
+            &cols,
+            &format!(
+                "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {tokens}
+                 FROM llm_calls GROUP BY p, m
+                 ORDER BY sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) DESC, p, m LIMIT 30"
+            ),
+        )?;
+        chart(
+            "cost-model",
+            &["provider", "model", "cost_usd", "unpriced_calls"],
+            &format!(
+                "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {cost}
+                 FROM llm_calls GROUP BY p, m ORDER BY sum(cost_usd) DESC NULLS LAST, p, m LIMIT 30"
+            ),
+        )?;
+        chart(
+            "offsets",
+            &[
+                "instance",
+                "first_day",
+                "last_day",
+                "offset_minutes",
+                "pairs",
+                "agreement",
+            ],
+            "SELECT instance, first_day, last_day, offset_minutes, pairs, agreement FROM tz_offsets ORDER BY ALL",
+        )?;
+        chart(
+            "diagnostics",
+            &["kind", "code", "rows"],
+            "SELECT kind, coalesce(code, '') AS c, count(*) AS n FROM diagnostics
+             GROUP BY ALL ORDER BY n DESC, kind, c",
+        )?;
+        // the duplicates the load itself counted (its --summary-json): per
+        // kind, rows read, rows out and dropped; the rest of the rows read
+        // are nanoclaw delivered rows folded into their outbound row
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("summary.json"))?)?;
+        let kinds = summary["kinds"].as_object().ok_or("summary kinds")?;
+        let mut rows = Vec::new();
+        for (kind, v) in kinds {
+            let n = |f: &str| v[f].as_i64().ok_or(format!("{kind} {f}"));
+            let (read, out, dups) = (n("rows_read")?, n("rows_out")?, n("duplicates")?);
+            rows.push(vec![
+                kind.clone(),
+                n("stores")?.to_string(),
+                read.to_string(),
+                out.to_string(),
+                (read - out - dups).to_string(),
+                dups.to_string(),
+            ]);
+        }
+        // … and those are exactly the outbound rows that say so
+        let folded = query(
+            &c,
+            "SELECT count(*) FROM events WHERE source_kind = 'nanoclaw.outbound'
+               AND json_extract(native, '$.delivered') IS NOT NULL",
+        )?;
+        let want_folded = rows
+            .iter()
+            .find(|r| r[0] == "nanoclaw.inbound")
+            .map_or("0".to_string(), |r| r[4].clone());
+        assert_eq!(folded, [[want_folded]], "{}", dir.display());
+        assert!(
+            rows.iter()
+                .all(|r| r[0] == "nanoclaw.inbound" || r[4] == "0"),
+            "{rows:?}"
+        );
+        e.charts.insert(
+            "duplicates",
+            (
+                vec![
+                    "source_kind",
+                    "stores",
+                    "rows_read",
+                    "rows_out",
+                    "folded",
+                    "duplicates",
+                ],
+                rows,
+            ),
+        );
+        e.lists.insert(
+            "diagnostics",
+            query(
+                &c,
+                "SELECT kind, coalesce(code, ''), coalesce(agent, ''), coalesce(instance, ''),
+                        coalesce(source_path, ''), coalesce(CAST(source_line AS VARCHAR), ''),
+                        coalesce(session_id, ''), coalesce(message, '')
+                 FROM diagnostics ORDER BY ALL LIMIT 200",
+            )?,
+        );
+        e.facts.insert(
+            "secondary_only_sessions",
+            query(
+                &c,
+                "SELECT count(*) FILTER (WHERE secondary_only) FROM sessions",
+            )?[0][0]
+                .clone(),
+        );
+        let nc = query(
+            &c,
+            &format!("SELECT count(*), {cost} FROM sessions WHERE agent = 'nanoclaw'"),
+        )?;
+        if nc[0][0] != "0" {
+            e.facts.insert("nanoclaw_cost_usd", nc[0][1].clone());
+        }
+    } else {
+        e.missing = vec!["llm_calls", "sources", "tz_offsets", "diagnostics"];
+    }
+    let f = query(
+        &c,
+        "SELECT count(*), count(DISTINCT session_uid), count(*) - count(timestamp_local) FROM events",
+    )?;
+    for (k, v) in ["events", "sessions", "without_time"]
+        .into_iter()
+        .zip(&f[0])
+    {
+        e.facts.insert(k, v.clone());
+    }
+    Ok(e)
+}
+
+/// `nanoload report` on the load in `dir`; with `tables`, its `--tables`.
+fn write_report(dir: &Path, tables: bool, html: &Path) -> TestResult {
+    let mut cmd = assert_cmd::Command::cargo_bin("nanoload")?;
+    cmd.arg("report").arg(dir.join("out.parquet")).arg(html);
+    if tables {
+        cmd.arg("--tables").arg(dir.join("tables"));
+    }
+    let o = cmd.output()?;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{}: {err}", dir.display());
+    let charts = if tables { 13 } else { 6 };
+    assert!(
+        err.starts_with(&format!(
+            "nanoload: report written: {} ({charts} charts, ",
+            html.display()
+        )),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// The bars a chart must draw: one per non-zero value of the columns it
+/// draws (`data-series`); a chart without them one bar per row.
+fn marks(c: &Shown) -> usize {
+    if c.series.is_empty() {
+        return c.rows.len();
+    }
+    let cols: Vec<usize> = c
+        .series
+        .iter()
+        .filter_map(|s| c.columns.iter().position(|x| x == s))
+        .collect();
+    assert_eq!(
+        cols.len(),
+        c.series.len(),
+        "{}: series not in the table",
+        c.id
+    );
+    c.rows
+        .iter()
+        .flat_map(|r| cols.iter().map(move |i| &r[*i]))
+        .filter(|v| v.parse::<f64>().is_ok_and(|x| x > 0.0))
+        .count()
+}
+
+/// A PNG's width and height (its IHDR chunk).
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    if bytes.len() < 24 || &bytes[..8] != b"\x89PNG\r\n\x1a\n" || &bytes[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    Some((be(&bytes[16..20]), be(&bytes[20..24])))
+}
+
+/// Open every report in one Chromium; the pages as read.
+fn browse(cases: &[Case], work: &Path) -> Result<Browser, Box<dyn std::error::Error>> {
+    let node_modules = installed("NANOLOAD_BROWSER_DIR", "browser/setup.sh")?;
+    if !Path::new(&node_modules).join("playwright-core").is_dir() {
+        return Err(
+            format!("no playwright-core in {node_modules} (tests/browser/setup.sh)").into(),
+        );
+    }
+    let mut pages: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|c| serde_json::json!({"html": c.html, "screenshot": c.png}))
+        .collect();
+    // NANOLOAD_REPORT_PNG=docs/report.png: the README's picture, the top of
+    // the first report
+    if let Ok(p) = std::env::var("NANOLOAD_REPORT_PNG") {
+        pages
+            .push(serde_json::json!({"html": cases[0].html, "screenshot": p, "clip_height": 2000}));
+    }
+    let spec = work.join("spec.json");
+    std::fs::write(&spec, serde_json::json!({ "pages": pages }).to_string())?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/report.mjs");
+    let o = Command::new("node")
+        .arg(&script)
+        .arg(&spec)
+        .output()
+        .map_err(|e| format!("node {}: {e} (Node.js >= 20 is needed)", script.display()))?;
+    assert!(
+        o.status.success(),
+        "node {} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Ok(serde_json::from_slice(&o.stdout)?)
+}
+
+/// The reports of one fixture home, written under `work`: with
+/// `--tables`, and nanobot/home-a's also without; and the seconds spent
+/// loading the home (none when another test loaded it) and on its reports.
+fn cases_of(home: &str, work: &Path) -> Result<(Vec<Case>, f64, f64), Box<dyn std::error::Error>> {
+    let t0 = std::time::Instant::now();
+    let loaded = load(home)?;
+    let loading = t0.elapsed().as_secs_f64();
+    assert!(!loaded.files.is_empty(), "{home}: the load wrote nothing");
+    let name = home.replace('/', "-");
+    let dir = work.join(&name);
+    loaded.write_files(&dir)?;
+    let variants: &[bool] = if home == "nanobot/home-a" {
+        &[true, false]
+    } else {
+        &[true]
+    };
+    let mut cases = Vec::new();
+    for &tables in variants {
+        let suffix = if tables { "" } else { "-no-tables" };
+        let html = work.join(format!("{name}{suffix}.html"));
+        write_report(&dir, tables, &html)?;
+        cases.push(Case {
+            name: format!("{home}{suffix}"),
+            png: work.join(format!("{name}{suffix}.png")),
+            expected: expected(&dir, tables)?,
+            html,
+        });
+    }
+    Ok((cases, loading, t0.elapsed().as_secs_f64() - loading))
+}
+
+/// Where a page differs from what its report must show.
+fn differences(case: &Case, page: &Page) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let name = &case.name;
+    let mut bad = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            bad.push(format!("{name}: {what}"));
+        }
+    };
+    check(
+        Path::new(&page.html) == case.html,
+        format!("page {}", page.html),
+    );
+    check(
+        page.errors.is_empty(),
+        format!("console errors {:?}", page.errors),
+    );
+    check(
+        page.requests.is_empty(),
+        format!("requests {:?}", page.requests),
+    );
+    check(
+        page.external == 0,
+        format!("{} elements that load something", page.external),
+    );
+    check(
+        page.title == "nanoload report: out.parquet",
+        format!("title {}", page.title),
+    );
+    let mut ids: Vec<&str> = page.charts.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    let want_ids: Vec<&str> = case.expected.charts.keys().copied().collect();
+    check(
+        ids == want_ids,
+        format!("charts {ids:?}, want {want_ids:?}"),
+    );
+    for c in &page.charts {
+        let Some((cols, rows)) = case.expected.charts.get(c.id.as_str()) else {
+            continue;
+        };
+        let id = &c.id;
+        check(&c.columns == cols, format!("{id} columns {:?}", c.columns));
+        check(
+            &c.rows == rows,
+            format!(
+                "{id} rows
+  shown {:?}
+  want  {rows:?}",
+                c.rows
+            ),
+        );
+        check(
+            c.marks == marks(c),
+            format!("{id} draws {} bars, want {}", c.marks, marks(c)),
+        );
+        let drawn = c.svg_px[0] >= 600 && c.svg_px[1] >= 80;
+        check(
+            if c.rows.is_empty() {
+                c.svg_px == [0, 0]
+            } else {
+                drawn
+            },
+            format!("{id} svg of {:?} px for {} rows", c.svg_px, c.rows.len()),
+        );
+    }
+    for (k, v) in &case.expected.facts {
+        check(
+            page.facts.get(*k) == Some(v),
+            format!("fact {k}: {:?}, want {v}", page.facts.get(*k)),
+        );
+    }
+    for (k, rows) in &case.expected.lists {
+        let shown = page.lists.get(*k);
+        check(
+            shown.is_some_and(|t| t.columns.len() == 8 && &t.rows == rows),
+            format!("list {k}: {shown:?}, want {rows:?}"),
+        );
+    }
+    check(
+        page.missing == case.expected.missing,
+        format!("sections without tables {:?}", page.missing),
+    );
+    let png = std::fs::read(&case.png)?;
+    check(
+        png_size(&png) == Some((1200, page.height)) && png.len() > 50_000,
+        format!("screenshot {:?}, {} bytes", png_size(&png), png.len()),
+    );
+    Ok(bad)
+}
+
+/// Every fixture home's report (with `--tables`; nanobot/home-a's also
+/// without) in headless Chromium: no console error, no request, every
+/// chart's table equals this test's queries and draws a bar per value.
+#[test]
+fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
+    let started = std::time::Instant::now();
+    let work = tempfile::tempdir()?;
+    let homes = homes()?;
+    // two workers: loading a home (when no other test has) and its reports
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    type Done = (usize, (Vec<Case>, f64, f64));
+    let mut done: Vec<Done> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| -> Result<Vec<Done>, String> {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(home) = homes.get(i) else {
+                            return Ok(done);
+                        };
+                        let c = cases_of(home, work.path()).map_err(|e| format!("{home}: {e}"))?;
+                        done.push((i, c));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().map_err(|_| "a worker panicked".to_string())?)
+            .collect::<Result<Vec<_>, String>>()
+            .map(|v| v.into_iter().flatten().collect())
+    })?;
+    done.sort_by_key(|(i, _)| *i);
+    let loading: f64 = done.iter().map(|(_, (_, l, _))| l).sum();
+    let writing: f64 = done.iter().map(|(_, (_, _, w))| w).sum();
+    let cases: Vec<Case> = done.into_iter().flat_map(|(_, (c, _, _))| c).collect();
+    let browser = browse(&cases, work.path())?;
+    assert!(browser.pages.len() >= cases.len());
+    let mut bad = Vec::new();
+    for (case, page) in cases.iter().zip(&browser.pages) {
+        bad.extend(differences(case, page)?);
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // the times, for the record (--nocapture): loading is shared with the
+    // golden and audits tests in a full run
+    eprintln!(
+        "report: {} homes, {} reports; loading {loading:.1}s, reports and queries {writing:.1}s \
+         (summed over 2 workers); chromium {} opened them in {:.1}s; {:.1}s in all",
+        homes.len(),
+        cases.len(),
+        browser.chromium.unwrap_or_default(),
+        browser.ms as f64 / 1000.0,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
