@@ -345,8 +345,9 @@ enum XAxis<'a> {
     Labels(&'a [String]),
 }
 
-fn chart_err(id: &'static str) -> impl Fn(String) -> ReportError {
-    move |e| ReportError::Chart(id, e)
+/// A plotters error of chart `id`, as the report's error.
+fn chart_err<E: std::fmt::Display>(id: &'static str) -> impl Fn(E) -> ReportError {
+    move |e| ReportError::Chart(id, e.to_string())
 }
 
 /// Vertical stacked bars, one stack per x position; each segment a rect.
@@ -381,13 +382,13 @@ fn vbars(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, 300)).into_drawing_area();
-        root.fill(&BG).map_err(|e| chart_err(id)(e.to_string()))?;
+        root.fill(&BG).map_err(chart_err(id))?;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(64)
             .build_cartesian_2d(x0..x1, 0f64..top)
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -399,7 +400,7 @@ fn vbars(
             .label_style((FONT, 13).into_font().color(&INK))
             .axis_desc_style((FONT, 14).into_font().color(&INK))
             .draw()
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         let rects = xs.iter().zip(stacks).flat_map(|(x, stack)| {
             let mut acc = 0.0;
             stack
@@ -412,10 +413,8 @@ fn vbars(
                 })
                 .collect::<Vec<_>>()
         });
-        chart
-            .draw_series(rects)
-            .map_err(|e| chart_err(id)(e.to_string()))?;
-        root.present().map_err(|e| chart_err(id)(e.to_string()))?;
+        chart.draw_series(rects).map_err(chart_err(id))?;
+        root.present().map_err(chart_err(id))?;
     }
     Ok(svg)
 }
@@ -441,13 +440,13 @@ fn hbars(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&BG).map_err(|e| chart_err(id)(e.to_string()))?;
+        root.fill(&BG).map_err(chart_err(id))?;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(label_px.min(340))
             .build_cartesian_2d(0f64..right, -0.5f64..(n.max(1) as f64 - 0.5))
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -459,7 +458,7 @@ fn hbars(
             .label_style((FONT, 13).into_font().color(&INK))
             .axis_desc_style((FONT, 14).into_font().color(&INK))
             .draw()
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         let rects = stacks.iter().enumerate().flat_map(|(i, stack)| {
             let y = (n - 1 - i) as f64;
             let mut acc = 0.0;
@@ -473,10 +472,8 @@ fn hbars(
                 })
                 .collect::<Vec<_>>()
         });
-        chart
-            .draw_series(rects)
-            .map_err(|e| chart_err(id)(e.to_string()))?;
-        root.present().map_err(|e| chart_err(id)(e.to_string()))?;
+        chart.draw_series(rects).map_err(chart_err(id))?;
+        root.present().map_err(chart_err(id))?;
     }
     Ok(svg)
 }
@@ -537,13 +534,13 @@ fn ranges(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH + 180, height)).into_drawing_area();
-        root.fill(&BG).map_err(|e| chart_err(id)(e.to_string()))?;
+        root.fill(&BG).map_err(chart_err(id))?;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(label_px.min(340))
             .build_cartesian_2d(x0..x1, -0.5f64..(n as f64 - 0.5))
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -555,14 +552,14 @@ fn ranges(
             .label_style((FONT, 13).into_font().color(&INK))
             .axis_desc_style((FONT, 14).into_font().color(&INK))
             .draw()
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         chart
             .draw_series(spans.iter().map(|s| {
                 let y = (n - 1 - s.row) as f64;
                 let end = s.end.max(s.start + min_w);
                 Rectangle::new([(s.start, y - 0.35), (end, y + 0.35)], s.color.filled())
             }))
-            .map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
         chart
             .draw_series(spans.iter().filter(|s| !s.text.is_empty()).map(|s| {
                 let y = (n - 1 - s.row) as f64;
@@ -573,8 +570,8 @@ fn ranges(
                     (FONT, 12).into_font().color(&INK),
                 )
             }))
-            .map_err(|e| chart_err(id)(e.to_string()))?;
-        root.present().map_err(|e| chart_err(id)(e.to_string()))?;
+            .map_err(chart_err(id))?;
+        root.present().map_err(chart_err(id))?;
     }
     Ok(svg)
 }
