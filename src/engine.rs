@@ -103,7 +103,17 @@ impl Engine {
         load_id: &str,
         prices: &PriceTable,
     ) -> Result<(), EngineError> {
-        self.conn.execute_batch(&prices.sql())?;
+        self.conn.execute_batch(crate::prices::PRICES_DDL)?;
+        self.conn.execute_batch(crate::prices::PRICES_TEXT_DDL)?;
+        {
+            let mut app = self.conn.appender("prices_text")?;
+            for row in prices.rows() {
+                let [a, b, c, d, e, f] = row;
+                app.append_row(duckdb::params![a, b, c, d, e, f])?;
+            }
+            app.flush()?;
+        }
+        self.conn.execute_batch(crate::prices::PRICES_FROM_TEXT)?;
         let offset = offset
             .map(|o| o.to_string())
             .unwrap_or_else(|| "NULL".into());

@@ -7,7 +7,7 @@
 //!   {"litellm_version": …, "litellm_released": …, …,
 //!    "models": {"<LiteLLM key>": {"provider": "anthropic", "input": 3e-06, "output": 1.5e-05,
 //!                                 "cache_read": 3e-07 | null, "cache_write": 3.75e-06 | null}}}
-//! PriceTable::sql  → the DuckDB table `prices` (model, provider, input, output,
+//! PriceTable::rows → the DuckDB table `prices` (model, provider, input, output,
 //!                    cache_read, cache_write: DECIMAL(38,18) USD per token)
 //! ```
 //! Matching a call's model to a row and the cost arithmetic are SQL
@@ -16,7 +16,6 @@
 //! error before anything runs.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::Deserialize;
 
@@ -32,6 +31,17 @@ pub const PRICES_DDL: &str = "CREATE TABLE prices (
     cache_read DECIMAL(38,18),
     cache_write DECIMAL(38,18)
 );\n";
+
+/// The price rows as text, appended by the engine ([`PriceTable::rows`]).
+pub const PRICES_TEXT_DDL: &str = "CREATE TEMP TABLE prices_text (model VARCHAR, provider VARCHAR,
+    input VARCHAR, output VARCHAR, cache_read VARCHAR, cache_write VARCHAR);\n";
+
+/// `prices` from the appended text: each price cast to its exact decimal.
+pub const PRICES_FROM_TEXT: &str = "INSERT INTO prices SELECT model, provider,
+    CAST(input AS DECIMAL(38,18)), CAST(output AS DECIMAL(38,18)),
+    CAST(cache_read AS DECIMAL(38,18)), CAST(cache_write AS DECIMAL(38,18))
+    FROM prices_text ORDER BY model;
+DROP TABLE prices_text;\n";
 
 /// A price file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -97,48 +107,28 @@ impl PriceTable {
         })
     }
 
-    /// `CREATE TABLE prices` and its rows.
-    pub fn sql(&self) -> String {
-        let mut sql = String::from(PRICES_DDL);
-        if self.models.is_empty() {
-            return sql;
-        }
-        sql.push_str("INSERT INTO prices VALUES\n");
-        let rows: Vec<String> = self
-            .models
-            .iter()
-            .map(|(model, p)| {
-                let mut row = String::new();
-                let _ = write!(
-                    row,
-                    "    ({}, {}, {}, {}, {}, {})",
-                    text(model),
-                    p.provider.as_deref().map_or_else(|| "NULL".into(), text),
-                    decimal(Some(p.input)),
-                    decimal(Some(p.output)),
-                    decimal(p.cache_read),
-                    decimal(p.cache_write)
-                );
-                row
-            })
-            .collect();
-        sql.push_str(&rows.join(",\n"));
-        sql.push_str(";\n");
-        sql
+    /// The rows of `prices`, each price as the exact decimal text DuckDB
+    /// casts to `DECIMAL(38,18)` ([`PRICES_TEXT_DDL`], then
+    /// [`PRICES_FROM_TEXT`]): appended, not parsed as SQL (an `INSERT …
+    /// VALUES` of 3 331 rows took DuckDB's parser most of a second).
+    pub fn rows(&self) -> impl Iterator<Item = [Option<String>; 6]> + '_ {
+        self.models.iter().map(|(model, p)| {
+            [
+                Some(model.clone()),
+                p.provider.clone(),
+                decimal(Some(p.input)),
+                decimal(Some(p.output)),
+                decimal(p.cache_read),
+                decimal(p.cache_write),
+            ]
+        })
     }
-}
-
-fn text(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// A price as an exact DECIMAL: the shortest decimal text of the number
 /// (`3.75e-6` → `0.00000375`), so the cost arithmetic is exact.
-fn decimal(v: Option<f64>) -> String {
-    v.map_or_else(
-        || "NULL".into(),
-        |v| format!("CAST('{v}' AS DECIMAL(38,18))"),
-    )
+fn decimal(v: Option<f64>) -> Option<String> {
+    v.map(|v| format!("{v}"))
 }
 
 #[cfg(test)]
@@ -181,15 +171,23 @@ mod tests {
     }
 
     #[test]
-    fn prices_are_exact_decimals_in_sql() {
+    fn prices_are_exact_decimal_texts() {
         let t = PriceTable::parse(
             r#"{"models":{"it's":{"provider":"p","input":3.75e-06,"output":1.5e-05,"cache_read":null}}}"#,
         )
         .unwrap_or_else(|e| unreachable!("{e}"));
-        let sql = t.sql();
-        assert!(sql.starts_with(PRICES_DDL));
-        assert!(sql.ends_with(
-            "    ('it''s', 'p', CAST('0.00000375' AS DECIMAL(38,18)), CAST('0.000015' AS DECIMAL(38,18)), NULL, NULL);\n"
-        ));
+        let rows: Vec<_> = t.rows().collect();
+        let text = |s: &str| Some(s.to_string());
+        assert_eq!(
+            rows,
+            [[
+                text("it's"),
+                text("p"),
+                text("0.00000375"),
+                text("0.000015"),
+                None,
+                None
+            ]]
+        );
     }
 }
