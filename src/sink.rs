@@ -509,13 +509,14 @@ fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, WriteErro
 /// in row-group order, columns in schema order: the same bytes as
 /// [`ArrowWriter`]'s own flush. By groups, not by columns: `text` is about
 /// 90 % of a group's bytes, so one group's columns kept one core busy.
-/// At most `2 × threads` groups are in memory at once.
+/// A group is handed out only while fewer than `2 × threads` wait to be
+/// appended, so a slow group (one huge row) does not let the others pile up.
 fn encode(
     writer: ArrowWriter<std::fs::File>,
     schema: &Schema,
     receive: std::sync::mpsc::Receiver<Option<RecordBatch>>,
 ) -> Result<(), WriteError> {
-    use std::sync::{Mutex, mpsc};
+    use std::sync::{Condvar, Mutex, mpsc};
     type Chunks = Vec<parquet::arrow::arrow_writer::ArrowColumnChunk>;
     let (mut file, factory) = writer.into_serialized_writer()?;
     let threads = rayon::current_num_threads().max(1);
@@ -524,6 +525,14 @@ fn encode(
     // error), sending fails instead of blocking
     let groups = Arc::new(Mutex::new(groups));
     let (to_append, encoded) = mpsc::channel::<Result<(usize, Chunks), WriteError>>();
+    // groups appended so far (usize::MAX once the appender has stopped)
+    let appended = (Mutex::new(0usize), Condvar::new());
+    let set_appended = |n: usize| {
+        if let Ok(mut a) = appended.0.lock() {
+            *a = n;
+        }
+        appended.1.notify_all();
+    };
     let encode_group = |group: usize, batches: &[RecordBatch]| -> Result<Chunks, WriteError> {
         let writers = factory.create_column_writers(group)?;
         if writers.len() != schema.fields().len() {
@@ -559,26 +568,33 @@ fn encode(
         }
         drop((to_append, groups));
         // the appender, in row-group order
-        let append = scope.spawn(move || -> Result<(), WriteError> {
-            let mut waiting: BTreeMap<usize, Chunks> = BTreeMap::new();
-            let mut next = 0;
-            for done in encoded {
-                let (group, chunks) = done?;
-                waiting.insert(group, chunks);
-                while let Some(chunks) = waiting.remove(&next) {
-                    let mut row_group = file.next_row_group()?;
-                    for chunk in chunks {
-                        chunk.append_to_row_group(&mut row_group)?;
+        let (file, set_appended) = (&mut file, &set_appended);
+        let append = scope.spawn(move || {
+            let appending = || -> Result<(), WriteError> {
+                let mut waiting: BTreeMap<usize, Chunks> = BTreeMap::new();
+                let mut next = 0;
+                for done in encoded {
+                    let (group, chunks) = done?;
+                    waiting.insert(group, chunks);
+                    while let Some(chunks) = waiting.remove(&next) {
+                        let mut row_group = file.next_row_group()?;
+                        for chunk in chunks {
+                            chunk.append_to_row_group(&mut row_group)?;
+                        }
+                        row_group.close()?;
+                        next += 1;
+                        set_appended(next);
                     }
-                    row_group.close()?;
-                    next += 1;
                 }
-            }
-            if !waiting.is_empty() {
-                return Err("a row group was not encoded".into());
-            }
-            file.close()?;
-            Ok(())
+                if !waiting.is_empty() {
+                    return Err("a row group was not encoded".into());
+                }
+                Ok(())
+            };
+            let done = appending();
+            // whatever happened, the hand-out below stops waiting
+            set_appended(usize::MAX);
+            done
         });
         let mut batches: Vec<RecordBatch> = Vec::new();
         let mut group = 0;
@@ -587,6 +603,12 @@ fn encode(
                 Some(b) => batches.push(b),
                 None if batches.is_empty() => {}
                 None => {
+                    let ahead = appended.0.lock().and_then(|a| {
+                        appended
+                            .1
+                            .wait_while(a, |a| group >= a.saturating_add(2 * threads))
+                    });
+                    drop(ahead.map_err(|_| WriteError::from("the Parquet appender panicked"))?);
                     // a failed encoder or appender has dropped its end
                     if to_encode
                         .send((group, std::mem::take(&mut batches)))
@@ -602,7 +624,9 @@ fn encode(
         append
             .join()
             .map_err(|_| WriteError::from("the Parquet appender panicked"))?
-    })
+    })?;
+    file.close()?;
+    Ok(())
 }
 
 /// Read `events_plan` a row group at a time, look the ids up, fill in the
