@@ -629,6 +629,10 @@ fn encode(
     Ok(())
 }
 
+/// The most bytes one read of a blob file fetches for a run of rows
+/// (a single longer row is read whole).
+const MAX_READ: u64 = 4 << 20;
+
 /// Read `events_plan` a row group at a time, look the ids up, fill in the
 /// blob texts, and send the batches in order.
 fn read_plan(
@@ -662,22 +666,52 @@ fn read_plan(
             );
             let mut text = StringBuilder::new();
             let mut native = StringBuilder::new();
-            for i in 0..batch.num_rows() {
+            let blob_row = |i: usize| -> Option<(i32, u64, Option<usize>, Option<usize>)> {
                 if wide.is_null(i) || wide.value(i) {
-                    text.append_option(staged_text.is_valid(i).then(|| staged_text.value(i)));
-                    native.append_option(staged_native.is_valid(i).then(|| staged_native.value(i)));
-                    continue;
+                    return None;
                 }
                 let tl = text_len.is_valid(i).then(|| text_len.value(i) as usize);
                 let nl = native_len.is_valid(i).then(|| native_len.value(i) as usize);
+                Some((blob.value(i), off.value(i) as u64, tl, nl))
+            };
+            let len =
+                |tl: Option<usize>, nl: Option<usize>| (tl.unwrap_or(0) + nl.unwrap_or(0)) as u64;
+            let mut i = 0;
+            while i < batch.num_rows() {
+                let Some((file_id, start, _, _)) = blob_row(i) else {
+                    text.append_option(staged_text.is_valid(i).then(|| staged_text.value(i)));
+                    native.append_option(staged_native.is_valid(i).then(|| staged_native.value(i)));
+                    i += 1;
+                    continue;
+                };
+                // the run of rows whose texts follow each other in one blob
+                // file: one read for all of them
+                let (mut end, mut stop) = (i, start);
+                while end < batch.num_rows() {
+                    let Some((f, o, tl, nl)) = blob_row(end) else {
+                        break;
+                    };
+                    if f != file_id || o != stop || (end > i && stop - start >= MAX_READ) {
+                        break;
+                    }
+                    stop = o + len(tl, nl);
+                    end += 1;
+                }
                 let file = files
-                    .get(&blob.value(i))
+                    .get(&file_id)
                     .ok_or("a row names a blob file the stage did not write")?;
-                buf.resize(tl.unwrap_or(0) + nl.unwrap_or(0), 0);
-                file.read_exact_at(&mut buf, off.value(i) as u64)?;
-                let (t, nat) = buf.split_at(tl.unwrap_or(0));
-                text.append_option(tl.map(|_| std::str::from_utf8(t)).transpose()?);
-                native.append_option(nl.map(|_| std::str::from_utf8(nat)).transpose()?);
+                buf.resize((stop - start) as usize, 0);
+                file.read_exact_at(&mut buf, start)?;
+                for r in i..end {
+                    let Some((_, o, tl, nl)) = blob_row(r) else {
+                        break;
+                    };
+                    let at = (o - start) as usize;
+                    let (t, nat) = buf[at..at + len(tl, nl) as usize].split_at(tl.unwrap_or(0));
+                    text.append_option(tl.map(|_| std::str::from_utf8(t)).transpose()?);
+                    native.append_option(nl.map(|_| std::str::from_utf8(nat)).transpose()?);
+                }
+                i = end;
             }
             let (mut text, mut native) = (Some(text.finish()), Some(native.finish()));
             let mut out: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
