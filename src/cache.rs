@@ -41,7 +41,7 @@ use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{EventRow, LlmCallRow};
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError};
-use crate::store::{ExtractOptions, Reads, RowSink, Store, StoreReport};
+use crate::store::{ExtractOptions, Reads, RowSink, Store, StoreReport, hex};
 
 /// Bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "nanoload-cache 1";
@@ -279,10 +279,6 @@ fn file_state(h: &mut Sha256, path: &Path) {
         Ok(format!("{} {mtime} {}", meta.len(), hex(&ends.finalize())))
     };
     field(h, &state().unwrap_or_else(|_| "absent".into()));
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Stages rows twice: into the run and into a new cache entry.

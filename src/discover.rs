@@ -59,11 +59,7 @@ impl Discovery {
             h.update(p.as_bytes());
             h.update(format!("\t{b}\t{m}").as_bytes());
         }
-        h.finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::store::hex(&h.finalize()[..8])
     }
 }
 

@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use regex::{Regex, RegexSet};
+use aho_corasick::packed;
+use aho_corasick::{AhoCorasick, Input, Span};
+use regex::Regex;
 
 /// One named shape of secret.
 pub struct Rule {
@@ -25,6 +27,22 @@ pub struct Rule {
     pub group: usize,
     /// A test the secret must pass besides the pattern.
     pub check: Option<fn(&str) -> bool>,
+    /// What every match of the pattern contains: the pre-pass runs the rule
+    /// only on a text where it finds this.
+    pub needle: Needle,
+}
+
+/// What every match of a rule contains, verbatim. None of it is a JSON
+/// escape (`"`, `\\`, control characters), so it also shows in a value's
+/// serialized JSON wherever one of its strings holds it.
+pub enum Needle {
+    /// One of these literals.
+    Any(&'static [&'static str]),
+    /// This word in any ASCII case (the rule is `(?i)`, and none of the
+    /// word's letters has a non-ASCII case fold: `caseless_needles_fold_only_in_ascii`).
+    Caseless(&'static str),
+    /// A dot, this many `[A-Za-z0-9_-]`, a dot.
+    DotsApart(usize),
 }
 
 fn digit_and_letter(s: &str) -> bool {
@@ -40,71 +58,72 @@ pub const RULES: &[Rule] = &[
         pattern: r"\bsk-[A-Za-z0-9_-]{20,}",
         group: 0,
         check: Some(digit_and_letter),
+        needle: Needle::Any(&["sk-"]),
     },
     Rule {
         name: "github_token",
         pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
         group: 0,
         check: None,
+        needle: Needle::Any(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]),
     },
     Rule {
         name: "aws_access_key_id",
         pattern: r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
         group: 0,
         check: None,
+        needle: Needle::Any(&["AKIA", "ASIA"]),
     },
     Rule {
         name: "slack_token",
         pattern: r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
         group: 0,
         check: None,
+        needle: Needle::Any(&["xox"]),
     },
     Rule {
         name: "telegram_bot_token",
         pattern: r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b",
         group: 0,
         check: None,
+        needle: Needle::Any(&[":AA"]),
     },
     Rule {
         name: "discord_bot_token",
         pattern: r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
         group: 0,
         check: Some(digit_and_letter),
+        needle: Needle::DotsApart(6),
     },
     Rule {
         name: "google_api_key",
         pattern: r"\bAIza[0-9A-Za-z_-]{35}\b",
         group: 0,
         check: None,
+        needle: Needle::Any(&["AIza"]),
     },
     Rule {
         name: "private_key",
         pattern: r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
         group: 0,
         check: None,
+        needle: Needle::Any(&["-----BEGIN "]),
     },
     Rule {
         name: "jwt",
         pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         group: 0,
         check: None,
+        needle: Needle::Any(&["eyJ"]),
     },
     Rule {
         name: "bearer_token",
         pattern: r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)",
         group: 1,
         check: Some(digit_and_letter),
+        needle: Needle::Caseless("earer"),
     },
 ];
-
-/// A built-in rule's pattern for the pre-pass: without its word boundaries.
-/// Unicode `\b` keeps the regex crate's DFAs off any non-ASCII text (its
-/// Pike VM then took 70 % of a run); without them the pattern matches
-/// wherever the rule does and more, and the rule itself, boundaries and
-/// all, decides.
-fn prefilter(pattern: &str) -> String {
-    pattern.replace(r"\b", "")
-}
 
 /// The rule name of `--secret-pattern` matches.
 pub const USER_RULE: &str = "secret_pattern";
@@ -121,53 +140,192 @@ pub fn rule_name(name: &str) -> Option<&'static str> {
 /// What one scanner found, per rule.
 pub type Counts = BTreeMap<&'static str, u64>;
 
-/// A compiled rule: name, pattern, secret group, check.
-type Compiled = (&'static str, Regex, usize, Option<fn(&str) -> bool>);
+/// A compiled rule: name, pattern, secret group, check, and its bit in
+/// [`Prepass::rules`] (`None`: a user pattern, always run).
+type Compiled = (
+    &'static str,
+    Regex,
+    usize,
+    Option<fn(&str) -> bool>,
+    Option<usize>,
+);
+
+// one bit per built-in rule in `Prepass::rules`
+const _: () = assert!(RULES.len() <= 64);
+
+/// The pre-pass: which built-in rules can match a text, from their
+/// [`Needle`]s. One SIMD (Teddy) search finds every literal at once, a
+/// `memchr` loop the dot pairs; an Aho-Corasick automaton stands in where
+/// Teddy cannot run. Most texts hold no needle, and then no rule runs.
+#[derive(Debug, Clone)]
+struct Prepass {
+    teddy: Option<packed::Searcher>,
+    /// Only when `teddy` is `None`.
+    automaton: Option<AhoCorasick>,
+    /// The rule of each literal, by its pattern index.
+    rule_of: Vec<usize>,
+    /// (rule, dots apart) of each [`Needle::DotsApart`].
+    dots: Vec<(usize, usize)>,
+}
+
+/// How the pre-pass searches (the tests hold the three to the same spans;
+/// a run only builds `Teddy`, which falls back to the automaton itself).
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Debug, Clone, Copy)]
+enum Search {
+    Teddy,
+    Automaton,
+    /// No search: every rule runs on every text.
+    Off,
+}
+
+/// Every ASCII-case spelling of `word`.
+fn ascii_cases(word: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for c in word.chars() {
+        let (lo, up) = (c.to_ascii_lowercase(), c.to_ascii_uppercase());
+        out = out
+            .into_iter()
+            .flat_map(|s| {
+                let mut v = vec![format!("{s}{lo}")];
+                if up != lo {
+                    v.push(format!("{s}{up}"));
+                }
+                v
+            })
+            .collect();
+    }
+    out
+}
+
+/// A dot, `n` token characters (`[A-Za-z0-9_-]`), a dot.
+fn dots_apart(hay: &[u8], n: usize) -> bool {
+    let token = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    memchr::memchr_iter(b'.', hay)
+        .any(|i| hay.get(i + n + 1) == Some(&b'.') && hay[i + 1..i + n + 1].iter().all(token))
+}
+
+impl Prepass {
+    fn new(rules: &[Rule], search: Search) -> Prepass {
+        let (mut lits, mut rule_of, mut dots) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, r) in rules.iter().enumerate() {
+            let spelled = match r.needle {
+                Needle::Any(ls) => ls.iter().map(|l| l.to_string()).collect(),
+                Needle::Caseless(w) => ascii_cases(w),
+                Needle::DotsApart(n) => {
+                    dots.push((i, n));
+                    Vec::new()
+                }
+            };
+            rule_of.extend(spelled.iter().map(|_| i));
+            lits.extend(spelled);
+        }
+        let teddy = matches!(search, Search::Teddy)
+            .then(|| {
+                let mut b = packed::Config::new()
+                    .match_kind(packed::MatchKind::LeftmostFirst)
+                    .builder();
+                lits.iter().for_each(|l| {
+                    b.add(l);
+                });
+                b.build()
+            })
+            .flatten();
+        let automaton = match (search, &teddy) {
+            (Search::Off, _) | (_, Some(_)) => None,
+            _ => AhoCorasick::new(&lits).ok(),
+        };
+        Prepass {
+            teddy,
+            automaton,
+            rule_of,
+            dots,
+        }
+    }
+
+    /// Bit `i` set: built-in rule `i` can match `text`. Every needle
+    /// occurrence counts, overlapping ones too (the search restarts one byte
+    /// after each start).
+    fn rules(&self, text: &str) -> u64 {
+        let hay = text.as_bytes();
+        let mut hit = 0u64;
+        let mut at = 0;
+        while at < hay.len() {
+            let m = if let Some(t) = &self.teddy {
+                t.find_in(hay, Span::from(at..hay.len()))
+            } else if let Some(a) = &self.automaton {
+                a.find(Input::new(hay).span(at..hay.len()))
+            } else {
+                return u64::MAX; // no searcher: every rule runs
+            };
+            let Some(m) = m else { break };
+            hit |= 1 << self.rule_of[m.pattern().as_usize()];
+            at = m.start() + 1;
+        }
+        for &(rule, n) in &self.dots {
+            if dots_apart(hay, n) {
+                hit |= 1 << rule;
+            }
+        }
+        hit
+    }
+}
 
 /// The compiled rules (built-in and `--secret-pattern`).
 #[derive(Debug, Clone)]
 pub struct Scanner {
     rules: Vec<Compiled>,
-    /// Every rule's pattern at once, the built-in ones without their `\b`
-    /// ([`prefilter`]): one DFA pass tells which rules can match (most
-    /// texts: none), and only those run on their own.
-    set: RegexSet,
+    /// Which built-in rules can match a text (most texts: none); only those
+    /// run on their own. User patterns always run.
+    prepass: Prepass,
+    /// Some rule is a user pattern.
+    user: bool,
 }
 
 impl Scanner {
     /// The built-in rules plus user patterns (already compiled).
     pub fn new(user: &[Regex]) -> Scanner {
-        let mut rules: Vec<_> = RULES
+        Scanner::with_search(user, Search::Teddy)
+    }
+
+    /// [`Scanner::new`] with its pre-pass searching as `search` says.
+    fn with_search(user: &[Regex], search: Search) -> Scanner {
+        let mut rules: Vec<Compiled> = RULES
             .iter()
-            .filter_map(|r| {
+            .enumerate()
+            .filter_map(|(i, r)| {
                 Regex::new(r.pattern)
                     .ok()
-                    .map(|re| (r.name, re, r.group, r.check))
+                    .map(|re| (r.name, re, r.group, r.check, Some(i)))
             })
             .collect();
-        rules.extend(user.iter().map(|re| (USER_RULE, re.clone(), 0, None)));
-        let patterns = RULES
-            .iter()
-            .filter(|r| Regex::new(r.pattern).is_ok())
-            .map(|r| prefilter(r.pattern))
-            .chain(user.iter().map(|re| re.as_str().to_string()));
-        let set = RegexSet::new(patterns).unwrap_or_else(|_| RegexSet::empty());
-        Scanner { rules, set }
+        rules.extend(user.iter().map(|re| (USER_RULE, re.clone(), 0, None, None)));
+        Scanner {
+            rules,
+            prepass: Prepass::new(RULES, search),
+            user: !user.is_empty(),
+        }
+    }
+
+    /// Whether some rule can match a string of the JSON value serialized as
+    /// `json` (`false`: redacting the value changes nothing). Needles show
+    /// in JSON text as they are; a user pattern may not (it could match an
+    /// escaped character), so with one this is always `true`.
+    pub fn may_match_json(&self, json: &str) -> bool {
+        self.user || self.prepass.rules(json) != 0
     }
 
     /// The secret spans of `text`: (start, end, rule), sorted, disjoint.
     pub fn find(&self, text: &str) -> Vec<(usize, usize, &'static str)> {
         let mut found: Vec<(usize, usize, usize)> = Vec::new();
-        let candidates: Vec<usize> = if self.set.len() == self.rules.len() {
-            if !self.set.is_match(text) {
-                return Vec::new();
+        let hit = self.prepass.rules(text);
+        if hit == 0 && !self.user {
+            return Vec::new();
+        }
+        for (i, (_, re, group, check, bit)) in self.rules.iter().enumerate() {
+            if bit.is_some_and(|b| hit & (1 << b) == 0) {
+                continue;
             }
-            self.set.matches(text).into_iter().collect()
-        } else {
-            (0..self.rules.len()).collect()
-        };
-        for i in candidates {
-            let (_, re, group, check) = &self.rules[i];
             for caps in re.captures_iter(text) {
                 let Some(m) = caps.get(*group) else { continue };
                 if m.is_empty() || check.is_some_and(|c| !c(m.as_str())) {
@@ -330,7 +488,14 @@ mod tests {
                 "bearer_token",
             ),
         ];
+        let prepass = Prepass::new(RULES, Search::Teddy);
         for (input, want, rule) in cases {
+            let i = RULES.iter().position(|r| r.name == *rule).unwrap_or(99);
+            assert_ne!(
+                prepass.rules(input) & (1 << i),
+                0,
+                "{rule}: needle not found"
+            );
             let (got, counts) = redact(input);
             assert_eq!(&got, want, "{rule}");
             assert_eq!(counts.get(rule), Some(&1), "{rule}: {counts:?}");
@@ -345,19 +510,56 @@ mod tests {
         }
     }
 
-    /// Texts that look random or technical but hold no secret stay untouched.
+    /// A word character before a token: no boundary, so no secret, though
+    /// the needle is there.
     #[test]
-    fn the_prepass_drops_only_word_boundaries_and_the_rules_keep_them() {
-        for r in RULES {
-            let p = prefilter(r.pattern);
-            assert!(!p.contains(r"\b") && Regex::new(&p).is_ok(), "{}", r.name);
-        }
-        // a word character before the token: no boundary, so no secret, though
-        // the pre-pass (no boundaries) flags the text
+    fn the_rules_keep_their_word_boundaries() {
         let key = "sk-proj-4fT9xQ2mLp8vR3nK7wZ1";
         assert_eq!(redact(&format!("é{key}")).0, format!("é{key}"));
         assert_eq!(redact(&format!("x{key}")).0, format!("x{key}"));
         assert_eq!(redact(&format!("é {key}")).0, "é [redacted:sk_key]");
+    }
+
+    /// `(?i)` folds none of a caseless needle's letters to a non-ASCII
+    /// character (as it does `k` to the Kelvin sign), so the ASCII spellings
+    /// cover every text the rule matches.
+    #[test]
+    fn caseless_needles_fold_only_in_ascii() -> Result<(), Box<regex_syntax::Error>> {
+        use regex_syntax::hir::{Class, HirKind};
+        // the ranges `(?i)[letters]` matches, all ASCII or not
+        let folds_in_ascii = |letters: &str| -> Result<Option<bool>, Box<regex_syntax::Error>> {
+            let hir = regex_syntax::parse(&format!("(?i)[{letters}]"))?;
+            Ok(match hir.kind() {
+                HirKind::Class(Class::Unicode(class)) => {
+                    Some(class.ranges().iter().all(|c| c.end().is_ascii()))
+                }
+                _ => None,
+            })
+        };
+        let mut seen = 0;
+        for r in RULES {
+            let Needle::Caseless(word) = r.needle else {
+                continue;
+            };
+            assert!(r.pattern.starts_with("(?i)"), "{}", r.name);
+            assert_eq!(folds_in_ascii(word)?, Some(true), "{}", r.name);
+            assert_eq!(ascii_cases(word).len(), 1 << word.len(), "{}", r.name);
+            seen += 1;
+        }
+        assert_eq!(seen, 1);
+        // the fold that would break it, for contrast: `k` and the Kelvin sign
+        assert_eq!(folds_in_ascii("k")?, Some(false));
+        Ok(())
+    }
+
+    /// The dot pair: exactly `n` token characters between the dots.
+    #[test]
+    fn dots_apart_counts_token_characters() {
+        assert!(dots_apart(b"x.GhIjKl.y", 6));
+        assert!(!dots_apart(b"x.GhIjK.y", 6));
+        assert!(!dots_apart(b"x.GhI Kl.y", 6));
+        assert!(!dots_apart(b"end.GhIjKl", 6));
+        assert!(dots_apart(b"a.b.GhI-_l.", 6));
     }
 
     #[test]
@@ -419,6 +621,41 @@ mod tests {
     }
 
     proptest! {
+        /// The pre-pass only skips work: Teddy, the automaton and no pre-pass
+        /// at all find the same spans, and a native's JSON text flags every
+        /// value that redaction would change.
+        #[test]
+        fn the_prepass_never_hides_a_secret(
+            words in proptest::collection::vec(
+                prop_oneof![
+                    "[a-zA-Z0-9_.:-]{1,12}",
+                    Just("sk-proj-4fT9xQ2mZ8vL1nB7cR5kW3yH".to_string()),
+                    Just("ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R".to_string()),
+                    Just("AKIAIOSFODNN7EXAMPLE".to_string()),
+                    Just("xoxb-123456789012-1234".to_string()),
+                    Just("123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0".to_string()),
+                    Just("MTA4NzY1NDMyMTAxMjM0NTY3OA.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789".to_string()),
+                    Just("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q".to_string()),
+                    Just("-----BEGIN EC PRIVATE KEY-----\nMIIE".to_string()),
+                    Just("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmN".to_string()),
+                    "[bB][eE][aA][rR][eE][rR]\\s{1,2}[A-Za-z0-9]{14,20}",
+                    "\\PC{0,8}",
+                ],
+                0..10,
+            ),
+            sep in prop_oneof![Just(" "), Just(""), Just("\n"), Just("\"")],
+        ) {
+            let text = words.join(sep);
+            let off = Scanner::with_search(&[], Search::Off).find(&text);
+            prop_assert_eq!(&Scanner::with_search(&[], Search::Teddy).find(&text), &off);
+            prop_assert_eq!(&Scanner::with_search(&[], Search::Automaton).find(&text), &off);
+            let value = serde_json::json!({ "k": [text.clone()], text.clone(): 1 });
+            let json = value.to_string();
+            if !off.is_empty() {
+                prop_assert!(Scanner::new(&[]).may_match_json(&json), "{}", json);
+            }
+        }
+
         /// Redacting a redacted text changes nothing, and a text without a
         /// match is returned as it is.
         #[test]

@@ -823,7 +823,7 @@ mod tests {
     fn uid(namespace: &str, session_id: &str) -> String {
         use sha2::Digest;
         let d = sha2::Sha256::digest(format!("nanobot\0.nanobot\0{namespace}\0{session_id}"));
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>()[..16].to_string()
+        crate::store::hex(&d[..8])
     }
 
     /// The session `websocket:c1` in the database of namespace ws1: two turns

@@ -206,11 +206,18 @@ pub fn match_key(text: String) -> String {
     if text.len() <= 72 {
         return text;
     }
-    let d = sha2::Sha256::digest(text.as_bytes());
-    format!(
-        "sha256:{}",
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
+    format!("sha256:{}", hex(&sha2::Sha256::digest(text.as_bytes())))
+}
+
+/// Lower-case hex of `bytes` (digests: dedup keys, load ids, cache keys).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 /// Options that change what extractors emit.
@@ -325,12 +332,18 @@ impl<'a> StoreOutput<'a> {
         }
         // secrets leave before staging; the dedup key (x_match, below, and
         // x_record) stays the original's, so copies of one text still pair
+        let mut native = row.native.as_ref().map(native_json);
         if let Some(scanner) = &self.options.scanner {
             if let Some(text) = row.text.as_mut() {
                 scanner.redact_in_place(text, &mut self.redactions);
             }
-            if let Some(native) = row.native.as_mut() {
-                scanner.redact_map(native, &mut self.redactions);
+            // one pass over the serialized value rules out most natives;
+            // only the rest are walked string by string
+            if let (Some(m), Some(json)) = (row.native.as_mut(), native.as_mut())
+                && scanner.may_match_json(json)
+            {
+                scanner.redact_map(m, &mut self.redactions);
+                *json = native_json(m);
             }
         }
         row.x_match = match row.turn_type {
@@ -338,7 +351,6 @@ impl<'a> StoreOutput<'a> {
             TurnType::ToolUse | TurnType::ToolResult => None,
             _ => row.x_match.take().map(match_key),
         };
-        let native = row.native.as_ref().map(native_json);
         let bytes =
             row.text.as_ref().map_or(0, String::len) + native.as_ref().map_or(0, String::len);
         self.max_row_bytes = self.max_row_bytes.max(bytes);
