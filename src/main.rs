@@ -7,13 +7,13 @@ use nanoload::cli::{Args, ReportArgs};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
-/// every large buffer nor keeps what it freed. glibc's defaults let the
-/// mmap threshold grow to the largest freed block (RSS 300 MB against
-/// 250 MB on the 512 MB big-file home); the 128 KiB thresholds and two
-/// arenas set here before mmapped and unmapped every DuckDB block and every
-/// column buffer of the write: 1.2–1.3 M page faults and 5–6 s of system
-/// time on the 1 GB home. At 4 MiB / 64 MiB: 0.5 M faults, 2.5 s, 1 GB 1.2×
-/// faster, peak RSS 427–446 MB at 1 GB and 448 MB at 4 GB (BENCHMARKS.md).
+/// every large buffer nor keeps all it freed. glibc's defaults let the mmap
+/// threshold grow to the largest freed block (peak RSS 293 MiB against 244
+/// on the 512 MB big-file home); the 128 KiB thresholds and two arenas set
+/// here before mmapped and unmapped every DuckDB block and every column
+/// buffer of the write: 1.2–1.3 M page faults and 5–6 s of system time on
+/// the 1 GB home. At 4 MiB / 64 MiB: 0.5 M faults and 2.5 s; peak RSS
+/// 446 MiB at 1 GB, 473 MiB at 4 GB (BENCHMARKS.md "Latest, stop 21").
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn tune_allocator() {
     // SAFETY: mallopt only sets allocator parameters; it is called before
