@@ -179,6 +179,17 @@ enum Search {
     Off,
 }
 
+impl Needle {
+    /// The literals the pre-pass searches for (none for `DotsApart`).
+    fn literals(&self) -> Vec<String> {
+        match *self {
+            Needle::Any(ls) => ls.iter().map(|l| l.to_string()).collect(),
+            Needle::Caseless(w) => ascii_cases(w),
+            Needle::DotsApart(_) => Vec::new(),
+        }
+    }
+}
+
 /// Every ASCII-case spelling of `word`.
 fn ascii_cases(word: &str) -> Vec<String> {
     let mut out = vec![String::new()];
@@ -209,14 +220,10 @@ impl Prepass {
     fn new(rules: &[Rule], search: Search) -> Prepass {
         let (mut lits, mut rule_of, mut dots) = (Vec::new(), Vec::new(), Vec::new());
         for (i, r) in rules.iter().enumerate() {
-            let spelled = match r.needle {
-                Needle::Any(ls) => ls.iter().map(|l| l.to_string()).collect(),
-                Needle::Caseless(w) => ascii_cases(w),
-                Needle::DotsApart(n) => {
-                    dots.push((i, n));
-                    Vec::new()
-                }
-            };
+            if let Needle::DotsApart(n) = r.needle {
+                dots.push((i, n));
+            }
+            let spelled = r.needle.literals();
             rule_of.extend(spelled.iter().map(|_| i));
             lits.extend(spelled);
         }
@@ -245,7 +252,8 @@ impl Prepass {
 
     /// Bit `i` set: built-in rule `i` can match `text`. Every needle
     /// occurrence counts, overlapping ones too (the search restarts one byte
-    /// after each start).
+    /// after each start; at one start only one literal can match, as none is
+    /// a prefix of another: `no_literal_is_a_prefix_of_another`).
     fn rules(&self, text: &str) -> u64 {
         let hay = text.as_bytes();
         let mut hit = 0u64;
@@ -550,6 +558,23 @@ mod tests {
         // the fold that would break it, for contrast: `k` and the Kelvin sign
         assert_eq!(folds_in_ascii("k")?, Some(false));
         Ok(())
+    }
+
+    /// Two literals where one is a prefix of the other would match at the
+    /// same start, and the search, which reports one match per start, would
+    /// hide the second rule.
+    #[test]
+    fn no_literal_is_a_prefix_of_another() {
+        let lits: Vec<String> = RULES.iter().flat_map(|r| r.needle.literals()).collect();
+        assert_eq!(lits.len(), 1 + 6 + 2 + 1 + 1 + 1 + 1 + 1 + 32);
+        for (i, a) in lits.iter().enumerate() {
+            for (j, b) in lits.iter().enumerate() {
+                assert!(
+                    i == j || !b.starts_with(a.as_str()),
+                    "{a} is a prefix of {b}"
+                );
+            }
+        }
     }
 
     /// The dot pair: exactly `n` token characters between the dots.
