@@ -400,6 +400,8 @@ struct Layout {
     sources: Vec<Source>,
     /// The index of the first of [`PLAN_COLUMNS`] in the plan query.
     where_at: usize,
+    /// The index of `out_pos` in the plan query (after [`PLAN_COLUMNS`]).
+    pos_at: usize,
     text_at: usize,
     native_at: usize,
 }
@@ -452,6 +454,7 @@ impl Layout {
         let text_at = column_index(&selected, "text")?;
         let native_at = column_index(&selected, "native")?;
         let where_at = selected.len();
+        let pos_at = where_at + PLAN_COLUMNS.split(", ").count();
         let select = format!(
             "SELECT {}, {PLAN_COLUMNS}, out_pos FROM events_plan",
             selected.join(", ")
@@ -460,6 +463,7 @@ impl Layout {
             select,
             sources,
             where_at,
+            pos_at,
             text_at,
             native_at,
         })
@@ -670,7 +674,7 @@ fn read_plan(
     };
     for batch in stmt.stream_arrow([])? {
         let batch = batch?;
-        let pos = plan_column::<Int64Type>(&batch, layout.where_at + 5, "out_pos")?;
+        let pos = plan_column::<Int64Type>(&batch, layout.pos_at, "out_pos")?;
         for p in pos.iter() {
             if p != Some(next_pos) {
                 let p = p.map_or("NULL".to_string(), |p| p.to_string());
