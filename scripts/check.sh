@@ -8,9 +8,12 @@
 # cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
 # the --db file with it), the harness venv, the Spark venv (tests/spark/:
 # PySpark reads the --dataset output in tests/dataset.rs), the notebook
-# venv (tests/notebook/: examples/analysis.ipynb run headless) and the
-# browser (tests/browser/: Debian's chromium and playwright-core, which open
-# every fixture's `nanoload report` in tests/report.rs). Each phase's
+# venv (tests/notebook/: examples/analysis.ipynb run headless), the
+# detect-secrets venv (tests/detect_secrets/: Yelp's detect-secrets, a second
+# opinion on whether a secret reached an output, never verifying a key
+# online) and the browser (tests/browser/: Debian's chromium and
+# playwright-core, which open every fixture's `nanoload report` in
+# tests/report.rs). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,6 +85,12 @@ spark_pid=$!
 notebook_pid=$!
 (
   s=$(date +%s)
+  tests/detect_secrets/setup.sh
+  echo "detect-secrets venv ready in $(( $(date +%s) - s ))s"
+) >"$logs/detect_secrets.log" 2>&1 &
+detect_secrets_pid=$!
+(
+  s=$(date +%s)
   tests/browser/setup.sh
   echo "browser ready in $(( $(date +%s) - s ))s"
 ) >"$logs/browser.log" 2>&1 &
@@ -113,6 +122,8 @@ await "spark venv install" "$spark_pid" "$logs/spark.log"
 export NANOLOAD_SPARK_PYTHON=$(grep -v '^spark venv ready' "$logs/spark.log" | tail -n 1)
 await "notebook venv install" "$notebook_pid" "$logs/notebook.log"
 export NANOLOAD_NOTEBOOK_PYTHON=$(grep -v '^notebook venv ready' "$logs/notebook.log" | tail -n 1)
+await "detect-secrets venv install" "$detect_secrets_pid" "$logs/detect_secrets.log"
+export NANOLOAD_DETECT_SECRETS_PYTHON=$(grep -v '^detect-secrets venv ready' "$logs/detect_secrets.log" | tail -n 1)
 await "browser install" "$browser_pid" "$logs/browser.log"
 grep '^browser ready' "$logs/browser.log"
 # setup.sh prints tests/browser/node_modules as its last line

@@ -13,7 +13,8 @@
 //!                                       diagnostics (the store's `sources` row and stderr lines)
 //!     .tmp-<pid>-<key>/                 an entry being written, renamed to <key> when complete
 //! ```
-//! The key is a SHA-256 over the cache format and nanoload version; every
+//! The key is a SHA-256 over the cache format, nanoload's version and build
+//! identity ([`crate::BUILD_ID`]: a hash of its sources); every
 //! option that changes extraction (`--secret-pattern`, `--no-redact`,
 //! `--include-thinking`, `--follow-links`); the store's kind, role,
 //! instance and path; and for every file it reads — its main file, parts,
@@ -98,21 +99,9 @@ impl Cache {
             path: dir.clone(),
             source,
         })?;
-        let mut h = Sha256::new();
-        field(&mut h, FORMAT);
-        field(&mut h, crate::VERSION);
-        field(
-            &mut h,
-            &format!("include_thinking={}", options.include_thinking),
-        );
-        field(&mut h, &format!("redact={}", options.scanner.is_some()));
-        field(&mut h, &format!("follow_links={follow_links}"));
-        for p in &options.secret_patterns {
-            field(&mut h, &format!("secret_pattern={}", p.as_str()));
-        }
         Ok(Cache {
             dir,
-            options: h.finalize().into(),
+            options: options_hash(crate::BUILD_ID, options, follow_links),
             used: Mutex::new(BTreeSet::new()),
             reused: AtomicU64::new(0),
             extracted: AtomicU64::new(0),
@@ -250,6 +239,27 @@ fn fatal(msg: String) -> StoreReport {
     }
 }
 
+/// What every key of one run shares: the cache format, nanoload's version,
+/// the build's identity (`build`: [`crate::BUILD_ID`], so an entry another
+/// build wrote — another scanner, another record hash — is never reused) and
+/// every option that changes extraction.
+fn options_hash(build: &str, options: &ExtractOptions, follow_links: bool) -> [u8; 32] {
+    let mut h = Sha256::new();
+    field(&mut h, FORMAT);
+    field(&mut h, crate::VERSION);
+    field(&mut h, build);
+    field(
+        &mut h,
+        &format!("include_thinking={}", options.include_thinking),
+    );
+    field(&mut h, &format!("redact={}", options.scanner.is_some()));
+    field(&mut h, &format!("follow_links={follow_links}"));
+    for p in &options.secret_patterns {
+        field(&mut h, &format!("secret_pattern={}", p.as_str()));
+    }
+    h.finalize().into()
+}
+
 /// One length-prefixed field of a key.
 fn field(h: &mut Sha256, s: &str) {
     h.update((s.len() as u64).to_le_bytes());
@@ -353,4 +363,21 @@ fn read_report(entry: &Path) -> Option<StoreReport> {
         fatal: None,
         redactions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry written by another build is never reused: the build's
+    /// identity is part of every key, beside the options.
+    #[test]
+    fn the_key_holds_the_build_identity() {
+        let o = ExtractOptions::default();
+        assert_eq!(crate::BUILD_ID.len(), 16);
+        assert!(crate::BUILD_ID.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(options_hash("a", &o, false), options_hash("a", &o, false));
+        assert_ne!(options_hash("a", &o, false), options_hash("b", &o, false));
+        assert_ne!(options_hash("a", &o, false), options_hash("a", &o, true));
+    }
 }

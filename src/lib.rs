@@ -61,6 +61,11 @@ pub use summary::{ExitCode, Summary};
 /// The version string that enters `load_id`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// This build's identity: 16 hex of SHA-256 over its sources (`build.rs`).
+/// Cache entries are keyed on it, so a scanner or format change never
+/// reuses an entry another build wrote.
+pub const BUILD_ID: &str = env!("NANOLOAD_BUILD_ID");
+
 /// The shape of the crate, checked: a newcomer reads `run()` top to bottom
 /// and finds each stage in its own module, and no two modules need each other.
 #[cfg(test)]

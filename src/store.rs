@@ -199,11 +199,13 @@ impl RowSink for Stage {
 pub const BATCH: usize = 4096;
 pub const BATCH_BYTES: usize = 16 << 20;
 
-/// The dedup key of a text: the text itself when short, else its SHA-256
-/// (equal texts give equal keys; the steps never hold a text twice).
-pub fn match_key(text: String) -> String {
+/// The dedup key of a text: the text itself when short and free of
+/// secrets, else its SHA-256 (equal texts give equal keys; the steps never
+/// hold a text twice, and a staged or cached key never holds a secret the
+/// scanner finds: docs/design.md "Secrets").
+pub fn match_key(text: String, scanner: Option<&Scanner>) -> String {
     use sha2::Digest;
-    if text.len() <= 72 {
+    if text.len() <= 72 && scanner.is_none_or(|s| s.find(&text).is_empty()) {
         return text;
     }
     format!("sha256:{}", hex(&sha2::Sha256::digest(text.as_bytes())))
@@ -330,8 +332,9 @@ impl<'a> StoreOutput<'a> {
         if row.source_path.is_empty() {
             row.source_path.clone_from(&self.store.rel);
         }
-        // secrets leave before staging; the dedup key (x_match, below, and
-        // x_record) stays the original's, so copies of one text still pair
+        // secrets leave before staging; the dedup keys (x_match, below, and
+        // x_record) are taken from the original, so copies of one text still
+        // pair: x_record is a hash, x_match a hash wherever it holds a secret
         let mut native = row.native.as_ref().map(native_json);
         if let Some(scanner) = &self.options.scanner {
             if let Some(text) = row.text.as_mut() {
@@ -340,16 +343,35 @@ impl<'a> StoreOutput<'a> {
             // one pass over the serialized value rules out most natives;
             // only the rest are walked string by string
             if let (Some(m), Some(json)) = (row.native.as_mut(), native.as_mut())
-                && scanner.may_match_json(json)
+                && scanner.may_match_native(m, json)
             {
                 scanner.redact_map(m, &mut self.redactions);
                 *json = native_json(m);
             }
         }
+        // nanoclaw's credential fields, redacted by allow-list in its content
+        // mapper, are counted with the scanner's redactions
+        if row.agent == Some(Agent::Nanoclaw) {
+            let marker = crate::secrets::FIELD_MARKER;
+            let n = [row.text.as_deref(), native.as_deref()]
+                .into_iter()
+                .flatten()
+                .map(|t| t.matches(marker).count() as u64)
+                .sum::<u64>();
+            if n > 0 {
+                *self
+                    .redactions
+                    .entry(crate::secrets::FIELD_RULE)
+                    .or_default() += n;
+            }
+        }
         row.x_match = match row.turn_type {
             // tool rows pair on tool_use_id; their text is not a key
             TurnType::ToolUse | TurnType::ToolResult => None,
-            _ => row.x_match.take().map(match_key),
+            _ => row
+                .x_match
+                .take()
+                .map(|t| match_key(t, self.options.scanner.as_ref())),
         };
         let bytes =
             row.text.as_ref().map_or(0, String::len) + native.as_ref().map_or(0, String::len);
@@ -432,6 +454,12 @@ impl<'a> StoreOutput<'a> {
             (true, _) | (false, true) => "partial",
             _ => "ok",
         };
+        // a message may quote what it could not read (a reason, a path)
+        if let Some(scanner) = &self.options.scanner {
+            for d in &mut self.diagnostics {
+                scanner.redact_in_place(&mut d.message, &mut self.redactions);
+            }
+        }
         self.diagnostics.sort();
         StoreReport {
             max_row_bytes: self.max_row_bytes,

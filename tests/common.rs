@@ -357,3 +357,48 @@ pub fn installed(var: &str, setup: &str) -> Result<String, Box<dyn std::error::E
     let stdout = String::from_utf8(out.stdout)?;
     Ok(stdout.trim().lines().last().unwrap_or("").to_string())
 }
+
+/// Every backticked string of the "Secret…" section of each fixture's
+/// EXPECTED*.md, plus every pending pairing code of every pairing.json.
+pub fn fixture_secrets() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut secrets = Vec::new();
+    for e in walkdir::WalkDir::new(fixture(""))
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("EXPECTED") && name.ends_with(".md") {
+            let text = std::fs::read_to_string(e.path())?;
+            let mut in_section = false;
+            for line in text.lines() {
+                if line.starts_with("## ") {
+                    in_section = line.contains("Secret");
+                    continue;
+                }
+                if in_section {
+                    secrets.extend(
+                        line.split('`')
+                            .skip(1)
+                            .step_by(2)
+                            .filter(|s| s.len() >= 8)
+                            .map(String::from),
+                    );
+                }
+            }
+        }
+        // the keys the real-writer harness planted in chats (facts.json)
+        if name == "facts.json" {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
+            if let Some(list) = v.get("secrets").and_then(|p| p.as_array()) {
+                secrets.extend(list.iter().filter_map(|s| s.as_str().map(String::from)));
+            }
+        }
+        if name == "pairing.json" {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
+            if let Some(p) = v.get("pending").and_then(|p| p.as_object()) {
+                secrets.extend(p.keys().cloned());
+            }
+        }
+    }
+    Ok(secrets)
+}

@@ -30,6 +30,7 @@ const HOMES: &[&str] = &[
     "nanoclaw/home-2-0",
     "nanoclaw/home-links",
     "nanoclaw/home-cc",
+    "nanoclaw/home-mcp",
     "realwriter/dbera-aborted-import",
     "realwriter/dbera-deleted",
     "realwriter/dbera-import",

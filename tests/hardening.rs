@@ -993,51 +993,6 @@ fn a_live_writer_never_tears_a_snapshot() -> TestResult {
     Ok(())
 }
 
-/// Every backticked string of the "Secret…" section of each fixture's
-/// EXPECTED*.md, plus every pending pairing code of every pairing.json.
-fn fixture_secrets() -> Result<Vec<String>, Box<dyn std::error::Error>> {
-    let mut secrets = Vec::new();
-    for e in walkdir::WalkDir::new(fixture(""))
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("EXPECTED") && name.ends_with(".md") {
-            let text = std::fs::read_to_string(e.path())?;
-            let mut in_section = false;
-            for line in text.lines() {
-                if line.starts_with("## ") {
-                    in_section = line.contains("Secret");
-                    continue;
-                }
-                if in_section {
-                    secrets.extend(
-                        line.split('`')
-                            .skip(1)
-                            .step_by(2)
-                            .filter(|s| s.len() >= 8)
-                            .map(String::from),
-                    );
-                }
-            }
-        }
-        // the keys the real-writer harness planted in chats (facts.json)
-        if name == "facts.json" {
-            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
-            if let Some(list) = v.get("secrets").and_then(|p| p.as_array()) {
-                secrets.extend(list.iter().filter_map(|s| s.as_str().map(String::from)));
-            }
-        }
-        if name == "pairing.json" {
-            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path())?)?;
-            if let Some(p) = v.get("pending").and_then(|p| p.as_object()) {
-                secrets.extend(p.keys().cloned());
-            }
-        }
-    }
-    Ok(secrets)
-}
-
 #[test]
 fn every_output_of_every_fixture_is_free_of_secrets() -> TestResult {
     let secrets = fixture_secrets()?;
@@ -1065,6 +1020,7 @@ fn every_output_of_every_fixture_is_free_of_secrets() -> TestResult {
         "nanoclaw/home-a",
         "nanoclaw/home-b",
         "nanoclaw/home-2-0",
+        "nanoclaw/home-mcp",
         "realwriter/pasted-secrets",
     ] {
         let home = crate::fixture_homes::materialize(f)?;

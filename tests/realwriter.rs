@@ -573,6 +573,7 @@ fn design_names_only_tests_that_exist() -> TestResult {
             vec![
                 root.join(format!("{src}.rs")),
                 root.join(format!("{src}/mod.rs")),
+                root.join(format!("{src}/tests.rs")),
             ]
         } else if ident(path) {
             vec![root.join(format!("tests/{path}.rs"))]

@@ -11,7 +11,10 @@ fuzz_target!(|data: &[u8]| {
     match s.redact(&text, &mut counts) {
         None => assert!(s.find(&text).is_empty() && counts.is_empty()),
         Some(once) => {
-            assert_eq!(counts.values().sum::<u64>() as usize, s.find(&text).len());
+            // redaction repeats until nothing is found: at least the first
+            // round's spans are counted, and nothing is left
+            assert!(counts.values().sum::<u64>() as usize >= s.find(&text).len());
+            assert!(s.find(&once).is_empty());
             assert_eq!(s.redact(&once, &mut Counts::new()), None);
         }
     }

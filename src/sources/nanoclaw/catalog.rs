@@ -422,6 +422,14 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             if let Some(Value::String(o)) = row.record.get_mut("options_json") {
                 *o = redact_options_json(o, &rules);
             }
+            // an approval card's question shows the request: its URLs keep
+            // only their origin (docs/design.md "Secrets")
+            if table.starts_with("pending_")
+                && let Some(Value::String(q)) = row.record.get_mut("question")
+                && let Some(r) = super::content::redact_urls(q)
+            {
+                *q = r;
+            }
             let session = s(row.record.get("session_id"));
             let ag = if table == "agent_groups" {
                 row.record.get("id")

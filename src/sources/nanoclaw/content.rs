@@ -21,12 +21,160 @@
 //! `--secret-pattern`, becomes `[redacted]` in the text, in the content kept
 //! for `native` (every occurrence) and in the option of the question card.
 //! Attachment `data` (base64 bytes) is always dropped.
+//!
+//! Credential fields, by allow-list ([`redact_fields`]): in every content,
+//! the values under `env`, `headers` and secret-named keys (`token`,
+//! `password`, `apiKey`, `GITHUB_TOKEN`, …) become `[redacted:field]` (an
+//! object keeps its keys), and a `url` keeps only its origin — an
+//! `add_mcp_server` request's `env`, a `cli_request`'s `--headers`, the MCP
+//! servers a `groups-config-get` response lists. A `system` payload of an
+//! action or type nanoload does not know keeps only its keys. A host note
+//! (`sender: system`) that embeds such a JSON object gets the same.
 
 use crate::sources::shared::str_field;
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
 pub const REDACTED: &str = "[redacted]";
+
+/// A credential field's value (`[redacted:field]`, counted as the rule
+/// `field` in `sources.redactions`).
+pub const FIELD: &str = crate::secrets::FIELD_MARKER;
+
+/// The `system` payloads nanoclaw writes (actions in `messages_out`, types
+/// in `messages_in`; 2.0.x task actions; the `channels` branch's canvas).
+const KNOWN_SYSTEM: &[&str] = &[
+    "add_mcp_server",
+    "install_packages",
+    "create_agent",
+    "cli_request",
+    "cli_response",
+    "question_response",
+    "schedule_task",
+    "cancel_task",
+    "pause_task",
+    "resume_task",
+    "update_task",
+    "canvas_edit",
+    "canvas_read",
+    "canvas_response",
+];
+
+/// A key whose value is a credential by design.
+fn credential_key(k: &str) -> bool {
+    matches!(
+        k.to_ascii_lowercase().as_str(),
+        "env"
+            | "headers"
+            | "token"
+            | "password"
+            | "passwd"
+            | "apikey"
+            | "api_key"
+            | "secret"
+            | "secrets"
+            | "credential"
+            | "credentials"
+            | "authorization"
+            | "cookie"
+            | "cookies"
+    ) || crate::secrets::secret_name(k)
+}
+
+/// Every value inside `v` becomes [`FIELD`] (object keys stay).
+fn redact_all(v: &mut Value) -> usize {
+    match v {
+        Value::Object(o) => o.values_mut().map(redact_all).sum(),
+        Value::Array(a) => a.iter_mut().map(redact_all).sum(),
+        Value::Null => 0,
+        other => {
+            *other = json!(FIELD);
+            1
+        }
+    }
+}
+
+/// `scheme://host[:port]/[redacted:field]` when the URL holds more than its
+/// origin (a token in a path segment, a query, userinfo); `None` to keep it.
+fn url_origin(u: &str) -> Option<String> {
+    let (scheme, rest) = u.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let tail = &rest[end..];
+    (authority.contains('@') || !matches!(tail, "" | "/"))
+        .then(|| format!("{scheme}://{host}/{FIELD}"))
+}
+
+/// Every URL of a text with more than its origin keeps only its origin
+/// (`https://mcp.zapier.com/[redacted:field]`): an approval card's
+/// `question` shows the MCP server it asks for, token in the path and all;
+/// `None` when nothing changed.
+pub fn redact_urls(text: &str) -> Option<String> {
+    static URL: std::sync::LazyLock<Option<Regex>> =
+        std::sync::LazyLock::new(|| Regex::new(r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>`]+"#).ok());
+    let re = URL.as_ref()?;
+    let mut changed = false;
+    let out = re.replace_all(text, |c: &regex::Captures<'_>| {
+        let u = c.get(0).map_or("", |m| m.as_str());
+        match url_origin(u) {
+            Some(o) => {
+                changed = true;
+                o
+            }
+            None => u.to_string(),
+        }
+    });
+    changed.then(|| out.into_owned())
+}
+
+/// The credential fields of a content value, redacted in place (see the
+/// module header); the number of values redacted.
+pub fn redact_fields(v: &mut Value) -> usize {
+    match v {
+        Value::Object(o) => o
+            .iter_mut()
+            .map(|(k, x)| {
+                if credential_key(k) {
+                    redact_all(x)
+                } else if k == "url"
+                    && let Some(origin) = x.as_str().and_then(url_origin)
+                {
+                    *x = json!(origin);
+                    1
+                } else {
+                    redact_fields(x)
+                }
+            })
+            .sum(),
+        Value::Array(a) => a.iter_mut().map(redact_fields).sum(),
+        _ => 0,
+    }
+}
+
+/// A `system` payload nanoload does not know keeps only its keys (and what
+/// names it: `action`, `type`, `requestId`).
+fn keys_only(o: &mut Map<String, Value>) -> usize {
+    o.iter_mut()
+        .filter(|(k, _)| !matches!(k.as_str(), "action" | "type" | "requestId"))
+        .map(|(_, x)| redact_all(x))
+        .sum()
+}
+
+/// A host note that embeds a JSON object (an approved `ncl` command's
+/// result): the object's credential fields redacted, re-serialized with two
+/// spaces as nanoclaw's `JSON.stringify(…, null, 2)` wrote it.
+fn redact_embedded_json(text: &str) -> Option<String> {
+    let start = text
+        .find("\n{")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with('{').then_some(0))?;
+    let mut v: Value = serde_json::from_str(text[start..].trim_end()).ok()?;
+    (redact_fields(&mut v) > 0)
+        .then(|| serde_json::to_string_pretty(&v).ok())
+        .flatten()
+        .map(|j| format!("{}{j}", &text[..start]))
+}
 
 /// nanoclaw's `SECRET_VALUE_RE` (src/modules/self-mod/request.ts).
 pub const SECRET_VALUE_RE: &str = r"^(sk-|ghp_|github_pat_|xox[a-z]-|AKIA|-----BEGIN )";
@@ -172,6 +320,18 @@ pub fn map_content(kind: &str, content: &str, outbound: bool, rules: &SecretRule
     answer_secrets(&value, rules, &mut secrets);
     m.redacted = secrets.len();
     scrub(&mut value, &secrets);
+    redact_fields(&mut value);
+    if let Value::Object(o) = &mut value {
+        let named = str_field(o, "action").or(str_field(o, "type"));
+        if kind == "system" && !named.is_some_and(|n| KNOWN_SYSTEM.contains(&n)) {
+            keys_only(o);
+        }
+        if str_field(o, "sender") == Some("system")
+            && let Some(t) = str_field(o, "text").and_then(redact_embedded_json)
+        {
+            o.insert("text".into(), json!(t));
+        }
+    }
     if let Value::Object(o) = &value {
         m.question_id = str_field(o, "questionId").map(String::from);
         m.subtype = str_field(o, "type")
@@ -251,6 +411,21 @@ fn text_of(kind: &str, o: &Map<String, Value>, outbound: bool) -> Option<String>
                 format!(" {} {args}", str_field(o, "command").unwrap_or_default())
             }
             "create_agent" => format!(" {}", str_field(o, "name").unwrap_or_default()),
+            "add_mcp_server" => {
+                let target = str_field(o, "command")
+                    .map(|c| {
+                        let args = o.get("args").map(Value::to_string).unwrap_or_default();
+                        format!("{c} {args}")
+                    })
+                    .or_else(|| str_field(o, "url").map(String::from))
+                    .unwrap_or_default();
+                format!(" {} {target}", str_field(o, "name").unwrap_or_default())
+            }
+            "install_packages" => format!(
+                " apt={} npm={}",
+                o.get("apt").map(Value::to_string).unwrap_or_default(),
+                o.get("npm").map(Value::to_string).unwrap_or_default()
+            ),
             _ => String::new(),
         };
         return Some(format!("{action}{detail}"));
@@ -295,6 +470,97 @@ mod tests {
             &rules,
         );
         assert_eq!(keep.text.as_deref(), Some("Lisbon"));
+    }
+
+    /// The shapes nanoclaw 2.2.0 writes (fixtures/nanoclaw/home-mcp): a
+    /// credential field's value goes, the request's structure and its
+    /// non-secret fields stay.
+    #[test]
+    fn credential_fields_of_system_payloads_go_by_allow_list() {
+        let r = SecretRules::default();
+        let stdio = map_content(
+            "system",
+            r#"{"action":"add_mcp_server","name":"github","command":"npx","args":["-y","@modelcontextprotocol/server-github"],"env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"ghp_x","DATABASE_URL":"postgres://app:pw@db:5432/app","API_KEY":"4Bcz"}}"#,
+            true,
+            &r,
+        );
+        assert_eq!(
+            stdio.content.to_string(),
+            r#"{"action":"add_mcp_server","args":["-y","@modelcontextprotocol/server-github"],"command":"npx","env":{"API_KEY":"[redacted:field]","DATABASE_URL":"[redacted:field]","GITHUB_PERSONAL_ACCESS_TOKEN":"[redacted:field]"},"name":"github"}"#
+        );
+        assert_eq!(
+            stdio.text.as_deref(),
+            Some(r#"add_mcp_server github npx ["-y","@modelcontextprotocol/server-github"]"#)
+        );
+        let http = map_content(
+            "system",
+            r#"{"action":"add_mcp_server","name":"zapier","type":"http","url":"https://mcp.zapier.com/api/mcp/s/pqHK/mcp"}"#,
+            true,
+            &r,
+        );
+        assert_eq!(
+            http.text.as_deref(),
+            Some("add_mcp_server zapier https://mcp.zapier.com/[redacted:field]")
+        );
+        let cli = map_content(
+            "system",
+            r#"{"action":"cli_request","requestId":"c1","command":"groups-config-add-mcp-server","args":{"id":"ag","name":"linear","url":"https://mcp.linear.app/mcp","headers":"{\"Authorization\":\"Bearer lin\"}"}}"#,
+            true,
+            &r,
+        );
+        assert_eq!(
+            cli.text.as_deref(),
+            Some(
+                r#"cli_request groups-config-add-mcp-server {"headers":"[redacted:field]","id":"ag","name":"linear","url":"https://mcp.linear.app/[redacted:field]"}"#
+            )
+        );
+        let resp = map_content(
+            "system",
+            r#"{"type":"cli_response","requestId":"c2","frame":{"id":"c2","ok":true,"data":{"skills":"all","mcp_servers":{"linear":{"type":"http","url":"https://mcp.linear.app/mcp","headers":{"Authorization":"Bearer lin"}},"gh":{"command":"npx","env":{"T":"x"}}}}}}"#,
+            false,
+            &r,
+        );
+        assert_eq!(
+            resp.content["frame"]["data"]["mcp_servers"].to_string(),
+            r#"{"gh":{"command":"npx","env":{"T":"[redacted:field]"}},"linear":{"headers":{"Authorization":"[redacted:field]"},"type":"http","url":"https://mcp.linear.app/[redacted:field]"}}"#
+        );
+        let note = map_content(
+            "chat",
+            r#"{"text":"Your `ncl x` request was approved and executed.\n\n{\n  \"servers\": {\n    \"linear\": {\n      \"headers\": {\n        \"Authorization\": \"Bearer lin\"\n      }\n    }\n  }\n}","sender":"system","senderId":"system"}"#,
+            false,
+            &r,
+        );
+        assert_eq!(
+            note.text.as_deref(),
+            Some(
+                "Your `ncl x` request was approved and executed.\n\n{\n  \"servers\": {\n    \"linear\": {\n      \"headers\": {\n        \"Authorization\": \"[redacted:field]\"\n      }\n    }\n  }\n}"
+            )
+        );
+        let unknown = map_content(
+            "system",
+            r#"{"action":"rotate_vault","requestId":"c3","target":"prod","depth":3,"opts":{"k":"v"}}"#,
+            true,
+            &r,
+        );
+        assert_eq!(
+            unknown.content.to_string(),
+            r#"{"action":"rotate_vault","depth":"[redacted:field]","opts":{"k":"[redacted:field]"},"requestId":"c3","target":"[redacted:field]"}"#
+        );
+        assert_eq!(
+            redact_urls(
+                "Add MCP:\nurl: \"https://mcp.zapier.com/api/mcp/s/pqHK/mcp\"\nsee https://x.org/"
+            )
+            .as_deref(),
+            Some("Add MCP:\nurl: \"https://mcp.zapier.com/[redacted:field]\"\nsee https://x.org/")
+        );
+        assert_eq!(redact_urls("no url, or https://x.org"), None);
+        let chat = map_content(
+            "chat",
+            r#"{"text":"the url is https://x.org/a/b"}"#,
+            true,
+            &r,
+        );
+        assert_eq!(chat.text.as_deref(), Some("the url is https://x.org/a/b"));
     }
 
     #[test]

@@ -1,0 +1,1032 @@
+//! The scanner's engine: the pre-pass over needles, the rules run with
+//! their boundaries, checks and cut starts, and redaction of texts and
+//! JSON values. The rules themselves are data (`rules.rs`).
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use aho_corasick::packed;
+use aho_corasick::{AhoCorasick, Input, Span};
+use regex::Regex;
+
+use super::rules::{RULES, SECRET_NAME, assigned_value};
+
+/// One named shape of secret.
+pub struct Rule {
+    /// The family: `[redacted:<name>]`, the key of `sources.redactions`.
+    /// Several entries may share one.
+    pub name: &'static str,
+    pub pattern: &'static str,
+    /// The capture group that is the secret (0: the whole match), e.g. the
+    /// token after `Authorization: Bearer`.
+    pub group: usize,
+    /// A test the secret must pass besides the pattern.
+    pub check: Option<fn(&str) -> bool>,
+    /// What every match of the pattern (and of `cut`) contains: the pre-pass
+    /// runs the rule only on a text where it finds this.
+    pub needle: Needle,
+    /// Bytes that may not stand right before the match (`None`: any may);
+    /// a JSON escape (`\n`, `\"`, `\u00e9`) or a percent-escape (`%20`)
+    /// that ends there is no such byte ([`left_ok`]).
+    pub left: Option<fn(u8) -> bool>,
+    /// Bytes that may not follow the secret.
+    pub right: Option<fn(u8) -> bool>,
+    /// Context the secret needs around it (text, start, end).
+    pub near: Option<fn(&str, usize, usize) -> bool>,
+    /// A recognisable start of the token: redacted where the text ends
+    /// right after it or a preview's `…` follows it (nanobot's sidebar
+    /// preview, a torn line, a 200-character bad-line preview). Its group 1,
+    /// if it has one, is the secret.
+    pub cut: Option<&'static str>,
+}
+
+/// What every match of a rule contains, verbatim. None of it is a JSON
+/// escape (`"`, `\\`, control characters), so it also shows in a value's
+/// serialized JSON wherever one of its strings holds it.
+pub enum Needle {
+    /// One of these literals.
+    Any(&'static [&'static str]),
+    /// A dot, this many `[A-Za-z0-9_-]`, a dot.
+    DotsApart(usize),
+    /// A check of the whole text (a shape too short for a literal).
+    Custom(fn(&[u8]) -> bool),
+    /// An `=` or `:` after a name ending in `key`, `token`, `secret`,
+    /// `pass`, `pwd`, `passwd` or `password` in lower, upper or title case
+    /// (a quote, an escaped quote and blanks may stand between): one of
+    /// [`NAME_ENDS`] with the sign after it.
+    Assign,
+}
+
+/// The rule name of `--secret-pattern` matches.
+pub const USER_RULE: &str = "secret_pattern";
+
+/// The rule name of a JSON value under a secret-named key.
+pub const NAMED_RULE: &str = "secret_assignment";
+
+/// The rule name of a nanoclaw credential field (`[redacted:field]`,
+/// `src/sources/nanoclaw/content.rs`), counted with the scanner's.
+pub const FIELD_RULE: &str = "field";
+
+/// The marker of a nanoclaw credential field.
+pub const FIELD_MARKER: &str = "[redacted:field]";
+
+/// The `&'static` name of a rule (built-in, [`USER_RULE`], [`NAMED_RULE`],
+/// [`FIELD_RULE`]) spelled `name`.
+pub fn rule_name(name: &str) -> Option<&'static str> {
+    RULES
+        .iter()
+        .map(|r| r.name)
+        .chain([USER_RULE, NAMED_RULE, FIELD_RULE])
+        .find(|r| *r == name)
+}
+
+/// The family names of the built-in rules, each once, in table order.
+pub fn families() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for r in RULES {
+        if !out.contains(&r.name) {
+            out.push(r.name);
+        }
+    }
+    out
+}
+
+/// What one scanner found, per rule.
+pub type Counts = BTreeMap<&'static str, u64>;
+
+/// A rule ready to run.
+#[derive(Debug, Clone)]
+struct Compiled {
+    name: &'static str,
+    re: Regex,
+    /// `(?:<cut>)(?:…|\z)`.
+    cut: Option<Regex>,
+    group: usize,
+    check: Option<fn(&str) -> bool>,
+    left: Option<fn(u8) -> bool>,
+    right: Option<fn(u8) -> bool>,
+    near: Option<fn(&str, usize, usize) -> bool>,
+    /// Its bit in [`Prepass::rules`] (`None`: a user pattern, always run).
+    bit: Option<usize>,
+    /// An [`Needle::Assign`] rule: run only around each assignment's sign
+    /// ([`assignment_window`]), not over the whole text.
+    windowed: bool,
+}
+
+/// Texts shorter than this are searched by the automaton: each Teddy
+/// searcher costs a setup per call (and falls back to Rabin-Karp on a
+/// haystack shorter than its minimum).
+const SHORT_TEXT: usize = 256;
+
+/// The most literals one packed (Teddy) searcher takes.
+const TEDDY_LITERALS: usize = 128;
+
+/// The ends of a secret-named key, in the cases [`Needle::Assign`]'s
+/// rule spells them (`token`/`Token` → `oken`, `password`/`Password` →
+/// `word`, `pass`/`Pass` → `ass`): the pre-pass finds one and looks for
+/// the sign after it ([`sign_after`]).
+pub(super) const NAME_ENDS: &[&str] = &[
+    "key", "Key", "KEY", "oken", "OKEN", "ecret", "ECRET", "word", "WORD", "swd", "SWD", "pwd",
+    "Pwd", "PWD", "ass", "ASS",
+];
+
+// one bit per built-in rule in `Prepass::rules`
+const _: () = assert!(RULES.len() <= 128);
+
+/// The pre-pass: which built-in rules can match a text, from their
+/// [`Needle`]s. SIMD (Teddy) searches find the literals of a long text —
+/// the name ends of assignments, the 3-byte literals and the longer ones
+/// apart, each searcher's buckets packed with look-alikes
+/// ([`bucket_order`]); an Aho-Corasick automaton over every literal
+/// searches the short texts; `memchr` loops the dot pairs and the custom
+/// shapes. Most texts hold no needle, and then no rule runs.
+#[derive(Debug, Clone)]
+pub(super) struct Prepass {
+    /// Each searcher with the rules of each of its literals, by pattern index.
+    pub(super) teddy: Vec<(packed::Searcher, Vec<u128>)>,
+    /// The rules of each searcher's literals, together.
+    teddy_rules: Vec<u128>,
+    /// The rules of every literal.
+    all: u128,
+    /// Every literal: for the texts shorter than [`SHORT_TEXT`], and all
+    /// texts when `teddy` is empty.
+    automaton: Option<AhoCorasick>,
+    /// The rules of each literal, by its pattern index in `automaton`.
+    rules_of: Vec<u128>,
+    /// (rule, dots apart) of each [`Needle::DotsApart`].
+    dots: Vec<(usize, usize)>,
+    /// (rule, check) of each [`Needle::Custom`].
+    custom: Vec<(usize, Check)>,
+    /// The rules of [`Needle::Assign`].
+    assign: u128,
+}
+
+/// A [`Needle::Custom`] check of a whole text.
+type Check = fn(&[u8]) -> bool;
+
+/// A literal's low nybbles in the fingerprinted bytes, and the (low, high)
+/// nybble sets of its unit's literals per byte ([`bucket_order`]).
+type Unit = (Vec<u8>, [(u16, u16); 4]);
+
+/// How the pre-pass searches (the tests hold the three to the same spans;
+/// a run only builds `Teddy`, which falls back to the automaton itself).
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Search {
+    Teddy,
+    Automaton,
+    /// No search: every rule runs on every text.
+    Off,
+}
+
+/// The literals the pre-pass searches for, each with the rules it stands
+/// for. A literal that starts with another is folded into it (the search
+/// reports one literal per start, so the longer one could hide): wherever
+/// the longer one is, the shorter one is too.
+pub(super) fn literals(rules: &[Rule]) -> Vec<(String, u128)> {
+    let mut by: BTreeMap<String, u128> = BTreeMap::new();
+    for (i, r) in rules.iter().enumerate() {
+        let ls = match r.needle {
+            Needle::Any(ls) => ls,
+            Needle::Assign => NAME_ENDS,
+            _ => continue,
+        };
+        for l in ls {
+            *by.entry((*l).to_string()).or_default() |= 1 << i;
+        }
+    }
+    let mut all: Vec<(String, u128)> = by.into_iter().collect();
+    all.sort_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.0.cmp(&b.0)));
+    let mut kept: Vec<(String, u128)> = Vec::new();
+    for (lit, mask) in all {
+        match kept.iter_mut().find(|(k, _)| lit.starts_with(k.as_str())) {
+            Some((_, m)) => *m |= mask,
+            None => kept.push((lit, mask)),
+        }
+    }
+    kept
+}
+
+/// A dot, `n` token characters (`[A-Za-z0-9_-]`), a dot.
+pub(super) fn dots_apart(hay: &[u8], n: usize) -> bool {
+    let token = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    memchr::memchr_iter(b'.', hay)
+        .any(|i| hay.get(i + n + 1) == Some(&b'.') && hay[i + 1..i + n + 1].iter().all(token))
+}
+
+/// Whether an assignment's sign follows a name that ends at `end`: a
+/// quote (escaped or not) and blanks may stand between ([`Needle::Assign`]).
+/// In `json` (a `native` serialized), a `:` right after an unescaped `"`
+/// separates a key of the object from its value: the object's keys are
+/// checked on the value itself ([`Scanner::may_match_native`]), so only an
+/// assignment inside a string counts.
+pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
+    let mut i = end;
+    match hay.get(i) {
+        Some(b'"' | b'\'') => i += 1,
+        Some(b'\\') if matches!(hay.get(i + 1), Some(b'"' | b'\'')) => i += 2,
+        _ => {}
+    }
+    while matches!(hay.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    match hay.get(i) {
+        Some(b'=') => true,
+        Some(b':') => !(json && hay[i - 1] == b'"' && (i < 2 || hay[i - 2] != b'\\')),
+        _ => false,
+    }
+}
+
+/// Where each assignment's `=` or `:` stands ([`Needle::Assign`]).
+fn assignments(hay: &[u8], json: bool) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr2_iter(b'=', b':', hay).filter(move |&i| {
+        if json && hay[i] == b':' && i > 0 && hay[i - 1] == b'"' && (i < 2 || hay[i - 2] != b'\\') {
+            return false;
+        }
+        ends_secretish(&hay[..name_end(hay, i)])
+    })
+}
+
+/// Where the name before the `=` or `:` at `i` ends: blanks and a quote
+/// (escaped or not) may stand between.
+fn name_end(hay: &[u8], i: usize) -> usize {
+    let mut j = i;
+    while j > 0 && matches!(hay[j - 1], b' ' | b'\t') {
+        j -= 1;
+    }
+    if j > 0 && matches!(hay[j - 1], b'"' | b'\'') {
+        j -= 1;
+        if j > 0 && hay[j - 1] == b'\\' {
+            j -= 1;
+        }
+    }
+    j
+}
+
+/// The stretch of `text` an assignment whose sign stands at `i` can span:
+/// the name's characters before it, the blanks, quotes and the value after
+/// it (a value holds no blank).
+fn assignment_window(text: &str, i: usize) -> (usize, usize) {
+    let b = text.as_bytes();
+    let mut start = name_end(b, i);
+    while start > 0
+        && (b[start - 1].is_ascii_alphanumeric() || matches!(b[start - 1], b'_' | b'.' | b'-'))
+    {
+        start -= 1;
+    }
+    let mut end = i + 1;
+    while end < b.len() && matches!(b[end], b' ' | b'\t') {
+        end += 1;
+    }
+    while end < b.len() && !b[end].is_ascii_whitespace() {
+        end += 1;
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
+}
+
+/// `name` ends in `key`, `token`, `secret`, `pass`, `pwd`, `passwd` or
+/// `password`, in any ASCII case.
+fn ends_secretish(name: &[u8]) -> bool {
+    const WORDS: [&[u8]; 7] = [
+        b"key",
+        b"token",
+        b"secret",
+        b"pass",
+        b"pwd",
+        b"passwd",
+        b"password",
+    ];
+    // every word ends in one of these: most names are rejected on one byte
+    name.last()
+        .is_some_and(|b| matches!(b.to_ascii_lowercase(), b'y' | b'n' | b't' | b's' | b'd'))
+        && WORDS
+            .iter()
+            .any(|w| name.len() >= w.len() && name[name.len() - w.len()..].eq_ignore_ascii_case(w))
+}
+
+/// How often a byte stands in ordinary text, roughly (a space in six, a
+/// lower-case letter by its English frequency, upper case, digits and
+/// punctuation far less): the model [`bucket_order`] packs buckets by.
+fn byte_weight(b: u8) -> f64 {
+    // a..z, per mille
+    const LOWER: [f64; 26] = [
+        82.0, 15.0, 28.0, 43.0, 127.0, 22.0, 20.0, 61.0, 70.0, 1.5, 7.7, 40.0, 24.0, 67.0, 75.0,
+        19.0, 1.0, 60.0, 63.0, 91.0, 28.0, 9.8, 24.0, 1.5, 20.0, 0.7,
+    ];
+    match b {
+        b' ' => 200.0,
+        b'a'..=b'z' => LOWER[usize::from(b - b'a')] * 0.6,
+        b'A'..=b'Z' => LOWER[usize::from(b - b'A')] * 0.05,
+        b'0'..=b'9' => 3.0,
+        b'\n' | b'.' | b',' | b'"' | b'/' | b'_' | b'-' | b':' | b'=' | b'(' | b')' | b'\'' => 6.0,
+        0x21..=0x7e => 1.0,
+        _ => 0.5,
+    }
+}
+
+/// The order to add `lits` to a Teddy searcher in so that each bucket holds
+/// look-alikes. Teddy puts the literal added `i`-th into bucket `i mod n`
+/// (reversed; n = 8 up to 32 literals, else 16), unless an earlier one has
+/// the same low nybbles in the fingerprinted bytes (`key`, `Key`, `KEY`),
+/// whose bucket it joins; it flags a text position when each of its first
+/// bytes matches some literal of a bucket in both nybbles, taken apart:
+/// `sk-` and `ghp_` in one bucket also flag `gk`, `sh`, `wo`… Greedy, then
+/// pairwise swaps, minimise the flagged share of ordinary text
+/// ([`byte_weight`]) summed over buckets.
+pub(super) fn bucket_order(lits: &[(String, u128)]) -> Vec<usize> {
+    let n = lits.len();
+    let buckets = if n > 32 { 16 } else { 8 };
+    let mask = lits.iter().map(|(l, _)| l.len()).min().unwrap_or(1).min(4);
+    // the weight of the bytes with each (high, low) nybble pair
+    let mut w = [[0f64; 16]; 16];
+    let total: f64 = (0..=255u8).map(byte_weight).sum();
+    for b in 0..=255u8 {
+        w[usize::from(b >> 4)][usize::from(b & 15)] = byte_weight(b) / total;
+    }
+    // units: literals with the same low nybbles, which share a bucket; each
+    // with its (low, high) nybble sets per fingerprinted byte
+    let mut units: Vec<Unit> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for (i, (l, _)) in lits.iter().enumerate() {
+        let bytes = &l.as_bytes()[..mask];
+        let lo: Vec<u8> = bytes.iter().map(|b| b & 15).collect();
+        let k = match units.iter().position(|u| u.0 == lo) {
+            Some(k) => k,
+            None => {
+                units.push((lo, [(0, 0); 4]));
+                members.push(Vec::new());
+                units.len() - 1
+            }
+        };
+        for (j, b) in bytes.iter().enumerate() {
+            units[k].1[j].0 |= 1 << (b & 15);
+            units[k].1[j].1 |= 1 << (b >> 4);
+        }
+        members[k].push(i);
+    }
+    // the share of text a bucket of these units flags
+    let cost = |group: &[usize]| -> f64 {
+        if group.is_empty() {
+            return 0.0;
+        }
+        (0..mask)
+            .map(|j| {
+                let (lo, hi) = group.iter().fold((0u16, 0u16), |(lo, hi), &u| {
+                    (lo | units[u].1[j].0, hi | units[u].1[j].1)
+                });
+                let bits = |mut set: u16| {
+                    std::iter::from_fn(move || {
+                        (set != 0).then(|| {
+                            let b = set.trailing_zeros() as usize;
+                            set &= set - 1;
+                            b
+                        })
+                    })
+                };
+                bits(hi)
+                    .flat_map(|h| bits(lo).map(move |l| (h, l)))
+                    .map(|(h, l)| w[h][l])
+                    .sum::<f64>()
+            })
+            .product()
+    };
+    // the unit leaders take the first ids, the rest follow their leaders
+    let bucket_of = |id: usize| buckets - 1 - id % buckets;
+    let cap: Vec<usize> = (0..buckets)
+        .map(|b| (0..units.len()).filter(|&id| bucket_of(id) == b).count())
+        .collect();
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); buckets];
+    // the units that flag most text first, each where it adds least
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by(|&a, &b| cost(&[b]).total_cmp(&cost(&[a])).then(a.cmp(&b)));
+    for u in order {
+        let added = |g: &Vec<usize>| {
+            let mut with = g.clone();
+            with.push(u);
+            cost(&with) - cost(g)
+        };
+        if let Some(best) = (0..buckets)
+            .filter(|&b| groups[b].len() < cap[b])
+            .min_by(|&a, &b| added(&groups[a]).total_cmp(&added(&groups[b])))
+        {
+            groups[best].push(u);
+        }
+    }
+    // pairwise swaps while one lowers the sum
+    let mut costs: Vec<f64> = groups.iter().map(|g| cost(g)).collect();
+    for _ in 0..2 {
+        let mut improved = false;
+        for a in 0..buckets {
+            for b in a + 1..buckets {
+                for x in 0..groups[a].len() {
+                    for y in 0..groups[b].len() {
+                        let (ua, ub) = (groups[a][x], groups[b][y]);
+                        groups[a][x] = ub;
+                        groups[b][y] = ua;
+                        let (ca, cb) = (cost(&groups[a]), cost(&groups[b]));
+                        if ca + cb < (costs[a] + costs[b]) * 0.999 {
+                            (costs[a], costs[b]) = (ca, cb);
+                            improved = true;
+                        } else {
+                            groups[a][x] = ua;
+                            groups[b][y] = ub;
+                        }
+                    }
+                }
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    let mut next = vec![0usize; buckets];
+    let leaders: Vec<usize> = (0..units.len())
+        .map(|id| {
+            let b = bucket_of(id);
+            next[b] += 1;
+            groups[b][next[b] - 1]
+        })
+        .collect();
+    leaders
+        .iter()
+        .map(|&u| members[u][0])
+        .chain(
+            leaders
+                .iter()
+                .flat_map(|&u| members[u][1..].iter().copied()),
+        )
+        .collect()
+}
+
+impl Prepass {
+    fn new(rules: &[Rule], search: Search) -> Prepass {
+        let lits = literals(rules);
+        let mut dots = Vec::new();
+        let mut custom = Vec::new();
+        let mut assign = 0u128;
+        for (i, r) in rules.iter().enumerate() {
+            match r.needle {
+                Needle::DotsApart(n) => dots.push((i, n)),
+                Needle::Custom(f) => custom.push((i, f)),
+                Needle::Assign => assign |= 1 << i,
+                Needle::Any(_) => {}
+            }
+        }
+        // one searcher per literal length class (a Teddy searcher
+        // fingerprints as many leading bytes as its shortest literal has, up
+        // to four), its literals ordered into buckets of look-alikes
+        // ([`bucket_order`]): a bucket of unlike literals fingerprints half
+        // of all text, and its verification drowns in candidates
+        // the name ends, common words, search apart (their searcher stops
+        // at the first assignment)
+        let (ends, rest): (Vec<_>, Vec<_>) =
+            lits.iter().cloned().partition(|(_, m)| m & assign != 0);
+        let (short, long): (Vec<_>, Vec<_>) = rest.into_iter().partition(|(l, _)| l.len() < 4);
+        let teddy: Vec<(packed::Searcher, Vec<u128>)> = if matches!(search, Search::Teddy) {
+            ends.chunks(TEDDY_LITERALS)
+                .chain(short.chunks(TEDDY_LITERALS))
+                .chain(long.chunks(TEDDY_LITERALS))
+                .map(|chunk| {
+                    let order = bucket_order(chunk);
+                    let mut b = packed::Config::new()
+                        .match_kind(packed::MatchKind::LeftmostFirst)
+                        .heuristic_pattern_limits(false)
+                        .builder();
+                    order.iter().for_each(|&i| {
+                        b.add(&chunk[i].0);
+                    });
+                    b.build()
+                        .map(|t| (t, order.iter().map(|&i| chunk[i].1).collect()))
+                })
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        // the automaton also searches texts too short for Teddy, whose
+        // setup (and Rabin-Karp below its minimum) would cost more
+        let automaton = match search {
+            Search::Off => None,
+            // leftmost-first, as Teddy: the search restarts one byte after
+            // each start, so a match must be the leftmost one, not the one
+            // that ends first
+            _ => AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(lits.iter().map(|(l, _)| l))
+                .ok(),
+        };
+        Prepass {
+            teddy_rules: teddy
+                .iter()
+                .map(|(_, r)| r.iter().fold(0, |a, m| a | m))
+                .collect(),
+            teddy,
+            automaton,
+            all: lits.iter().fold(0, |a, (_, m)| a | m),
+            rules_of: lits.iter().map(|(_, m)| *m).collect(),
+            dots,
+            custom,
+            assign,
+        }
+    }
+
+    /// Bit `i` set: built-in rule `i` can match `text`. Every needle
+    /// occurrence counts, overlapping ones too (the search restarts one byte
+    /// after each start; at one start only one literal can match, as none is
+    /// a prefix of another: [`literals`]).
+    pub(super) fn rules(&self, text: &str) -> u128 {
+        self.rules_of_text(text, false)
+    }
+
+    /// [`Prepass::rules`]; `json`: `text` is a serialized value
+    /// ([`sign_after`]).
+    pub(super) fn rules_of_text(&self, text: &str, json: bool) -> u128 {
+        let hay = text.as_bytes();
+        let mut hit = 0u128;
+        let teddy: &[(packed::Searcher, Vec<u128>)] = if hay.len() < SHORT_TEXT {
+            &[]
+        } else {
+            &self.teddy
+        };
+        // a name end counts only with its sign after it
+        let add = |hit: &mut u128, mask: u128, end: usize| {
+            *hit |= mask & !self.assign;
+            if mask & self.assign & !*hit != 0 && sign_after(hay, end, json) {
+                *hit |= mask & self.assign;
+            }
+        };
+        for ((t, rules_of), all) in teddy.iter().zip(&self.teddy_rules) {
+            let mut at = 0;
+            // past the point where every rule of its literals is in, a
+            // searcher has nothing left to add
+            while *all & !hit != 0
+                && let Some(m) = t.find_in(hay, Span::from(at..hay.len()))
+            {
+                add(&mut hit, rules_of[m.pattern().as_usize()], m.end());
+                at = m.start() + 1;
+            }
+        }
+        if teddy.is_empty() {
+            let Some(a) = &self.automaton else {
+                return u128::MAX; // no searcher: every rule runs
+            };
+            let mut at = 0;
+            while self.all & !hit != 0
+                && let Some(m) = a.find(Input::new(hay).span(at..hay.len()))
+            {
+                add(&mut hit, self.rules_of[m.pattern().as_usize()], m.end());
+                at = m.start() + 1;
+            }
+        }
+        for &(rule, n) in &self.dots {
+            if hit & (1 << rule) == 0 && dots_apart(hay, n) {
+                hit |= 1 << rule;
+            }
+        }
+        for &(rule, f) in &self.custom {
+            if hit & (1 << rule) == 0 && f(hay) {
+                hit |= 1 << rule;
+            }
+        }
+        hit
+    }
+}
+
+/// `text` with every `%XX` escape of an ASCII character decoded, and where
+/// each byte of it (and its end) starts in `text`; `None` when `text` holds
+/// no such escape. Other bytes are copied as they are, so the view is UTF-8.
+pub(super) fn percent_view(text: &str) -> Option<(String, Vec<usize>)> {
+    let b = text.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16);
+    let escape = |i: usize| match (
+        b.get(i + 1).copied().and_then(hex),
+        b.get(i + 2).copied().and_then(hex),
+    ) {
+        (Some(h), Some(l)) if h < 8 => Some((h * 16 + l) as u8),
+        _ => None,
+    };
+    let first = memchr::memchr_iter(b'%', b).find(|&i| escape(i).is_some())?;
+    let mut out = Vec::with_capacity(b.len());
+    let mut at = Vec::with_capacity(b.len() + 1);
+    out.extend_from_slice(&b[..first]);
+    at.extend(0..first);
+    let mut i = first;
+    while i < b.len() {
+        match (b[i], escape(i)) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                at.push(i);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                at.push(i);
+                i += 1;
+            }
+        }
+    }
+    at.push(b.len());
+    String::from_utf8(out).ok().map(|s| (s, at))
+}
+
+/// Whether the byte before `start` may stand before a match: no class,
+/// start of text, a byte outside the class, or the end of an escape — a
+/// JSON escape (`\n`, `\t`, `\"`, `\/`, `\uXXXX`: a key pasted on a new line
+/// of a tool call's raw JSON arguments) or a percent-escape (`%20`, `%0A`).
+pub(super) fn left_ok(text: &str, start: usize, class: Option<fn(u8) -> bool>) -> bool {
+    let Some(class) = class else { return true };
+    let b = text.as_bytes();
+    if start == 0 || !class(b[start - 1]) {
+        return true;
+    }
+    let hex = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_hexdigit);
+    (start >= 2 && b[start - 2] == b'\\')
+        || (start >= 6 && b[start - 6] == b'\\' && b[start - 5] == b'u' && hex(start - 4..start))
+        || (start >= 3 && b[start - 3] == b'%' && hex(start - 2..start))
+}
+
+/// Whether the byte at `end` may follow a secret.
+fn right_ok(text: &str, end: usize, class: Option<fn(u8) -> bool>) -> bool {
+    match (class, text.as_bytes().get(end)) {
+        (Some(c), Some(&b)) => !c(b),
+        _ => true,
+    }
+}
+
+/// A documented placeholder or example, which the public rule sets
+/// allow-list: `ghp_xxxx…`, `AKIAIOSFODNN7EXAMPLE`, `<your-api-key>`,
+/// `${TOKEN}`, `changeme`, a value that is mostly one character, and a
+/// marker of ours.
+pub fn placeholder(s: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "example",
+        "xxxxx",
+        "*****",
+        ".....",
+        "your_",
+        "your-",
+        "yourkey",
+        "yourtoken",
+        "<",
+        ">",
+        "${",
+        "{{",
+        "placeholder",
+        "changeme",
+        "redacted",
+        "dummy",
+        "0000000",
+        "1234567890",
+        "abcdefgh",
+    ];
+    let lower = s.to_ascii_lowercase();
+    if WORDS.iter().any(|w| lower.contains(w)) || KNOWN_EXAMPLES.contains(&s) {
+        return true;
+    }
+    let mut freq = [0usize; 256];
+    s.bytes().for_each(|b| freq[usize::from(b)] += 1);
+    s.len() >= 8 && freq.iter().max().is_some_and(|&m| m * 10 > s.len() * 6)
+}
+
+/// Keys vendors publish in their documentation (and emulators ship): public,
+/// valid nowhere that matters, allow-listed by the public rule sets.
+const KNOWN_EXAMPLES: &[&str] = &[
+    // Stripe's documentation
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    // Azurite's (Azure Storage emulator) well-known account key
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+];
+
+/// Some key at any depth of `m` is a secret-named key ([`secret_name`]).
+fn has_secret_name(m: &serde_json::Map<String, serde_json::Value>) -> bool {
+    use serde_json::Value;
+    fn any(v: &Value) -> bool {
+        match v {
+            Value::Object(m) => has_secret_name(m),
+            Value::Array(a) => a.iter().any(any),
+            _ => false,
+        }
+    }
+    m.iter()
+        .any(|(k, v)| (ends_secretish(k.as_bytes()) && secret_name(k)) || any(v))
+}
+
+/// The built-in rules' pre-pass, built once (its bucket packing is the
+/// costly part).
+static BUILTIN: LazyLock<Prepass> = LazyLock::new(|| Prepass::new(RULES, Search::Teddy));
+
+static NAME: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(SECRET_NAME).ok());
+
+/// Whether a JSON key names a secret (`API_KEY`, `password`, `apiKey`,
+/// `GITHUB_TOKEN`; not `session_key`, `max_tokens`).
+pub fn secret_name(key: &str) -> bool {
+    NAME.as_ref().is_some_and(|re| re.is_match(key))
+}
+
+/// The compiled rules (built-in and `--secret-pattern`).
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    rules: Vec<Compiled>,
+    /// Which built-in rules can match a text (most texts: none); only those
+    /// run on their own. User patterns always run.
+    pub(super) prepass: Prepass,
+    /// Some rule is a user pattern.
+    user: bool,
+}
+
+impl Scanner {
+    /// The built-in rules plus user patterns (already compiled).
+    pub fn new(user: &[Regex]) -> Scanner {
+        Scanner::with_search(user, Search::Teddy)
+    }
+
+    /// [`Scanner::new`] with its pre-pass searching as `search` says.
+    pub(super) fn with_search(user: &[Regex], search: Search) -> Scanner {
+        let mut rules: Vec<Compiled> = RULES
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let re = Regex::new(r.pattern).ok()?;
+                let cut = r
+                    .cut
+                    .and_then(|c| Regex::new(&format!("(?:{c})(?:…|\\z)")).ok());
+                Some(Compiled {
+                    name: r.name,
+                    re,
+                    cut,
+                    group: r.group,
+                    check: r.check,
+                    left: r.left,
+                    right: r.right,
+                    near: r.near,
+                    bit: Some(i),
+                    windowed: matches!(r.needle, Needle::Assign),
+                })
+            })
+            .collect();
+        rules.extend(user.iter().map(|re| Compiled {
+            name: USER_RULE,
+            re: re.clone(),
+            cut: None,
+            group: 0,
+            check: None,
+            left: None,
+            right: None,
+            near: None,
+            bit: None,
+            windowed: false,
+        }));
+        Scanner {
+            rules,
+            prepass: match search {
+                Search::Teddy => BUILTIN.clone(),
+                _ => Prepass::new(RULES, search),
+            },
+            user: !user.is_empty(),
+        }
+    }
+
+    /// Whether some rule can match a string of the JSON value serialized as
+    /// `json` (`false`: redacting the value changes nothing). Needles show
+    /// in JSON text as they are; a user pattern may not (it could match an
+    /// escaped character), so with one this is always `true`.
+    pub fn may_match_json(&self, json: &str) -> bool {
+        self.user
+            || self.prepass.rules(json) != 0
+            || percent_view(json).is_some_and(|(v, _)| self.prepass.rules(&v) != 0)
+    }
+
+    /// [`Scanner::may_match_json`] for a `native` object and its serialized
+    /// `json`: the object's keys are looked at themselves (a secret-named key
+    /// redacts its value, [`Scanner::redact_map`]), so the search of the
+    /// text skips the `:` after each key — one per key of every native.
+    pub fn may_match_native(
+        &self,
+        native: &serde_json::Map<String, serde_json::Value>,
+        json: &str,
+    ) -> bool {
+        self.user
+            || self.prepass.rules_of_text(json, true) != 0
+            || percent_view(json).is_some_and(|(v, _)| self.prepass.rules_of_text(&v, true) != 0)
+            || has_secret_name(native)
+    }
+
+    /// The secret spans of `text`: (start, end, rule), sorted, disjoint.
+    /// A percent-encoded text (`?auth=Bearer%20…`, `postgres%3A%2F%2F…`) is
+    /// also searched decoded, and what is found there is mapped back onto
+    /// the escapes it came from.
+    pub fn find(&self, text: &str) -> Vec<(usize, usize, &'static str)> {
+        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        self.find_in(text, &mut found);
+        if let Some((view, at)) = percent_view(text) {
+            let mut decoded = Vec::new();
+            self.find_in(&view, &mut decoded);
+            found.extend(decoded.into_iter().map(|(s, e, i)| (at[s], at[e], i)));
+        }
+        // earliest first, then longest, then the first rule
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
+        for (start, end, i) in found {
+            if spans.last().is_some_and(|&(_, e, _)| start < e) {
+                continue;
+            }
+            spans.push((start, end, self.rules[i].name));
+        }
+        spans
+    }
+
+    /// Every accepted match of the rules the pre-pass lets run on `text`.
+    fn find_in(&self, text: &str, found: &mut Vec<(usize, usize, usize)>) {
+        let hit = self.prepass.rules(text);
+        if hit == 0 && !self.user {
+            return;
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            if r.bit.is_some_and(|b| hit & (1 << b) == 0) {
+                continue;
+            }
+            r.scan(text, found, i);
+        }
+    }
+
+    /// `text` with each secret span replaced by `[redacted:<rule>]`, counted
+    /// into `counts`; `None` when nothing matched. Redaction repeats until
+    /// nothing is left to find: a token refused for what stood beside it
+    /// (`AKIA…` glued to a key, which a marker then replaces) goes in the
+    /// next round, so a redacted text never redacts again.
+    pub fn redact(&self, text: &str, counts: &mut Counts) -> Option<String> {
+        let mut out: Option<String> = None;
+        // each round replaces at least one span of the text's own bytes by a
+        // marker that matches no rule; the cap only bounds a pathological text
+        for _ in 0..16 {
+            let cur = out.as_deref().unwrap_or(text);
+            let spans = self.find(cur);
+            if spans.is_empty() {
+                break;
+            }
+            let mut next = String::with_capacity(cur.len());
+            let mut at = 0;
+            for (start, end, rule) in spans {
+                next.push_str(&cur[at..start]);
+                next.push_str("[redacted:");
+                next.push_str(rule);
+                next.push(']');
+                *counts.entry(rule).or_default() += 1;
+                at = end;
+            }
+            next.push_str(&cur[at..]);
+            out = Some(next);
+        }
+        out
+    }
+
+    /// Redact a string in place.
+    pub fn redact_in_place(&self, s: &mut String, counts: &mut Counts) {
+        if let Some(r) = self.redact(s, counts) {
+            *s = r;
+        }
+    }
+
+    /// Redact every string (keys too) of a JSON value in place.
+    pub fn redact_json(&self, v: &mut serde_json::Value, counts: &mut Counts) {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => self.redact_in_place(s, counts),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_json(x, counts)),
+            Value::Object(o) => self.redact_map(o, counts),
+            _ => {}
+        }
+    }
+
+    /// Redact every key and string value of a JSON object in place; a
+    /// string under a secret-named key ([`secret_name`]) that no rule
+    /// changed and that looks like a value ([`assigned_value`], not a
+    /// [`placeholder`]) goes whole (`[redacted:secret_assignment]`): the
+    /// value of `{"API_KEY": "…"}` has no shape of its own.
+    pub fn redact_map(
+        &self,
+        m: &mut serde_json::Map<String, serde_json::Value>,
+        counts: &mut Counts,
+    ) {
+        use serde_json::Value;
+        let keys: Vec<String> = m
+            .keys()
+            .filter(|k| !self.find(k).is_empty())
+            .cloned()
+            .collect();
+        for k in keys {
+            if let (Some(v), Some(nk)) = (m.remove(&k), self.redact(&k, counts)) {
+                m.insert(nk, v);
+            }
+        }
+        for (k, v) in m.iter_mut() {
+            match v {
+                Value::String(s) => {
+                    let changed = self.redact(s, counts);
+                    match changed {
+                        Some(r) => *s = r,
+                        None if secret_name(k) && assigned_value(s) && !placeholder(s) => {
+                            *s = format!("[redacted:{NAMED_RULE}]");
+                            *counts.entry(NAMED_RULE).or_default() += 1;
+                        }
+                        None => {}
+                    }
+                }
+                other => self.redact_json(other, counts),
+            }
+        }
+    }
+}
+
+impl Compiled {
+    /// Every accepted match of this rule (and of its cut start) in `text`,
+    /// pushed as (start, end, rule index). A match the boundaries or checks
+    /// refuse is retried one character later.
+    fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize) {
+        let builtin = self.bit.is_some();
+        let accept = |whole_start: usize, s: usize, e: usize| {
+            let secret = &text[s..e];
+            s < e
+                && left_ok(text, whole_start, self.left)
+                && right_ok(text, e, self.right)
+                && self.check.is_none_or(|c| c(secret))
+                && !(builtin && placeholder(secret))
+                && self.near.is_none_or(|n| n(text, s, e))
+        };
+        let next = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
+        if self.windowed {
+            for sign in assignments(text.as_bytes(), false) {
+                let (ws, we) = assignment_window(text, sign);
+                let Some(c) = self.re.captures(&text[ws..we]) else {
+                    continue;
+                };
+                let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
+                    continue;
+                };
+                if accept(ws + w.start(), ws + g.start(), ws + g.end()) {
+                    found.push((ws + g.start(), ws + g.end(), i));
+                }
+            }
+            return;
+        }
+        let mut at = 0;
+        while at <= text.len() {
+            let (ws, we, s, e) = if self.group == 0 {
+                let Some(m) = self.re.find_at(text, at) else {
+                    break;
+                };
+                (m.start(), m.end(), m.start(), m.end())
+            } else {
+                let Some(c) = self.re.captures_at(text, at) else {
+                    break;
+                };
+                let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
+                    break;
+                };
+                (w.start(), w.end(), g.start(), g.end())
+            };
+            if accept(ws, s, e) {
+                found.push((s, e, i));
+                at = if we > ws { we } else { next(ws) };
+            } else {
+                at = next(ws);
+            }
+            if at > text.len() {
+                break;
+            }
+        }
+        let Some(cut) = &self.cut else { return };
+        let mut at = 0;
+        while let Some(c) = cut.captures_at(text, at) {
+            let Some(w) = c.get(0) else { break };
+            // the secret: the cut's group 1 if it has one, else the match
+            // without the preview's `…`
+            let (s, e) = match c.get(1) {
+                Some(g) => (g.start(), g.end()),
+                None => (
+                    w.start(),
+                    w.as_str()
+                        .strip_suffix('…')
+                        .map_or(w.end(), |t| w.start() + t.len()),
+                ),
+            };
+            if accept(w.start(), s, e) {
+                found.push((s, e, i));
+            }
+            at = next(w.start());
+            if at > text.len() {
+                break;
+            }
+        }
+    }
+}
+
+/// Counts as the JSON text of `sources.redactions` (`{}` when none).
+pub fn counts_json(counts: &Counts) -> String {
+    serde_json::to_string(counts).unwrap_or_else(|_| "{}".into())
+}
