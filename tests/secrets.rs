@@ -97,10 +97,16 @@ fn write_everything(home: &Path, cached: bool) -> Result<Written, Box<dyn std::e
     Ok(Written { run, text, files })
 }
 
-/// Where `needles` (windows of secrets) occur: in the decoded text, or in
-/// a file's raw bytes.
-fn leaks(w: &Written, needles: &[String]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
-    let ac = AhoCorasick::new(needles)?;
+/// No window ([`windows`]) of a claimed value (`claimed_values`) occurs in
+/// the decoded text or in a file's raw bytes.
+fn assert_no_leak(w: &Written, claimed: &[(String, Vec<String>)]) -> TestResult {
+    let needles: Vec<String> = claimed
+        .iter()
+        .flat_map(|(_, v)| v.iter().flat_map(|x| windows(x)))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let ac = AhoCorasick::new(&needles)?;
     let mut found: BTreeSet<String> = BTreeSet::new();
     for m in ac.find_overlapping_iter(w.text.as_str()) {
         found.insert(format!(
@@ -117,7 +123,14 @@ fn leaks(w: &Written, needles: &[String]) -> Result<Vec<String>, Box<dyn std::er
             ));
         }
     }
-    Ok(found.into_iter().collect())
+    let found: Vec<String> = found.into_iter().collect();
+    assert!(
+        found.is_empty(),
+        "{} secret windows in outputs:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+    Ok(())
 }
 
 /// The corpus's positives that nanoload claims in the contexts they were
@@ -197,19 +210,7 @@ fn the_corpus_planted_by_nanobot_leaves_no_secret_in_any_output_byte() -> TestRe
     }
 
     let w = write_everything(home.path(), true)?;
-    let needles: Vec<String> = claimed
-        .iter()
-        .flat_map(|(_, v)| v.iter().flat_map(|x| windows(x)))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let found = leaks(&w, &needles)?;
-    assert!(
-        found.is_empty(),
-        "{} secret windows in outputs:\n{}",
-        found.len(),
-        found.join("\n")
-    );
+    assert_no_leak(&w, &claimed)?;
 
     // the negatives, where nanobot stored them as pasted, are in OUT verbatim
     let out_text = w
@@ -343,19 +344,7 @@ fn the_corpus_pasted_into_nanoclaw_chats_leaves_no_secret() -> TestResult {
             .filter_map(|c| c["id"].as_str().map(String::from))
             .collect()
     });
-    let needles: Vec<String> = claimed
-        .iter()
-        .flat_map(|(_, v)| v.iter().flat_map(|x| windows(x)))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let found = leaks(&w, &needles)?;
-    assert!(
-        found.is_empty(),
-        "{} secret windows in outputs:\n{}",
-        found.len(),
-        found.join("\n")
-    );
+    assert_no_leak(&w, &claimed)?;
     let rows: i64 = w
         .run
         .one("SELECT count(*) FROM events WHERE text LIKE '%[redacted:%' AND agent = 'nanoclaw'")?

@@ -33,6 +33,8 @@ import stat
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -102,17 +104,48 @@ def copy_home(home: Path, target: Path) -> None:
         shutil.copystat(src, target / src.relative_to(home))
 
 
-def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict:
-    info = SCENARIOS[scenario]
-    root = env.FIXED_ROOT
+@contextmanager
+def fixed_root(root: Path, subdirs: Iterable[Path], *, keep: bool) -> Iterator[None]:
+    """`root` made afresh with `subdirs`, under a lock (one generation at a
+    time uses the fixed paths), and removed afterwards unless `keep`."""
     root.parent.mkdir(parents=True, exist_ok=True)
     lock = open(str(root) + ".lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         if root.exists():
             shutil.rmtree(root)
-        for sub in (env.FIXED_HOME, env.WORK_DIR, root / "tmp"):
+        for sub in subdirs:
             sub.mkdir(parents=True)
+        yield
+    finally:
+        if not keep and root.exists():
+            shutil.rmtree(root)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def export_home(home: Path, out: Path, also: Iterable[str] = ()) -> bool:
+    """`home` into `out` as `home.tar.gz` when it holds a nested git
+    repository (git refuses to commit one), else as `home/`, after removing
+    what an earlier run left there (those two and `also`). True: a tarball."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in ("home", "home.tar.gz", *also):
+        target = out / old
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    if has_nested_git(home):
+        write_tarball(home, out / "home.tar.gz")
+        return True
+    copy_home(home, out / "home")
+    return False
+
+
+def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict:
+    info = SCENARIOS[scenario]
+    root = env.FIXED_ROOT
+    with fixed_root(root, (env.FIXED_HOME, env.WORK_DIR, root / "tmp"), keep=keep):
         start_ms = env.local_to_utc_ms(datetime.fromisoformat(info.start_local), ZoneInfo(info.tz))
         spec = {"scenario": scenario, "seed": seed, "tz": info.tz, "start_ms": start_ms}
         spec_path = env.WORK_DIR / "main.spec.json"
@@ -121,31 +154,13 @@ def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict
         run_worker("harness.main_worker", str(spec_path), str(result_path), tz=info.tz,
                    log=env.WORK_DIR / "main.log")
 
-        out.mkdir(parents=True, exist_ok=True)
-        for old in ("home", "home.tar.gz", "facts.json"):
-            target = out / old
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-        if has_nested_git(env.FIXED_HOME):
-            spec["archive"] = "home.tar.gz"
-            write_tarball(env.FIXED_HOME, out / "home.tar.gz")
-        else:
-            spec["archive"] = None
-            copy_home(env.FIXED_HOME, out / "home")
+        spec["archive"] = "home.tar.gz" if export_home(env.FIXED_HOME, out, also=("facts.json",)) else None
         # From here on the generation home is a private copy.
         env.write_json(spec_path, spec)
         run_worker("harness.facts_worker", str(spec_path), str(result_path), str(out / "facts.json"),
                    tz=info.tz, log=env.WORK_DIR / "facts.log")
         log = json.loads(result_path.read_text(encoding="utf-8"))
         return {"spec": spec, "notes": log.get("notes", []), "turns": len(log["turns"]), "calls": len(log["calls"])}
-    finally:
-        if not keep and root.exists():
-            shutil.rmtree(root)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
-
 
 
 def main() -> None:

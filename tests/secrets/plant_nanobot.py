@@ -56,13 +56,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import hashlib
 import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 import urllib.parse
@@ -80,6 +78,7 @@ REALWRITER = REPO / "tests" / "realwriter"
 sys.path.insert(0, str(REALWRITER))
 
 from harness import env  # noqa: E402  (nanobot-free)
+from make_corpus import applies, grams  # noqa: E402  (this directory: the corpus's own rules)
 
 FIXED_ROOT = Path("/tmp/nanoload-secrets")
 FIXED_HOME = FIXED_ROOT / "home"
@@ -99,24 +98,11 @@ PREVIEW_MAX = 120  # nanobot.session.manager._SESSION_PREVIEW_MAX_CHARS
 USER_FILLERS = ["next one", "and this one?", "keep going", "ok, what about this",
                 "please handle it", "one more", "thanks, continue"]
 ASSISTANT_FILLERS = ["Done.", "Noted.", "Got it, stored.", "Saved.", "Okay, handled that."]
-GRAM = 12
 
 
 # ---------------------------------------------------------------------------
 # corpus -> plan (pure Python, no nanobot)
 # ---------------------------------------------------------------------------
-
-
-def applies(ctx: dict, text: str) -> bool:
-    rule = ctx["applies"]
-    if rule == "all":
-        return True
-    if rule == "single_line":
-        return "\n" not in text and "\r" not in text
-    if rule == "url_safe":
-        allowed = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~:-")
-        return bool(text) and set(text) <= allowed
-    raise ValueError(rule)
 
 
 def render(ctx: dict, text: str, needle: str) -> tuple[str, int, int]:
@@ -204,10 +190,6 @@ def preview_span(pasted: str, span: tuple[int, int]) -> tuple[str, int, int]:
     end = m.index(S1) - 1
     text = m.replace(S0, "").replace(S1, "")
     return text, start, end
-
-
-def grams(s: str) -> set[str]:
-    return {s[i:i + GRAM] for i in range(len(s) - GRAM + 1)}
 
 
 # ---------------------------------------------------------------------------
@@ -789,19 +771,12 @@ def main() -> None:
         worker(args.worker)
         return
 
-    import generate  # tests/realwriter/generate.py: copy_home, write_tarball, has_nested_git
+    import generate  # tests/realwriter/generate.py: fixed_root, export_home
 
     corpus_path = args.corpus.resolve()
     corpus = json.loads(corpus_path.read_text(encoding="utf-8"))
     out = args.out.resolve()
-    FIXED_ROOT.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(str(FIXED_ROOT) + ".lock", "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    try:
-        if FIXED_ROOT.exists():
-            shutil.rmtree(FIXED_ROOT)
-        for sub in (FIXED_HOME, WORK_DIR, FIXED_ROOT / "tmp"):
-            sub.mkdir(parents=True)
+    with generate.fixed_root(FIXED_ROOT, (FIXED_HOME, WORK_DIR, FIXED_ROOT / "tmp"), keep=args.keep):
         start_ms = env.local_to_utc_ms(datetime.fromisoformat(START_LOCAL), ZoneInfo(TZ))
         spec = {"seed": args.seed, "tz": TZ, "start_ms": start_ms, "corpus": str(corpus_path),
                 "result": str(WORK_DIR / "result.json")}
@@ -818,19 +793,7 @@ def main() -> None:
             sys.stderr.write(log.read_text(encoding="utf-8", errors="replace"))
             raise SystemExit(f"worker failed with exit code {proc.returncode}")
         result = json.loads((WORK_DIR / "result.json").read_text(encoding="utf-8"))
-        out.mkdir(parents=True, exist_ok=True)
-        for old in ("home", "home.tar.gz"):
-            target = out / old
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-        if generate.has_nested_git(FIXED_HOME):
-            archive = "home.tar.gz"
-            generate.write_tarball(FIXED_HOME, out / archive)
-        else:
-            archive = "home/"
-            generate.copy_home(FIXED_HOME, out / "home")
+        archive = "home.tar.gz" if generate.export_home(FIXED_HOME, out) else "home/"
         planted = {"nanobot": "0.3.5", "seed": args.seed, "corpus": "tests/secrets/corpus.json",
                    "corpus_sha256": hashlib.sha256(corpus_path.read_bytes()).hexdigest(),
                    "home": archive, "home_while_generating": str(FIXED_HOME), "tz": TZ,
@@ -840,11 +803,6 @@ def main() -> None:
         (out / "PROVENANCE.md").write_text(provenance(out, corpus_path, corpus, args.seed, result, archive),
                                            encoding="utf-8")
         print(f"{out}: {len(result['plantings'])} plantings", file=sys.stderr)
-    finally:
-        if not args.keep and FIXED_ROOT.exists():
-            shutil.rmtree(FIXED_ROOT)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
 
 
 if __name__ == "__main__":
