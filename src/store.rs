@@ -336,9 +336,15 @@ impl<'a> StoreOutput<'a> {
         // x_record) are taken from the original, so copies of one text still
         // pair: x_record is a hash, x_match a hash wherever it holds a secret
         let mut native = row.native.as_ref().map(native_json);
+        // whether the scanner left the text as it was (an x_match equal to
+        // it then holds no secret either: no second scan, below)
+        let mut text_kept = true;
         if let Some(scanner) = &self.options.scanner {
-            if let Some(text) = row.text.as_mut() {
-                scanner.redact_in_place(text, &mut self.redactions);
+            if let Some(text) = row.text.as_mut()
+                && let Some(redacted) = scanner.redact(text, &mut self.redactions)
+            {
+                *text = redacted;
+                text_kept = false;
             }
             // one pass over the serialized value rules out most natives;
             // only the rest are walked string by string
@@ -368,10 +374,10 @@ impl<'a> StoreOutput<'a> {
         row.x_match = match row.turn_type {
             // tool rows pair on tool_use_id; their text is not a key
             TurnType::ToolUse | TurnType::ToolResult => None,
-            _ => row
-                .x_match
-                .take()
-                .map(|t| match_key(t, self.options.scanner.as_ref())),
+            _ => row.x_match.take().map(|t| {
+                let scanned = text_kept && row.text.as_ref() == Some(&t);
+                match_key(t, self.options.scanner.as_ref().filter(|_| !scanned))
+            }),
         };
         let bytes =
             row.text.as_ref().map_or(0, String::len) + native.as_ref().map_or(0, String::len);

@@ -238,13 +238,8 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
 }
 
 /// Where each assignment's `=` or `:` stands ([`Needle::Assign`]).
-fn assignments(hay: &[u8], json: bool) -> impl Iterator<Item = usize> + '_ {
-    memchr::memchr2_iter(b'=', b':', hay).filter(move |&i| {
-        if json && hay[i] == b':' && i > 0 && hay[i - 1] == b'"' && (i < 2 || hay[i - 2] != b'\\') {
-            return false;
-        }
-        ends_secretish(&hay[..name_end(hay, i)])
-    })
+fn assignments(hay: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr2_iter(b'=', b':', hay).filter(move |&i| ends_secretish(&hay[..name_end(hay, i)]))
 }
 
 /// Where the name before the `=` or `:` at `i` ends: blanks and a quote
@@ -796,9 +791,14 @@ impl Scanner {
     /// in JSON text as they are; a user pattern may not (it could match an
     /// escaped character), so with one this is always `true`.
     pub fn may_match_json(&self, json: &str) -> bool {
-        self.user
-            || self.prepass.rules(json) != 0
-            || percent_view(json).is_some_and(|(v, _)| self.prepass.rules(&v) != 0)
+        self.user || self.needle_in_serialized(json, false)
+    }
+
+    /// Whether some built-in rule's needle is in `json` or its
+    /// percent-decoded view ([`Prepass::rules_of_text`]).
+    fn needle_in_serialized(&self, json: &str, native: bool) -> bool {
+        let any = |t: &str| self.prepass.rules_of_text(t, native) != 0;
+        any(json) || percent_view(json).is_some_and(|(v, _)| any(&v))
     }
 
     /// [`Scanner::may_match_json`] for a `native` object and its serialized
@@ -810,10 +810,7 @@ impl Scanner {
         native: &serde_json::Map<String, serde_json::Value>,
         json: &str,
     ) -> bool {
-        self.user
-            || self.prepass.rules_of_text(json, true) != 0
-            || percent_view(json).is_some_and(|(v, _)| self.prepass.rules_of_text(&v, true) != 0)
-            || has_secret_name(native)
+        self.user || self.needle_in_serialized(json, true) || has_secret_name(native)
     }
 
     /// The secret spans of `text`: (start, end, rule), sorted, disjoint.
@@ -960,7 +957,7 @@ impl Compiled {
         };
         let next = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
         if self.windowed {
-            for sign in assignments(text.as_bytes(), false) {
+            for sign in assignments(text.as_bytes()) {
                 let (ws, we) = assignment_window(text, sign);
                 let Some(c) = self.re.captures(&text[ws..we]) else {
                     continue;
