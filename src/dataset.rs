@@ -184,8 +184,7 @@ fn clean_stale(dir: &Path) {
         else {
             continue;
         };
-        let alive = Path::new("/proc").join(pid.to_string()).exists();
-        if !alive && pid != std::process::id() {
+        if !crate::workspace::process_alive(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }

@@ -9,8 +9,10 @@
 //!           dataset: --dataset DIR/<table>/host=NAME/part-0.parquet ×6 (src/dataset.rs),
 //!           summary_json: --summary-json FILE (written by commit, from the summary) }
 //! ```
-//! A run first removes stale `.<name>.nanoload-*.tmp` files a killed run left
-//! for the same output names, and nothing else. OUT.parquet is written by
+//! A run first removes stale `.<name>.nanoload-<pid>.tmp` files a killed run
+//! left for the same output names — only those whose process no longer
+//! exists ([`crate::workspace::process_alive`]: a load running beside this
+//! one keeps its temps) — and nothing else. OUT.parquet is written by
 //! [`write_events`] from the engine's narrow plan and the stage's blob
 //! files; the other tables by DuckDB's COPY.
 
@@ -252,7 +254,8 @@ impl Pending {
         }
     }
 
-    /// Remove temps a killed earlier run left for this destination.
+    /// Remove temps a killed earlier run left for this destination: those
+    /// named by a pid that is no longer a process.
     pub fn clean_stale(&self) {
         let dir = self
             .dest
@@ -270,11 +273,13 @@ impl Pending {
         };
         for e in entries.filter_map(Result::ok) {
             let n = e.file_name().to_string_lossy().into_owned();
-            let is_ours = n
+            let pid = n
                 .strip_prefix(&prefix)
                 .and_then(|r| r.strip_suffix(".tmp"))
-                .is_some_and(|pid| pid.chars().all(|c| c.is_ascii_digit()));
-            if is_ours && e.file_type().is_ok_and(|t| t.is_file()) {
+                .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
+                .and_then(|pid| pid.parse::<u32>().ok());
+            let stale = pid.is_some_and(|pid| !crate::workspace::process_alive(pid));
+            if stale && e.file_type().is_ok_and(|t| t.is_file()) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
@@ -872,16 +877,23 @@ mod tests {
     use crate::engine::sql_str;
     use std::collections::BTreeMap;
 
+    /// A dead process's temp of this output goes; a live process's (a load
+    /// running beside this one), another output's and any other file stay.
     #[test]
     fn stale_temps_of_this_output_are_removed_and_nothing_else() -> std::io::Result<()> {
         let d = tempfile::tempdir()?;
         let dest = d.path().join("out.parquet");
-        for n in [
-            ".out.parquet.nanoload-123.tmp",
-            ".out.parquet.nanoload-x.tmp",
-            ".other.parquet.nanoload-1.tmp",
-            "keep.txt",
-        ] {
+        let mut dead = std::process::Command::new("true").spawn()?;
+        dead.wait()?;
+        let (dead, live) = (dead.id(), std::process::id());
+        let names = [
+            format!(".out.parquet.nanoload-{dead}.tmp"),
+            format!(".out.parquet.nanoload-{live}.tmp"),
+            ".out.parquet.nanoload-x.tmp".into(),
+            format!(".other.parquet.nanoload-{dead}.tmp"),
+            "keep.txt".into(),
+        ];
+        for n in &names {
             std::fs::write(d.path().join(n), b"x")?;
         }
         Pending::new(&dest).clean_stale();
@@ -890,14 +902,9 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        assert_eq!(
-            left,
-            vec![
-                ".other.parquet.nanoload-1.tmp",
-                ".out.parquet.nanoload-x.tmp",
-                "keep.txt"
-            ]
-        );
+        let mut want = names[1..].to_vec();
+        want.sort();
+        assert_eq!(left, want);
         Ok(())
     }
 

@@ -8,6 +8,10 @@
 //!   duckdb/     DuckDB's spill directory
 //!   sorted-*.parquet   the writer's sorted ranges of OUT (removed as written)
 //! ```
+//! Every cleaner of what killed runs leave — these workspaces, the sink's
+//! `.<name>.nanoload-<pid>.tmp` files, the dataset's `.nanoload-tmp-<pid>-*`
+//! directories — removes only what a process that no longer exists left:
+//! [`process_alive`] decides, for all three.
 
 use std::path::{Path, PathBuf};
 
@@ -79,9 +83,58 @@ fn clean_stale_tempdirs() {
         else {
             continue;
         };
-        let alive = Path::new("/proc").join(pid.to_string()).exists();
-        if !alive && pid != std::process::id() && e.file_type().is_ok_and(|t| t.is_dir()) {
+        if !process_alive(pid) && e.file_type().is_ok_and(|t| t.is_dir()) {
             let _ = std::fs::remove_dir_all(e.path());
         }
+    }
+}
+
+/// Whether the process `pid` exists (this process included): what a
+/// leftover named by its pid may be removed on. `kill(pid, 0)` sends nothing
+/// and answers for processes of any user (`EPERM`: it exists), also where
+/// `/proc` hides other users' processes; without libc, `/proc/<pid>`. A
+/// pid that names no single process (0, or beyond `i32`) is not alive.
+pub fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let Ok(p) = i32::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    alive(p)
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn alive(pid: i32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live process (this one, a running child) is alive; a reaped child
+    /// and pids that name no process are not.
+    #[test]
+    fn process_alive_tells_running_from_gone() -> std::io::Result<()> {
+        assert!(process_alive(std::process::id()));
+        let mut child = std::process::Command::new("sleep").arg("30").spawn()?;
+        assert!(process_alive(child.id()));
+        child.kill()?;
+        child.wait()?;
+        assert!(!process_alive(child.id()));
+        assert!(!process_alive(0));
+        assert!(!process_alive(u32::MAX));
+        Ok(())
     }
 }

@@ -873,6 +873,62 @@ fn a_killed_run_leaves_no_output_and_the_next_run_cleans_up() -> TestResult {
     Ok(())
 }
 
+/// A load running beside this one (same OUT directory, same `--tables`,
+/// same dataset, same TMPDIR) keeps its temp files: only a dead process's
+/// are removed. The live load is a sleeping child whose pid names the temps.
+#[test]
+fn a_running_loads_temps_are_left_to_it() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    write_good(home.path())?;
+    let mut live = Command::new("sleep").arg("120").spawn()?;
+    let mut dead = Command::new("true").spawn()?;
+    dead.wait()?;
+    let (live_pid, dead_pid) = (live.id(), dead.id());
+    let out = runner.base.path().join("out");
+    let dataset = out.join("ds");
+    std::fs::create_dir_all(out.join("tables"))?;
+    let temps = |pid: u32| {
+        vec![
+            out.join(format!(".out.parquet.nanoload-{pid}.tmp")),
+            out.join(format!("tables/.sessions.parquet.nanoload-{pid}.tmp")),
+            dataset.join(format!(
+                ".nanoload-tmp-{pid}-h/events/host=h/part-0.parquet"
+            )),
+            runner
+                .base
+                .path()
+                .join(format!("tmp/nanoload-{pid}-AbC123/stage/x")),
+        ]
+    };
+    for f in temps(live_pid).iter().chain(&temps(dead_pid)) {
+        std::fs::create_dir_all(f.parent().ok_or("parent")?)?;
+        std::fs::write(f, b"in progress")?;
+    }
+    let o = runner
+        .command(
+            home.path(),
+            &["--dataset", dataset.to_str().ok_or("path")?, "--host", "h"],
+            false,
+        )
+        .output()?;
+    live.kill()?;
+    live.wait()?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for f in temps(live_pid) {
+        assert_eq!(std::fs::read(&f)?, b"in progress", "{}", f.display());
+    }
+    for f in temps(dead_pid) {
+        assert!(!f.exists(), "{} of a dead run was kept", f.display());
+    }
+    Ok(())
+}
+
 #[test]
 fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     let runner = Runner::new()?;
