@@ -20,7 +20,9 @@ use crate::progress::Show;
 /// Exit codes: 0 every store read (declared losses and warnings allowed);
 /// 1 output written, but some lines, records or stores could not be read, or
 /// a link to agent state out of HOME was not followed (listed on stderr and
-/// in the `diagnostics` table); 2 nothing written.
+/// in the `diagnostics` table); 2 nothing written; 3 outputs partly replaced
+/// (a rename failed after the others succeeded: stderr lists each output as
+/// new or old).
 ///
 /// `nanoload report OUT.parquet [--tables DIR] report.html` writes an HTML
 /// report of a load's output (see `nanoload report --help`); a HOME named

@@ -110,19 +110,63 @@ impl Dataset {
         Ok(())
     }
 
+    /// Every table with the directory its partition is committed to
+    /// (`DIR/<table>/host=NAME`), in commit order.
+    pub fn partitions(&self) -> Vec<(&'static str, PathBuf)> {
+        tables()
+            .map(|t| (t, self.dir.join(self.partition(t))))
+            .collect()
+    }
+
+    /// Check that every partition can be put in place, without changing
+    /// any: each `DIR/<table>` is a directory or absent, each
+    /// `DIR/<table>/host=NAME` a directory or absent, and this run's
+    /// partition is there to move.
+    pub fn probe(&self) -> Result<(), (PathBuf, std::io::Error)> {
+        let not_dir = |p: &Path| -> Result<(), (PathBuf, std::io::Error)> {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if !m.is_dir() => Err((
+                    p.to_path_buf(),
+                    std::io::Error::other("it exists and is not a directory"),
+                )),
+                _ => Ok(()),
+            }
+        };
+        for (t, dest) in self.partitions() {
+            not_dir(&self.dir.join(t))?;
+            not_dir(&dest)?;
+            let tmp = self.tmp_part(t);
+            if !tmp.is_dir() {
+                return Err((
+                    dest,
+                    std::io::Error::other(format!("{} is gone", tmp.display())),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Put `table`'s new partition in place of the old one (swapped, so a
+    /// reader sees one or the other); the old one is removed with the temp
+    /// directory.
+    pub fn commit_table(&self, table: &str) -> std::io::Result<()> {
+        let new = self.tmp_part(table);
+        let dest = self.dir.join(self.partition(table));
+        std::fs::create_dir_all(self.dir.join(table))?;
+        if dest.exists() {
+            exchange(&new, &dest)?;
+            // `new` now names the old partition: gone with the temp dir
+            let _ = std::fs::remove_dir_all(&new);
+            Ok(())
+        } else {
+            std::fs::rename(&new, &dest)
+        }
+    }
+
     /// Put every table's new partition in place of the old one.
     pub fn commit(&self) -> std::io::Result<()> {
         for t in tables() {
-            let new = self.tmp_part(t);
-            let dest = self.dir.join(self.partition(t));
-            std::fs::create_dir_all(self.dir.join(t))?;
-            if dest.exists() {
-                exchange(&new, &dest)?;
-                // `new` now names the old partition
-                std::fs::remove_dir_all(&new)?;
-            } else {
-                std::fs::rename(&new, &dest)?;
-            }
+            self.commit_table(t)?;
         }
         std::fs::remove_dir_all(&self.tmp)
     }

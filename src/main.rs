@@ -78,7 +78,10 @@ fn main() -> std::process::ExitCode {
         }
         Err(e) => {
             eprintln!("nanoload: error: {e}");
-            std::process::ExitCode::from(ExitCode::Failed as u8)
+            for line in e.detail_lines() {
+                eprintln!("nanoload: {line}");
+            }
+            std::process::ExitCode::from(e.exit_code() as u8)
         }
     }
 }

@@ -4,7 +4,8 @@
 //! ```text
 //! config ─▶ sink::Outputs::prepare ─▶ workspace ─▶ discover ─▶ extract (rayon) ─▶ stage
 //!   ─▶ engine: load, sql steps ─▶ sink: write to temp names ─▶ summary
-//!   ─▶ sink: --summary-json, rename all        (progress: drawn throughout, cleared at the end)
+//!   ─▶ sink: --summary-json, check every target, rename all (exit 3 if a rename then fails)
+//!                                             (progress: drawn throughout, cleared at the end)
 //! ```
 //! Nothing is written inside HOME; scratch files live in the private
 //! workspace, removed when the run ends.
@@ -18,8 +19,8 @@ use crate::discover::discover;
 use crate::engine::{Engine, EngineError};
 use crate::extract::{ExtractError, extract};
 use crate::progress::Progress;
-use crate::sink::{OutputError, Outputs};
-use crate::summary::Summary;
+use crate::sink::{CommitError, OutputError, Outputs};
+use crate::summary::{ExitCode, Summary};
 use crate::timings::Timings;
 use crate::workspace::{Workspace, WorkspaceError};
 
@@ -40,6 +41,30 @@ pub enum RunError {
     Extract(#[from] ExtractError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The commit stopped: nothing replaced (exit code 2), or some outputs
+    /// replaced and the others not (exit code 3).
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+}
+
+impl RunError {
+    /// The process exit code: 3 when the outputs are partly this run's
+    /// ([`crate::sink::PartialCommit`]), else 2 (nothing written).
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            RunError::Commit(CommitError::Partly(_)) => ExitCode::PartlyReplaced,
+            _ => ExitCode::Failed,
+        }
+    }
+
+    /// The stderr lines after the error's own: for a partial commit, each
+    /// output as `new: <path>` or `old: <path>`.
+    pub fn detail_lines(&self) -> Vec<String> {
+        match self {
+            RunError::Commit(CommitError::Partly(p)) => p.lines(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Run nanoload.
@@ -92,7 +117,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         Timings { total, ..t },
         outputs.paths(),
     );
-    outputs.commit(&summary.json())?;
+    outputs.commit(&summary.json(), || test_pause("probed"))?;
     Ok(summary)
 }
 
@@ -104,9 +129,11 @@ fn open_cache(config: &Config) -> Result<Option<Cache>, CacheError> {
 }
 
 /// Test-only hook: with `NANOLOAD_TEST_PAUSE=<point>:<file>`, the run creates
-/// `<file>` when it reaches `<point>` (`discovered`, `staged`, `written`) and
+/// `<file>` when it reaches `<point>` (`discovered`, `staged`, `written`,
+/// `probed`: every output checked, none renamed yet) and
 /// waits until a test removes it (at most two minutes). Lets tests delete a
-/// store after discovery or kill the process with outputs half-written.
+/// store after discovery, kill the process with outputs half-written, or
+/// make a rename fail after the commit's checks.
 fn test_pause(point: &str) {
     let Ok(spec) = std::env::var("NANOLOAD_TEST_PAUSE") else {
         return;

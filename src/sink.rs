@@ -15,6 +15,15 @@
 //! one keeps its temps) — and nothing else. OUT.parquet is written by
 //! [`write_events`] from the engine's narrow plan and the stage's blob
 //! files; the other tables by DuckDB's COPY.
+//!
+//! Every destination is checked when the run starts and again before the
+//! first rename (its directory takes a file; it is not a directory, nor
+//! another user's file in a sticky directory; a dataset's partition
+//! directories are directories or absent): a failed check replaces nothing
+//! (exit 2). The renames then run in one order — OUT, `--tables`, `--db`,
+//! the dataset's partitions, `--summary-json` last — and one that still
+//! fails stops the commit with every output named new or old
+//! ([`PartialCommit`], exit 3).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
@@ -96,6 +105,9 @@ impl Outputs {
             }
             None => None,
         };
+        if let Some(Err((path, e))) = dataset.as_ref().map(Dataset::probe) {
+            return Err(OutputError::new(&path, e));
+        }
         let outputs = Outputs {
             out: paths.out.as_deref().map(Pending::new),
             tables,
@@ -197,25 +209,113 @@ impl Outputs {
     }
 
     /// Write the `--summary-json` file (`summary_json`, when asked for),
-    /// then rename every output into place and swap in the dataset's
-    /// partitions; on failure the rest are discarded.
-    pub fn commit(&self, summary_json: &str) -> Result<(), OutputError> {
+    /// check that every output can be put in place ([`Pending::check_dest`],
+    /// [`Dataset::probe`]) — on failure all are discarded and none is
+    /// replaced — then call `probed` (a test hook) and rename every output
+    /// into place: the files, the dataset's partitions, the summary JSON
+    /// last. A rename that still fails stops the commit: the outputs renamed
+    /// before it are this run's, it and the rest are as they were
+    /// ([`PartialCommit`], exit code 3).
+    pub fn commit(&self, summary_json: &str, probed: impl FnOnce()) -> Result<(), CommitError> {
+        let discard = || self.all().for_each(Pending::discard);
         if let Some(p) = &self.summary_json
             && let Err(e) = std::fs::write(&p.tmp, summary_json)
         {
-            self.all().for_each(Pending::discard);
-            return Err(OutputError::new(&p.dest, e));
+            discard();
+            return Err(OutputError::new(&p.dest, e).into());
         }
         for p in self.all() {
-            if let Err(e) = p.commit() {
-                self.all().for_each(Pending::discard);
-                return Err(OutputError::new(&p.dest, e));
+            if let Err(e) = p.check_dest().and_then(|()| p.check_tmp()) {
+                discard();
+                return Err(OutputError::new(&p.dest, e).into());
             }
         }
-        if let Some(ds) = &self.dataset {
-            ds.commit().map_err(|e| OutputError::new(&ds.dir, e))?;
+        if let Some(Err((path, e))) = self.dataset.as_ref().map(Dataset::probe) {
+            discard();
+            return Err(OutputError::new(&path, e).into());
+        }
+        probed();
+        let steps = self.commit_steps();
+        for (i, (dest, rename)) in steps.iter().enumerate() {
+            if let Err(e) = rename() {
+                discard();
+                let error = OutputError::new(dest, e);
+                if i == 0 {
+                    return Err(error.into());
+                }
+                let paths = |s: &[CommitStep]| s.iter().map(|(p, _)| p.clone()).collect();
+                return Err(PartialCommit {
+                    error,
+                    new: paths(&steps[..i]),
+                    old: paths(&steps[i..]),
+                }
+                .into());
+            }
         }
         Ok(())
+    }
+
+    /// Every rename of the commit, in order, with the destination it puts
+    /// in place: OUT, the `--tables` files, the `--db` file, each dataset
+    /// partition, the `--summary-json` file (last: when it is there, all are).
+    fn commit_steps(&self) -> Vec<CommitStep<'_>> {
+        fn file(p: &Pending) -> CommitStep<'_> {
+            (p.dest.clone(), Box::new(|| p.commit()))
+        }
+        let mut steps: Vec<CommitStep<'_>> = Vec::new();
+        steps.extend(self.out.iter().map(file));
+        steps.extend(self.tables.iter().map(|(_, p)| file(p)));
+        steps.extend(self.db.iter().map(file));
+        if let Some(ds) = &self.dataset {
+            for (t, dest) in ds.partitions() {
+                steps.push((dest, Box::new(move || ds.commit_table(t))));
+            }
+        }
+        steps.extend(self.summary_json.iter().map(file));
+        steps
+    }
+}
+
+/// One rename of the commit: the destination, and the rename.
+type CommitStep<'a> = (PathBuf, Box<dyn Fn() -> std::io::Result<()> + 'a>);
+
+/// A commit that did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// Nothing was replaced (exit code 2).
+    #[error(transparent)]
+    Nothing(#[from] OutputError),
+    /// Some outputs were replaced, the others not (exit code 3).
+    #[error(transparent)]
+    Partly(#[from] PartialCommit),
+}
+
+/// A rename that failed after others succeeded: which outputs are this
+/// run's and which are as they were before it (an earlier run's, or absent).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}; the outputs are partly replaced: {} new, {} old", new.len(), old.len())]
+pub struct PartialCommit {
+    pub error: OutputError,
+    /// Renamed into place by this run.
+    pub new: Vec<PathBuf>,
+    /// Not replaced: the failed one first, then the ones after it.
+    pub old: Vec<PathBuf>,
+}
+
+impl PartialCommit {
+    /// One stderr line per output: `new: <path>` or `old: <path>` (`old:
+    /// <path> (absent)` when there is no earlier file).
+    pub fn lines(&self) -> Vec<String> {
+        let new = self.new.iter().map(|p| format!("new: {}", p.display()));
+        let old = self.old.iter().map(|p| {
+            let absent = std::fs::symlink_metadata(p).is_err();
+            format!(
+                "old: {}{}",
+                p.display(),
+                if absent { " (absent)" } else { "" }
+            )
+        });
+        new.chain(old).collect()
     }
 }
 
@@ -285,10 +385,56 @@ impl Pending {
         }
     }
 
-    /// Check the destination directory accepts a file (before any work).
+    /// Check the destination directory accepts a file and the destination
+    /// can be replaced by one (before any work).
     pub fn probe(&self) -> std::io::Result<()> {
         std::fs::File::create(&self.tmp)?;
-        std::fs::remove_file(&self.tmp)
+        let replaceable = self.check_dest();
+        std::fs::remove_file(&self.tmp)?;
+        replaceable
+    }
+
+    /// Whether renaming the temp file onto the destination would be
+    /// refused: the destination is a directory (`rename` gives `EISDIR`), or
+    /// another user's file in a sticky directory (`/tmp`) that is not ours
+    /// either (`EPERM`; the temp file's owner is who we write as).
+    pub fn check_dest(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(dest) = std::fs::symlink_metadata(&self.dest) else {
+            return Ok(());
+        };
+        if dest.is_dir() {
+            return Err(std::io::Error::other("it is a directory"));
+        }
+        let dir = self.tmp.parent().map(std::fs::metadata).transpose()?;
+        let me = std::fs::metadata(&self.tmp).map(|m| m.uid());
+        if let (Some(dir), Ok(me)) = (dir, me)
+            && dir.mode() & 0o1000 != 0
+            && me != 0
+            && me != dest.uid()
+            && me != dir.uid()
+        {
+            return Err(std::io::Error::other(format!(
+                "it is owned by uid {} in a sticky directory: it cannot be replaced",
+                dest.uid()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The temp file is there to be renamed.
+    fn check_tmp(&self) -> std::io::Result<()> {
+        match std::fs::symlink_metadata(&self.tmp) {
+            Ok(m) if m.is_file() => Ok(()),
+            Ok(_) => Err(std::io::Error::other(format!(
+                "{} is not a file",
+                self.tmp.display()
+            ))),
+            Err(e) => Err(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", self.tmp.display()),
+            )),
+        }
     }
 
     pub fn discard(&self) {

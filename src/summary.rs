@@ -32,6 +32,10 @@ pub enum ExitCode {
     Partial = 1,
     /// Nothing written.
     Failed = 2,
+    /// Outputs partly replaced: a rename failed after the commit's checks
+    /// passed and others had succeeded; stderr lists each output as `new`
+    /// (this run's) or `old` (as before the run).
+    PartlyReplaced = 3,
 }
 
 /// Counts per source kind.

@@ -929,6 +929,110 @@ fn a_running_loads_temps_are_left_to_it() -> TestResult {
     Ok(())
 }
 
+/// An output that is a directory (`--tables T` with `T/sessions.parquet` a
+/// directory) stops the run before any work: exit 2, one line, and OUT as
+/// it was — never replaced while another output is not.
+#[test]
+fn an_output_that_cannot_be_replaced_stops_the_run_before_any_is() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    write_good(home.path())?;
+    let out = runner.out();
+    let tables = runner.base.path().join("out/tables");
+    std::fs::write(&out, b"an earlier load")?;
+    std::fs::create_dir_all(tables.join("sessions.parquet"))?;
+    let o = runner.command(home.path(), &[], false).output()?;
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "nanoload: error: cannot write {}: it is a directory\n",
+            tables.join("sessions.parquet").display()
+        )
+    );
+    assert_eq!(std::fs::read(&out)?, b"an earlier load");
+    let names = |d: &Path| -> Result<Vec<String>, std::io::Error> {
+        let mut v: Vec<String> = std::fs::read_dir(d)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<_, _>>()?;
+        v.sort();
+        Ok(v)
+    };
+    assert_eq!(names(&tables)?, ["sessions.parquet"]);
+    assert_eq!(
+        names(&runner.base.path().join("out"))?,
+        ["out.parquet", "tables"]
+    );
+    Ok(())
+}
+
+/// A rename that fails after the commit's checks passed (here: a
+/// directory appears at `--tables T/tz_offsets.parquet` between the checks
+/// and the renames) stops the commit with exit code 3 and one line per
+/// output saying whether it is this run's (`new`) or as it was (`old`);
+/// no temp file is left.
+#[test]
+fn a_rename_that_fails_after_the_checks_names_each_output_new_or_old() -> TestResult {
+    let runner = Runner::new()?;
+    let home = tempfile::tempdir()?;
+    write_good(home.path())?;
+    let out = runner.out();
+    let tables = runner.base.path().join("out/tables");
+    let summary = runner.base.path().join("out/summary.json");
+    std::fs::write(&out, b"an earlier load")?;
+    let args = ["--summary-json", summary.to_str().ok_or("path")?];
+    let (child, signal) =
+        runner.spawn_paused(home.path(), &args, false, "probed", Stdio::piped())?;
+    std::fs::create_dir_all(tables.join("tz_offsets.parquet/inside"))?;
+    std::fs::write(tables.join("diagnostics.parquet"), b"an earlier table")?;
+    std::fs::remove_file(&signal)?;
+    let o = child.wait_with_output()?;
+    assert_eq!(o.status.code(), Some(3));
+    let t = |name: &str| tables.join(name).display().to_string();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        [
+            format!(
+                "nanoload: error: cannot write {}: Is a directory (os error 21); the outputs are partly replaced: 3 new, 4 old",
+                t("tz_offsets.parquet")
+            ),
+            format!("nanoload: new: {}", out.display()),
+            format!("nanoload: new: {}", t("sessions.parquet")),
+            format!("nanoload: new: {}", t("llm_calls.parquet")),
+            format!("nanoload: old: {}", t("tz_offsets.parquet")),
+            format!("nanoload: old: {}", t("diagnostics.parquet")),
+            format!("nanoload: old: {} (absent)", t("sources.parquet")),
+            format!("nanoload: old: {} (absent)", summary.display()),
+            String::new(),
+        ]
+        .join("\n")
+    );
+    let c = duckdb::Connection::open_in_memory()?;
+    assert_eq!(
+        query(
+            &c,
+            &format!(
+                "SELECT count(*) FROM read_parquet('{}') WHERE session_id = 'good:1'",
+                out.display()
+            )
+        )?,
+        strs(&[&["3"]])
+    );
+    assert_eq!(
+        std::fs::read(tables.join("diagnostics.parquet"))?,
+        b"an earlier table"
+    );
+    assert!(!summary.exists());
+    let temps: Vec<String> = walkdir::WalkDir::new(runner.base.path().join("out"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".nanoload-"))
+        .collect();
+    assert_eq!(temps, Vec::<String>::new());
+    Ok(())
+}
+
 #[test]
 fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     let runner = Runner::new()?;
