@@ -2,7 +2,8 @@
 # The test command: formatting, lints and every test, in the one cargo
 # profile (dev) that builds the bundled DuckDB once; plus the real-writer
 # harness (tests/realwriter/): a home generated now by nanobot-ai's own code
-# from a committed seed, checked by the integration tests.
+# from a committed seed, and the explore scenario's homes of the committed
+# seeds in tests/realwriter/explore-seeds, checked by the integration tests.
 #
 # What the tests need besides cargo is installed in the background while
 # cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
@@ -116,6 +117,13 @@ read -r scenario seed <tests/realwriter/ci-seed
 phase "generate a home ($scenario, seed $seed)" \
   "$venv/bin/python" tests/realwriter/generate.py --scenario "$scenario" --seed "$seed" --out "$generated/case"
 export NANOLOAD_REALWRITER_GENERATED="$generated/case"
+# the explore scenario (issue 24): a fixed set of seeds, each a random stretch
+# of days drawn from its seed, checked by realwriter::explored_homes_match_what_nanobot_reads
+# against tests/realwriter/explore-expected-failures
+phase "generate explore homes ($(grep -c '^[0-9]' tests/realwriter/explore-seeds) seeds)" \
+  env NANOLOAD_EXPLORE_OUT="$generated/explore" NANOLOAD_EXPLORE_CHECK=no \
+  tests/realwriter/explore.sh --seeds tests/realwriter/explore-seeds
+export NANOLOAD_REALWRITER_EXPLORE="$generated/explore"
 
 await "spark venv install" "$spark_pid" "$logs/spark.log"
 # setup.sh prints the venv's python as its last line

@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from harness import env  # noqa: E402  (nanobot-free module)
-from harness.catalog import SCENARIOS  # noqa: E402
+from harness.catalog import SCENARIOS, setting  # noqa: E402
 
 
 def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
@@ -143,22 +143,22 @@ def export_home(home: Path, out: Path, also: Iterable[str] = ()) -> bool:
 
 
 def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict:
-    info = SCENARIOS[scenario]
+    tz, start_local = setting(scenario, seed)
     root = env.FIXED_ROOT
     with fixed_root(root, (env.FIXED_HOME, env.WORK_DIR, root / "tmp"), keep=keep):
-        start_ms = env.local_to_utc_ms(datetime.fromisoformat(info.start_local), ZoneInfo(info.tz))
-        spec = {"scenario": scenario, "seed": seed, "tz": info.tz, "start_ms": start_ms}
+        start_ms = env.local_to_utc_ms(datetime.fromisoformat(start_local), ZoneInfo(tz))
+        spec = {"scenario": scenario, "seed": seed, "tz": tz, "start_ms": start_ms}
         spec_path = env.WORK_DIR / "main.spec.json"
         result_path = env.WORK_DIR / "main.result.json"
         env.write_json(spec_path, spec)
-        run_worker("harness.main_worker", str(spec_path), str(result_path), tz=info.tz,
+        run_worker("harness.main_worker", str(spec_path), str(result_path), tz=tz,
                    log=env.WORK_DIR / "main.log")
 
         spec["archive"] = "home.tar.gz" if export_home(env.FIXED_HOME, out, also=("facts.json",)) else None
         # From here on the generation home is a private copy.
         env.write_json(spec_path, spec)
         run_worker("harness.facts_worker", str(spec_path), str(result_path), str(out / "facts.json"),
-                   tz=info.tz, log=env.WORK_DIR / "facts.log")
+                   tz=tz, log=env.WORK_DIR / "facts.log")
         log = json.loads(result_path.read_text(encoding="utf-8"))
         return {"spec": spec, "notes": log.get("notes", []), "turns": len(log["turns"]), "calls": len(log["calls"])}
 

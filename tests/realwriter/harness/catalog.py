@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,20 @@ SCENARIOS: dict[str, ScenarioInfo] = {
             ),
         ),
         ScenarioInfo(
+            name="explore",
+            tz="drawn per seed",
+            start_local="drawn per seed",
+            summary=(
+                "a seeded random stretch of 1-3 days of one user (issue 24 section 1): host zone "
+                "drawn from EXPLORE_ZONES (half-hour and 45-minute offsets, DST), the start often "
+                "placed so a DST change falls inside; one gateway with WebUI chats, a Telegram chat "
+                "and classic CLI sessions; /new in each and the same prompt asked again after it, "
+                "a deleted WebUI chat, long agentic turns, provider errors, reused and unique tool "
+                "call ids, a subagent, a daily cron job and a local trigger, some firing while a "
+                "WebUI turn runs, and concurrent turns in two sessions"
+            ),
+        ),
+        ScenarioInfo(
             name="pasted-secrets",
             tz="Europe/Berlin",
             start_local="2026-10-27T09:50:00",
@@ -54,3 +71,81 @@ SCENARIOS: dict[str, ScenarioInfo] = {
         ),
     )
 }
+
+
+# ---------------------------------------------------------------------------
+# explore: the setting drawn from the seed
+# ---------------------------------------------------------------------------
+
+#: Host zones the explore scenario draws from: whole-hour, half-hour and
+#: 45-minute offsets, with and without DST, one with a 30-minute DST shift.
+EXPLORE_ZONES = (
+    "Europe/Berlin",
+    "America/New_York",
+    "Asia/Kolkata",  # +5:30
+    "Asia/Kathmandu",  # +5:45
+    "Australia/Adelaide",  # +9:30 / +10:30
+    "Australia/Lord_Howe",  # +10:30 / +11, a 30-minute DST shift
+    "Pacific/Chatham",  # +12:45 / +13:45
+    "UTC",
+    "America/St_Johns",  # -3:30 / -2:30
+)
+
+EXPLORE_YEAR = 2026
+
+
+def zone_transitions(tz: str, year: int) -> list[datetime]:
+    """Every UTC instant (whole minute) in *year* at which *tz*'s offset changes."""
+    zone = ZoneInfo(tz)
+    out = []
+    t = datetime(year, 1, 1, tzinfo=timezone.utc)
+    end = datetime(year + 1, 1, 1, tzinfo=timezone.utc)
+    before = t.astimezone(zone).utcoffset()
+    while t < end:
+        step = t + timedelta(hours=1)
+        after = step.astimezone(zone).utcoffset()
+        if after != before:
+            m = t
+            while m.astimezone(zone).utcoffset() == before:
+                m += timedelta(minutes=1)
+            out.append(m)
+            before = after
+        t = step
+    return out
+
+
+@dataclass(frozen=True)
+class ExploreSetting:
+    tz: str
+    #: the first simulated day (local) and how many days the user is active
+    first_day: date
+    days: int
+    #: local wall time the harness clock starts at (before the gateway starts)
+    start_local: str
+
+
+def explore_setting(seed: int) -> ExploreSetting:
+    """The zone and days of explore seed *seed* (its own random stream)."""
+    rng = random.Random(f"explore-setting:{seed}")
+    tz = rng.choice(EXPLORE_ZONES)
+    transitions = zone_transitions(tz, EXPLORE_YEAR)
+    if transitions and rng.random() < 0.5:
+        # A DST change falls in a night inside the span: on the night before
+        # day 2 or 3 (transitions happen between 00:00 and 04:00 local).
+        change = rng.choice(transitions).astimezone(ZoneInfo(tz))
+        days = rng.randint(2, 3)
+        first = change.date() - timedelta(days=rng.randint(1, days - 1))
+    else:
+        days = rng.randint(1, 3)
+        first = date(EXPLORE_YEAR, 1, 4) + timedelta(days=rng.randrange(355))
+    start = datetime(first.year, first.month, first.day, 6, 30) + timedelta(minutes=rng.randrange(0, 90, 5))
+    return ExploreSetting(tz=tz, first_day=first, days=days, start_local=start.isoformat())
+
+
+def setting(name: str, seed: int) -> tuple[str, str]:
+    """(zone, start local time) of scenario *name* with *seed*."""
+    if name == "explore":
+        drawn = explore_setting(seed)
+        return drawn.tz, drawn.start_local
+    info = SCENARIOS[name]
+    return info.tz, info.start_local

@@ -14,10 +14,19 @@ one thing a user (or time) does:
 
 Each driven turn is logged (session, simulated start/end, the session's
 message count before/after, WebUI turn id, cron/trigger run id, whether a
-later ``/new`` erased it); facts.py derives ``secondary_only`` and the
-``llm_calls`` sessions from this log.  Every action first checks that it
-starts more than 30 s after the previous activity ended, so turns never
-overlap and every llm call's session is unambiguous.
+later ``/new`` erased it or the chat was deleted); facts.py derives
+``secondary_only`` and the ``llm_calls`` sessions from this log.  Every
+action first checks that it starts more than 30 s after the previous
+activity ended, so turns never overlap and every llm call's session is
+unambiguous -- except where a scenario asks for concurrency explicitly: a
+WebUI turn started with :meth:`Driver.webui_start` runs until one of its
+model calls stops at a ``hold`` gate; while it is held, ``during=True``
+actions (a Telegram turn, a cron job, a trigger, a turn in another WebUI
+chat) run beside it in other sessions, each waiting only for its own
+session; :meth:`Driver.release` lets the held call finish and
+:meth:`Driver.webui_join` waits for the held turn's end.  nanobot runs
+turns of one session one after another and turns of different sessions
+concurrently, so the calls of each turn stay attributable (by session).
 """
 
 from __future__ import annotations
@@ -61,8 +70,22 @@ class Driver:
         self.notes: list[str] = []
         self.scans: list[dict[str, Any]] = []
         self._scan_anchor_ms = 0
+        #: turn_end waits of turns begun with webui_start, by label
+        self._pending_ends: dict[str, asyncio.Task[dict[str, Any]]] = {}
 
     # -- time ---------------------------------------------------------------
+
+    async def after(self, utc_ms: int) -> None:
+        """Let time pass until *utc_ms*, or a little later: at least 31 s
+        after the last activity, which idle scans on the way may have moved."""
+        while True:
+            if self.gateway is not None:
+                await self._run_idle_scans(utc_ms)
+            target = max(utc_ms, self.last_activity_ms + MIN_GAP_MS + 1000, self.clock.now_ms())
+            if target == utc_ms or self.gateway is None:
+                self.clock.move_to_ms(target)
+                return
+            utc_ms = target  # scans may be due up to the later moment too
 
     async def at(self, local: str) -> None:
         """Let time pass until a local wall time (never within 30 s of the last activity).
@@ -213,9 +236,10 @@ class Driver:
         return len(session.messages) if session is not None else 0
 
     def _begin(self, kind: str, key: str, label: str, replies: list[Reply],
-               subagents: dict[str, list[Reply]] | None = None, **extra: Any) -> dict[str, Any]:
+               subagents: dict[str, list[Reply]] | None = None, *, concurrent: bool = False,
+               **extra: Any) -> dict[str, Any]:
         assert self.script is not None
-        self.script.begin_turn(self._ref(key), replies, label=label, subagents=subagents)
+        self.script.begin_turn(self._ref(key), replies, label=label, subagents=subagents, concurrent=concurrent)
         record = {
             "label": label,
             "kind": kind,
@@ -229,20 +253,45 @@ class Driver:
         }
         return record
 
-    async def _finish(self, record: dict[str, Any]) -> dict[str, Any]:
+    async def _finish(self, record: dict[str, Any], *, during: bool = False) -> dict[str, Any]:
+        """Close a driven turn once nanobot is idle (``during``: once its own
+        session is idle; another turn is held in flight)."""
         assert self.gateway is not None and self.script is not None
-        await self.gateway.quiesce()
-        self.script.end_turn()
+        if during:
+            await self.gateway.session_quiesce(record["key"])
+        else:
+            await self.gateway.quiesce()
+        self.script.end_turn(record["label"])
         record["end_ms"] = self.clock.now_ms()
         record["after"] = self._session_len(record["key"])
         self.turns.append(record)
         self._activity_done()
         return record
 
-    def _erase_session(self, key: str) -> None:
+    def _erase_session(self, key: str, *, deleted: bool = False) -> None:
         for record in self.turns:
             if record["key"] == key and record["instance"] == self.gateway_instance and record["workspace"] == self.workspace:
                 record["erased"] = True
+                if deleted:
+                    record["deleted"] = True
+
+    # -- concurrency --------------------------------------------------------
+
+    async def held(self, gate: str) -> None:
+        """Wait until a model call with ``hold=gate`` is in flight, stopped at its gate."""
+        assert self.script is not None
+        await self.script.held(gate)
+        assert self.gateway is not None
+        await self.gateway.drain_outbound()
+
+    def release(self, gate: str) -> None:
+        """Let the held call go on (its think time passes from now)."""
+        assert self.script is not None
+        self.script.release(gate)
+
+    def meanwhile(self, seconds: float) -> None:
+        """Time passing while a held turn is in flight (no idle scans: nanobot is busy)."""
+        self.clock.advance(seconds)
 
     # -- WebUI --------------------------------------------------------------
 
@@ -272,31 +321,73 @@ class Driver:
 
     async def webui_turn(self, tab: WebUITab, chat_id: str, text: str, replies: list[Reply], *,
                          label: str, subagents: dict[str, list[Reply]] | None = None,
-                         command: bool = False) -> dict[str, Any]:
-        """Send one prompt; wait for ``turn_end`` (a command's reply: its ``message``)."""
+                         command: bool = False, erases: bool = False,
+                         during: bool = False) -> dict[str, Any]:
+        """Send one prompt; wait for ``turn_end`` (a command's reply: its ``message``).
+
+        ``erases``: the command clears the session (``/new``).  ``during``:
+        the turn runs beside a held one (another chat, another tab)."""
         key = f"websocket:{chat_id}"
-        record = self._begin("webui", key, label, replies, subagents, chat_id=chat_id, text=text)
+        record = self._begin("webui", key, label, replies, subagents, concurrent=during,
+                             chat_id=chat_id, text=text)
         record["turn_id"] = await tab.send_message(chat_id, text)
         if command:
             await tab.expect("message", chat_id=chat_id)
         else:
             await tab.wait_turn_end(chat_id)
+        record = await self._finish(record, during=during)
+        if erases:
+            self._erase_session(key)
+            record["erased"] = True
+        if not during:
+            await self._sidebar(tab)
+        return record
+
+    async def webui_start(self, tab: WebUITab, chat_id: str, text: str, replies: list[Reply], *,
+                          label: str, subagents: dict[str, list[Reply]] | None = None) -> dict[str, Any]:
+        """Send one prompt and return while the turn runs (see :meth:`webui_join`)."""
+        key = f"websocket:{chat_id}"
+        record = self._begin("webui", key, label, replies, subagents, chat_id=chat_id, text=text)
+        record["turn_id"] = await tab.send_message(chat_id, text)
+        self._pending_ends[label] = asyncio.create_task(tab.wait_turn_end(chat_id, timeout=120.0))
+        return record
+
+    async def webui_join(self, tab: WebUITab, record: dict[str, Any]) -> dict[str, Any]:
+        """Wait for the ``turn_end`` of a turn begun with :meth:`webui_start`."""
+        await self._pending_ends.pop(record["label"])
         record = await self._finish(record)
         await self._sidebar(tab)
         return record
+
+    async def webui_delete(self, tab: WebUITab, chat_id: str) -> None:
+        """Delete a chat from the sidebar: the bundle's ``session.delete`` request.
+
+        nanobot deletes the session file and the WebUI transcript; the
+        chat's turns survive in no store (their llm_calls keep no session)."""
+        assert self.gateway is not None
+        key = f"websocket:{chat_id}"
+        result = await tab.request("session.delete", {"key": key})
+        if not result.get("deleted"):
+            raise RuntimeError(f"WebUI did not delete {key}: {result}")
+        await self.gateway.quiesce()
+        self._erase_session(key, deleted=True)
+        self._activity_done()
+        await self._sidebar(tab)
 
     # -- Telegram -----------------------------------------------------------
 
     async def telegram(self, text: str, replies: list[Reply] | None = None, *, label: str,
                        sender: str = "4242", chat: str | None = None, kind: str = "turn",
-                       subagents: dict[str, list[Reply]] | None = None) -> dict[str, Any]:
+                       subagents: dict[str, list[Reply]] | None = None,
+                       during: bool = False) -> dict[str, Any]:
         assert self.gateway is not None
         chat = chat or sender
         key = f"telegram:{chat}"
-        record = self._begin(kind, key, label, replies or [], subagents, text=text, sender=sender)
+        record = self._begin(kind, key, label, replies or [], subagents, concurrent=during,
+                             text=text, sender=sender)
         sent_before = len(self.gateway.telegram.sent)
         await self.gateway.telegram.receive(sender, chat, text)
-        record = await self._finish(record)
+        record = await self._finish(record, during=during)
         record["replies_sent"] = [m.content for m in self.gateway.telegram.sent[sent_before:]]
         if kind == "new":
             self._erase_session(key)
@@ -305,18 +396,25 @@ class Driver:
 
     # -- cron & triggers ----------------------------------------------------
 
-    async def cron_due(self, job_name: str, replies: list[Reply], *, label: str) -> dict[str, Any]:
+    async def cron_due(self, job_name: str, replies: list[Reply], *, label: str,
+                       during: bool = False, scan_margin_s: int = 0) -> dict[str, Any]:
+        """Time reaches the job's next run and the cron timer fires
+        (``during``: while a held turn is in flight, in another session).
+
+        ``scan_margin_s``: idle scans run only up to that long before the due
+        time (a scan due later waits until after the run), so a scan's
+        archive call never ends too close to the run."""
         assert self.gateway is not None
         cron = self.gateway.cron
         job = next(j for j in cron.list_jobs() if j.name == job_name)
         due = job.state.next_run_at_ms
-        if due is not None:
-            await self._run_idle_scans(due)
-        if due is None or due < self.last_activity_ms + MIN_GAP_MS:
+        if due is not None and not during:
+            await self._run_idle_scans(due - scan_margin_s * 1000)
+        if due is None or (not during and due < self.last_activity_ms + MIN_GAP_MS) or due <= self.clock.now_ms():
             raise RuntimeError(f"cron job {job_name} is due at {due}, too close to the last activity")
         self.clock.move_to_ms(due)
         runs_before = len(job.state.run_history)
-        record = self._begin("cron", job.payload.session_key, label, replies, job_id=job.id,
+        record = self._begin("cron", job.payload.session_key, label, replies, concurrent=during, job_id=job.id,
                              scheduled_local=self.clock.now_local().isoformat())
         cron._arm_timer()  # the timer's sleep ends: the job is due now
         for _ in range(3000):
@@ -326,24 +424,29 @@ class Driver:
                 break
         else:
             raise RuntimeError(f"cron job {job_name} did not run")
-        record = await self._finish(record)
+        record = await self._finish(record, during=during)
         current = cron.get_job(job.id)
         assert current is not None
         record["run_id"] = current.state.run_history[-1].run_id
         record["status"] = current.state.run_history[-1].status
         return record
 
-    async def trigger(self, trigger_name: str, content: str, replies: list[Reply], *, label: str) -> dict[str, Any]:
-        """``nanobot trigger <id> <message>``: enqueue a delivery for the gateway."""
+    async def trigger(self, trigger_name: str, content: str, replies: list[Reply], *, label: str,
+                      during: bool = False) -> dict[str, Any]:
+        """``nanobot trigger <id> <message>``: enqueue a delivery for the gateway
+        (``during``: while a held turn is in flight, in another session)."""
         from nanobot.triggers.local_store import LocalTriggerStore
 
         assert self.gateway is not None
         store = LocalTriggerStore(Path(self.workspace))  # the CLI command's own store object
         trigger = next(t for t in store.list_triggers() if t.name == trigger_name)
-        record = self._begin("trigger", trigger.session_key, label, replies, trigger_id=trigger.id)
+        record = self._begin("trigger", trigger.session_key, label, replies, concurrent=during,
+                             trigger_id=trigger.id)
         delivery = store.enqueue(trigger.id, content)
         record["run_id"] = delivery.id
-        return await self._finish(record)
+        if during:
+            await self.gateway.trigger_queue_empty()
+        return await self._finish(record, during=during)
 
     # -- classic CLI --------------------------------------------------------
 

@@ -360,9 +360,10 @@ class Facts:
         if call["purpose"] == "archive" or call["session"] is None:
             return None
         turn = turns[call["label"]]
-        if turn.get("erased") and turn["kind"] not in ("webui", "cron", "trigger"):
+        if turn.get("deleted") or (turn.get("erased") and turn["kind"] not in ("webui", "cron", "trigger")):
             # The turn's user message survives in no store (a WebUI turn keeps
-            # its transcript copy, cron/trigger turns their run records).
+            # its transcript copy unless the chat was deleted, cron/trigger
+            # turns their run records).
             return None
         return {"namespace": self.namespace_of(call["session"]["workspace"]), "key": call["session"]["key"]}
 

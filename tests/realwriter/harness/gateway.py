@@ -331,6 +331,35 @@ class Gateway:
                 return True
         return False
 
+    def session_busy(self, key: str) -> bool:
+        """nanobot still works on *key* (its turn task, pending messages, outbound)."""
+        agent = self.agent
+        if key in agent._pending_queues:
+            return True
+        if any(not t.done() for t in agent._active_tasks.get(key, ())):
+            return True
+        return bool(self.bus.inbound_size or self.bus.outbound_size or self.bus._pending
+                    or self.channels._outbound_tasks)
+
+    async def session_quiesce(self, key: str, *, settle: int = 8) -> None:
+        """Wait until nanobot has no work in flight for *key* (other sessions may be busy)."""
+        quiet = 0
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            quiet = 0 if self.session_busy(key) else quiet + 1
+            if quiet >= settle:
+                return
+        raise RuntimeError(f"session {key} did not become idle")
+
+    async def trigger_queue_empty(self) -> None:
+        """Wait until the local trigger runner has taken and finished every delivery."""
+        for _ in range(3000):
+            await asyncio.sleep(0.01)
+            if not any(d.is_dir() and any(d.iterdir())
+                       for d in (self.trigger_store.inbox_dir, self.trigger_store.processing_dir)):
+                return
+        raise RuntimeError("local trigger deliveries were not processed")
+
     async def drain_outbound(self) -> None:
         """Let the channels deliver everything already published (no clock change)."""
         quiet = 0

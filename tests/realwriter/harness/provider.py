@@ -16,7 +16,13 @@ Each call takes its reply from the :class:`Script` of the worker process:
   memory-archive request (source ``dream``).
 
 Each reply advances the harness clock by its ``think`` seconds inside the
-call, so agentic turns take simulated minutes.  Every call is logged with the
+call, so agentic turns take simulated minutes.  A reply with ``hold`` stops
+at the start of its call until the driver releases it: the call (and its
+turn) stays in flight while the driver lets other things happen, e.g. a cron
+job fire in another session (the ``explore`` scenario's concurrent turns).
+When more than one turn is in flight, a call belongs to the turn whose
+session nanobot bound in the call's request context
+(``agent.tools.context.current_request_session_key``).  Every call is logged with the
 session the harness was serving; facts.json pairs this log with the rows of
 ``llm_calls`` (same order, same ``started_at_ms``).
 """
@@ -29,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nanobot.agent.tools.context import current_request_session_key
 from nanobot.llm_usage.context import current_llm_usage_source
 from nanobot.providers.base import LLMProvider, LLMResponse, LLMUsage, ToolCallRequest
 
@@ -63,6 +70,8 @@ class Reply:
     wait_subagents: bool = False
     #: finish_reason override, e.g. "length" for a truncated answer nanobot continues.
     finish: str | None = None
+    #: Name of a gate: the call waits at its start until the driver releases it.
+    hold: str | None = None
 
 
 @dataclass
@@ -81,16 +90,28 @@ class ScriptError(RuntimeError):
     pass
 
 
+@dataclass
+class _Turn:
+    """One driven turn in flight: its session and what the model will answer."""
+
+    session: SessionRef | None
+    label: str
+    replies: list[Reply]
+    subagents: dict[str, list[Reply]]
+    subagents_done: asyncio.Event
+
+    def unused(self) -> bool:
+        return bool(self.replies) or any(self.subagents.values())
+
+
 class Script:
     """Reply queues and the call log of one worker process."""
 
     def __init__(self, instance: str) -> None:
         self.instance = instance
-        self.session: SessionRef | None = None
-        self.label = ""
-        self._replies: list[Reply] = []
-        self._subagents: dict[str, list[Reply]] = {}
-        self._subagents_done = asyncio.Event()
+        #: Turns in flight, oldest first (one, except while the driver runs a
+        #: turn concurrently with a held one).
+        self._turns: list[_Turn] = []
         self.calls: list[dict[str, Any]] = []
         self.last_session: SessionRef | None = None
         #: Awaited at the start of every call (the gateway drains its outbound queue).
@@ -98,6 +119,8 @@ class Script:
         #: Awaited by a ``wait_subagents`` reply after the subagents' last
         #: replies: until their results have reached the parent's turn.
         self.subagents_delivered: Callable[[], Awaitable[None]] | None = None
+        #: hold gates: name -> (reached, released)
+        self._gates: dict[str, tuple[asyncio.Event, asyncio.Event]] = {}
 
     # -- driving ------------------------------------------------------------
 
@@ -108,52 +131,94 @@ class Script:
         *,
         label: str,
         subagents: dict[str, list[Reply]] | None = None,
+        concurrent: bool = False,
     ) -> None:
-        if self._replies or any(self._subagents.values()):
-            raise ScriptError(f"turn {label!r} starts while {self.label!r} has unused replies")
-        self.session = session
-        self.label = label
-        self._replies = list(replies)
-        self._subagents = {task: list(rs) for task, rs in (subagents or {}).items()}
-        self._subagents_done = asyncio.Event()
-        if not self._subagents:
-            self._subagents_done.set()
+        """Start serving a turn; ``concurrent``: beside the turns in flight."""
+        if concurrent:
+            if session is None or any(t.session is not None and t.session.key == session.key for t in self._turns):
+                raise ScriptError(f"turn {label!r} would run beside a turn of its own session")
+        else:
+            for turn in self._turns:
+                if turn.unused():
+                    raise ScriptError(f"turn {label!r} starts while {turn.label!r} has unused replies")
+            self._turns = []
+        done = asyncio.Event()
+        subs = {task: list(rs) for task, rs in (subagents or {}).items()}
+        if not subs:
+            done.set()
+        self._turns.append(_Turn(session, label, list(replies), subs, done))
 
-    def end_turn(self) -> None:
-        if self._replies or any(self._subagents.values()):
+    def end_turn(self, label: str | None = None) -> None:
+        """Stop serving the turn *label* (default: the only one in flight)."""
+        if label is None:
+            if len(self._turns) > 1:
+                raise ScriptError(f"end_turn without a label while {len(self._turns)} turns are in flight")
+            turn = self._turns[0] if self._turns else None
+        else:
+            turn = next((t for t in self._turns if t.label == label), None)
+        if turn is None:
+            return
+        if turn.unused():
             raise ScriptError(
-                f"turn {self.label!r} ended with unused replies: {len(self._replies)} main, "
-                f"{ {k: len(v) for k, v in self._subagents.items()} }"
+                f"turn {turn.label!r} ended with unused replies: {len(turn.replies)} main, "
+                f"{ {k: len(v) for k, v in turn.subagents.items()} }"
             )
-        if self.session is not None:
-            self.last_session = self.session
-        self.session = None
-        self.label = ""
+        if turn.session is not None:
+            self.last_session = turn.session
+        self._turns.remove(turn)
+
+    def _gate(self, name: str) -> tuple[asyncio.Event, asyncio.Event]:
+        return self._gates.setdefault(name, (asyncio.Event(), asyncio.Event()))
+
+    async def held(self, name: str, timeout: float = 60.0) -> None:
+        """Wait until a call with ``hold=name`` has started and stopped at its gate."""
+        await asyncio.wait_for(self._gate(name)[0].wait(), timeout)
+
+    def release(self, name: str) -> None:
+        self._gate(name)[1].set()
 
     # -- answering ----------------------------------------------------------
 
-    def _classify(self, messages: list[dict[str, Any]]) -> tuple[str, Reply | None]:
+    def _turn_of_call(self) -> _Turn | None:
+        """The turn in flight this call belongs to."""
+        if len(self._turns) <= 1:
+            return self._turns[0] if self._turns else None
+        key = current_request_session_key()
+        for turn in self._turns:
+            if turn.session is not None and turn.session.key == key:
+                return turn
+        return None
+
+    def _classify(self, messages: list[dict[str, Any]]) -> tuple[str, Reply | None, _Turn | None]:
         source = current_llm_usage_source()
         system = messages[0].get("content") if messages and messages[0].get("role") == "system" else ""
         system_text = system if isinstance(system, str) else json.dumps(system)
+        turn = self._turn_of_call()
         if source == "dream":
-            return "archive", None
+            return "archive", None, turn or (self._turns[0] if self._turns else None)
         if system_text.startswith(TITLE_SYSTEM_PREFIX):
-            return "title", None
+            return "title", None, turn
         first_user = next((m for m in messages if m.get("role") == "user"), None)
         if first_user is not None and isinstance(first_user.get("content"), str):
             task = first_user["content"]
-            if task in self._subagents:
-                queue = self._subagents[task]
-                if not queue:
-                    raise ScriptError(f"subagent {task[:40]!r} asked for more replies than scripted")
-                return "subagent", queue.pop(0)
-        if not self._replies:
+            for candidate in self._turns:
+                if task in candidate.subagents:
+                    queue = candidate.subagents[task]
+                    if not queue:
+                        raise ScriptError(f"subagent {task[:40]!r} asked for more replies than scripted")
+                    return "subagent", queue.pop(0), candidate
+        if len(self._turns) > 1 and turn is None:
             raise ScriptError(
-                f"unscripted model call during {self.label or 'no turn'!r} "
+                f"a model call of session {current_request_session_key()!r} while "
+                f"{[t.label for t in self._turns]} are in flight"
+            )
+        if turn is None or not turn.replies:
+            label = turn.label if turn is not None else ""
+            raise ScriptError(
+                f"unscripted model call during {label or 'no turn'!r} "
                 f"(source={source}, last message={str(messages[-1])[:200]})"
             )
-        return "turn", self._replies.pop(0)
+        return "turn", turn.replies.pop(0), turn
 
     async def respond(
         self,
@@ -171,20 +236,28 @@ class Script:
         # simulated time of this call passes.
         if self.settle is not None:
             await self.settle()
-        purpose, reply = self._classify(messages)
-        session = self.session
+        purpose, reply, turn = self._classify(messages)
+        session = turn.session if turn is not None else None
+        label = turn.label if turn is not None else ""
         if purpose == "archive":
             reply = Reply(text=_archive_summary(messages), think=25, usage=(2600, 90, 1024, None))
             session = None
         elif purpose == "title":
             reply = Reply(text=_title_for(messages), think=2, usage=(160, 8, None, None))
-            session = self.session or self.last_session
+            session = session or self.last_session
         assert reply is not None
+        if reply.hold is not None:
+            # The request is in flight while the driver lets other things
+            # happen; its simulated time passes once released.
+            reached, released = self._gate(reply.hold)
+            reached.set()
+            await released.wait()
         if reply.wait_subagents:
             # The parent's request is in flight while its subagents finish; a
             # real request takes long enough for their results to be routed
             # into the running turn before it returns.
-            await self._subagents_done.wait()
+            assert turn is not None
+            await turn.subagents_done.wait()
             if self.subagents_delivered is not None:
                 await self.subagents_delivered()
         # Time passes inside the call; stream the text in two deltas.
@@ -197,12 +270,12 @@ class Script:
         else:
             clock.advance(reply.think)
         response = _response_for(reply)
-        if purpose == "subagent" and not any(self._subagents.values()):
-            self._subagents_done.set()
+        if purpose == "subagent" and turn is not None and not any(turn.subagents.values()):
+            turn.subagents_done.set()
         self.calls.append({
             "instance": self.instance,
             "purpose": purpose,
-            "label": self.label,
+            "label": label,
             "session": session.as_json() if session else None,
             "started_at_ms": started_ms,
             "recorded": provider._llm_call_observer is not None,
@@ -222,6 +295,7 @@ def reply_to_json(reply: Reply) -> dict[str, Any]:
         "reasoning": reply.reasoning,
         "wait_subagents": reply.wait_subagents,
         "finish": reply.finish,
+        "hold": reply.hold,
     }
 
 
@@ -235,6 +309,7 @@ def reply_from_json(data: dict[str, Any]) -> Reply:
         reasoning=data["reasoning"],
         wait_subagents=data["wait_subagents"],
         finish=data.get("finish"),
+        hold=data.get("hold"),
     )
 
 

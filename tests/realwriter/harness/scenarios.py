@@ -28,12 +28,16 @@ def canary(seed: int, kind: str, length: int = 24) -> str:
     return hashlib.sha256(f"nanoload-realwriter:{seed}:{kind}".encode()).hexdigest()[:length]
 
 
-def base_config(config: Any, *, seed: int, workspace: str | None = None) -> list[str]:
-    """Settings shared by every harness instance; returns the canary secrets."""
+def base_config(config: Any, *, seed: int, workspace: str | None = None,
+                tz: str = "Europe/Berlin") -> list[str]:
+    """Settings shared by every harness instance; returns the canary secrets.
+
+    ``tz`` is the user's zone (``agents.defaults.timezone``): the scenario's
+    zone, the host zone the harness clock runs in."""
     d = config.agents.defaults
     d.model = "anthropic/claude-sonnet-4-5"
     d.provider = "anthropic"
-    d.timezone = "Europe/Berlin"
+    d.timezone = tz
     d.timezone_mode = "manual"
     d.dream.enabled = False  # no unscripted Dream runs (the harness drives the cron timer)
     if workspace is not None:
@@ -430,5 +434,7 @@ async def pasted_secrets(d: Driver) -> dict[str, Any]:
     return {"secrets": secrets}
 
 
-RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets}
+from .explore import explore  # noqa: E402  (it builds on base_config and canary above)
+
+RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets, "explore": explore}
 assert set(RUNNERS) == set(SCENARIOS)

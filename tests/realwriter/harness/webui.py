@@ -14,7 +14,10 @@ does, and therefore what :class:`WebUITab` does:
   ``{"type": "attach", "chat_id": …}`` to reopen a chat;
 * ``{"type": "message", "chat_id", "content", "turn_id": <crypto.randomUUID()>,
   "webui": true}`` to send a prompt (``sendMessage`` in the bundle);
-* wait for the ``turn_end`` event of that chat.
+* wait for the ``turn_end`` event of that chat;
+* ``{"type": "webui_request", "request_id", "action": "session.delete",
+  "payload": {"key": …}}`` to delete a chat from the sidebar
+  (``requestMutation`` in the bundle).
 
 The socket is served by nanobot's own WebSocket channel; nothing here writes
 files.
@@ -115,6 +118,20 @@ class WebUITab:
             "webui": True,
         })
         return turn_id
+
+    async def request(self, action: str, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+        """A WebUI mutation as the bundle's ``requestMutation`` sends it
+        (``{"type": "webui_request", "request_id", "action", "payload"}``);
+        returns the ``webui_response`` result."""
+        request_id = str(uuid.uuid4())  # the bundle uses crypto.randomUUID()
+        await self.send({"type": "webui_request", "request_id": request_id, "action": action, "payload": payload})
+        while True:
+            event = await self.expect("webui_response", timeout=timeout)
+            if event.get("request_id") == request_id:
+                break
+        if not event.get("ok"):
+            raise RuntimeError(f"WebUI request {action} failed: {event}")
+        return dict(event.get("result") or {})
 
     async def wait_turn_end(self, chat_id: str, timeout: float = 60.0) -> dict[str, Any]:
         return await self.expect("turn_end", chat_id=chat_id, timeout=timeout)
