@@ -78,8 +78,9 @@ pub struct Args {
     /// inside HOME are always followed (a file reached twice is read once,
     /// under its own path). Without this flag a link out of HOME to agent
     /// state (a .nanobot* instance or anything inside one, a nanobot or
-    /// nanoclaw install root, a nanoclaw data/ directory, a store file) is
-    /// reported as skipped_link and the exit code is 1.
+    /// nanoclaw install root, a nanoclaw data/ directory, a store file, or a
+    /// directory holding a store file at any depth: its target is searched)
+    /// is reported as skipped_link and the exit code is 1.
     #[arg(long)]
     pub follow_links: bool,
 

@@ -13,7 +13,12 @@
 //! also reached under its own path is read once, there (the link gets a
 //! `warning`). A link out of HOME is followed only with `--follow-links`;
 //! without it a link to agent state gets a `skipped_link` diagnostic (exit
-//! code 1), any other is only counted (docs/design.md "Discovery").
+//! code 1): judged from its name and the names one level inside, and else by
+//! searching its target as the walk would walk it (every depth, links inside
+//! followed, loops not) for a file that would be read as a store. Only a
+//! link that holds none is merely counted (docs/design.md "Discovery"). A
+//! link to a directory the walk is inside of (itself, or a directory a
+//! followed link led to) is a loop: a `warning`, not walked again.
 //! Discovery only stats files and lists directories: nothing inside HOME is
 //! opened for writing.
 
@@ -36,7 +41,8 @@ pub struct Discovery {
     /// Sorted by (kind, rel): the order is part of the output's determinism.
     pub stores: Vec<Store>,
     pub diagnostics: Vec<Diagnostic>,
-    /// Symlinks skipped silently (they match no store glob).
+    /// Symlinks skipped silently: out of HOME (not followed) or dangling,
+    /// and holding nothing that would be read as a store.
     pub links_skipped: usize,
     pub files_seen: usize,
 }
@@ -180,6 +186,7 @@ pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::E
         stores: BTreeMap::new(),
         duplicate_links: BTreeMap::new(),
         via_links: BTreeMap::new(),
+        walking: Vec::new(),
     };
     w.walk(home, "");
     let Walk {
@@ -232,6 +239,10 @@ struct Walk<'a> {
     duplicate_links: BTreeMap<String, (String, usize)>,
     /// real path → the link path a file reached only through links is read under
     via_links: BTreeMap<PathBuf, String>,
+    /// The directories being walked (HOME, then each followed link's target
+    /// inside it): a link to one of them, or to a directory holding one, is
+    /// a loop.
+    walking: Vec<PathBuf>,
 }
 
 impl Walk<'_> {
@@ -239,6 +250,12 @@ impl Walk<'_> {
     /// ("" for HOME itself). Links are never followed by walkdir itself:
     /// [`Walk::link`] decides each one.
     fn walk(&mut self, dir: &Path, prefix: &str) {
+        self.walking.push(dir.to_path_buf());
+        self.walk_entries(dir, prefix);
+        self.walking.pop();
+    }
+
+    fn walk_entries(&mut self, dir: &Path, prefix: &str) {
         for entry in WalkDir::new(dir).follow_links(false).sort_by_file_name() {
             let entry = match entry {
                 Ok(e) => e,
@@ -274,8 +291,10 @@ impl Walk<'_> {
     }
 
     /// A symlink at `rel`: followed when its target stays inside HOME (or
-    /// with `--follow-links`); a link out of HOME that holds agent state is
-    /// reported as `skipped_link` (exit code 1), any other only counted.
+    /// with `--follow-links`); a link out of HOME that holds agent state —
+    /// by its names ([`holds_agent_state`]) or a store file anywhere below
+    /// ([`Walk::store_below`]) — is reported as `skipped_link` (exit code
+    /// 1), any other only counted.
     fn link(&mut self, abs: &Path, rel: &str) {
         let target = match std::fs::canonicalize(abs) {
             Ok(t) => t,
@@ -296,8 +315,15 @@ impl Walk<'_> {
             }
         };
         let inside = target.starts_with(self.home);
+        let looped = target.is_dir() && self.is_loop(abs, &target);
         if !inside && !self.follow_links {
-            if holds_agent_state(&self.matcher, rel, &target) {
+            let holds = holds_agent_state(&self.matcher, rel, &target)
+                || (!looped
+                    && target.is_dir()
+                    && self
+                        .store_below(&target, rel, &mut Vec::new(), &mut Vec::new())
+                        .is_some());
+            if holds {
                 self.out.diagnostics.push(Diagnostic::new(
                     DiagKind::SkippedLink,
                     rel,
@@ -313,11 +339,7 @@ impl Walk<'_> {
         }
         if target.is_dir() {
             // a link to a directory that holds it would walk forever
-            let here = abs
-                .parent()
-                .and_then(|p| std::fs::canonicalize(p).ok())
-                .unwrap_or_default();
-            if here.starts_with(&target) {
+            if looped {
                 self.out.diagnostics.push(Diagnostic::new(
                     DiagKind::Warning,
                     rel,
@@ -333,6 +355,115 @@ impl Walk<'_> {
             let md = std::fs::metadata(&target).ok();
             self.file(&target, rel.to_string(), md.as_ref(), true);
         }
+    }
+
+    /// Whether following the link `abs` to the directory `target` would
+    /// walk a directory again: `target` holds the link, or a directory being
+    /// walked.
+    fn is_loop(&self, abs: &Path, target: &Path) -> bool {
+        let here = abs
+            .parent()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .unwrap_or_default();
+        here.starts_with(target) || self.walking.iter().any(|d| d.starts_with(target))
+    }
+
+    /// The first file below the directory `target` (reached as `rel`
+    /// through a link that is not followed) that the walk would read as a
+    /// store if the link were followed — a file a glob claims, not read
+    /// under its own path inside HOME; a dangling link named like a store;
+    /// an unreadable directory where agent state could be — searched as
+    /// [`Walk::walk`] walks: every depth, links inside followed (`chain`:
+    /// the directories being searched, so a loop is not; `searched`: the
+    /// ones searched to their end), in name order.
+    fn store_below(
+        &self,
+        target: &Path,
+        rel: &str,
+        chain: &mut Vec<PathBuf>,
+        searched: &mut Vec<PathBuf>,
+    ) -> Option<String> {
+        chain.push(target.to_path_buf());
+        let found = self.store_below_entries(target, rel, chain, searched);
+        chain.pop();
+        if found.is_none() {
+            searched.push(target.to_path_buf());
+        }
+        found
+    }
+
+    fn store_below_entries(
+        &self,
+        target: &Path,
+        rel: &str,
+        chain: &mut Vec<PathBuf>,
+        searched: &mut Vec<PathBuf>,
+    ) -> Option<String> {
+        for entry in WalkDir::new(target).follow_links(false).sort_by_file_name() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let path = e.path().and_then(|p| rel_under(target, rel, p));
+                    match path {
+                        Some(p) if looks_like_agent_path(&p) => return Some(p),
+                        _ => continue,
+                    }
+                }
+            };
+            let Some(r) = rel_under(target, rel, entry.path()) else {
+                continue;
+            };
+            let ft = entry.file_type();
+            if ft.is_file() {
+                if self.reads_as_store(entry.path(), &r) {
+                    return Some(r);
+                }
+                continue;
+            }
+            if !ft.is_symlink() {
+                continue;
+            }
+            let Ok(to) = std::fs::canonicalize(entry.path()) else {
+                if self.matcher.matches_any(&r) {
+                    return Some(r);
+                }
+                continue;
+            };
+            if to.is_file() && self.reads_as_store(&to, &r) {
+                return Some(r);
+            }
+            let here = entry
+                .path()
+                .parent()
+                .and_then(|p| std::fs::canonicalize(p).ok())
+                .unwrap_or_default();
+            let looped = here.starts_with(&to)
+                || chain
+                    .iter()
+                    .chain(&self.walking)
+                    .any(|d| d.starts_with(&to))
+                || searched.contains(&to);
+            if to.is_dir() && !looped {
+                let found = self.store_below(&to, &r, chain, searched);
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether the file `abs`, reached as `rel` through a link, would be read
+    /// as a store there: a glob claims `rel`, and the file is not a store
+    /// under its own path inside HOME (where the walk reads it anyway).
+    fn reads_as_store(&self, abs: &Path, rel: &str) -> bool {
+        if !matches!(self.matcher.classify(rel, self.home), Ok(Some(_))) {
+            return false;
+        }
+        let own = std::fs::canonicalize(abs)
+            .ok()
+            .and_then(|real| rel_of(self.home, &real));
+        !own.is_some_and(|own| matches!(self.matcher.classify(&own, self.home), Ok(Some(_))))
     }
 
     /// A regular file at `rel` (`via_link`: reached through a symlink).
@@ -683,6 +814,61 @@ mod tests {
         for (rel, target, want) in cases {
             assert_eq!(holds_agent_state(&m, rel, target), *want, "{rel}");
         }
+        Ok(())
+    }
+
+    /// A link out of HOME whose names say nothing is searched as the walk
+    /// would walk it: a store any depth below makes it a `skipped_link`;
+    /// links inside its target are followed, a loop between two of them
+    /// ends, and a file that is a store under its own path in HOME is read
+    /// there (nothing skipped). Followed, the same loop is a `warning`.
+    #[test]
+    fn agent_state_out_of_home_is_searched_for_below_the_names()
+    -> Result<(), Box<dyn std::error::Error>> {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir()?;
+        let root = t.path().canonicalize()?;
+        let (home, out) = (root.join("home"), root.join("out"));
+        for d in ["x/1/2/3/data", "y", "z", "w", "v/nb/sessions"] {
+            std::fs::create_dir_all(out.join(d))?;
+        }
+        std::fs::create_dir_all(home.join("real/data"))?;
+        std::fs::write(out.join("x/1/2/3/data/v2.db"), b"")?;
+        std::fs::write(home.join("real/data/v2.db"), b"")?;
+        std::fs::write(out.join("v/nb/config.json.bak"), b"")?;
+        symlink(out.join("z"), out.join("y/l1"))?;
+        symlink(out.join("y"), out.join("z/l2"))?;
+        symlink(home.join("real"), out.join("w/link"))?;
+        for (link, to) in [("a", "x"), ("b", "y"), ("c", "w"), ("d", "v")] {
+            symlink(out.join(to), home.join(link))?;
+        }
+        let found = discover(&home, false)?;
+        let diags: Vec<(DiagKind, &str)> = found
+            .diagnostics
+            .iter()
+            .map(|d| (d.kind, d.source_path.as_str()))
+            .collect();
+        assert_eq!(diags, [(DiagKind::SkippedLink, "a")]);
+        assert_eq!(found.links_skipped, 3);
+        let stores: Vec<&str> = found.stores.iter().map(|s| s.rel.as_str()).collect();
+        assert_eq!(stores, ["real/data/v2.db"]);
+
+        let followed = discover(&home, true)?;
+        let diags: Vec<(DiagKind, &str)> = followed
+            .diagnostics
+            .iter()
+            .map(|d| (d.kind, d.source_path.as_str()))
+            .collect();
+        // (and `c/link` names a store read under its own path: a warning)
+        assert_eq!(
+            diags,
+            [
+                (DiagKind::Warning, "b/l1/l2"),
+                (DiagKind::Warning, "c/link")
+            ]
+        );
+        let stores: Vec<&str> = followed.stores.iter().map(|s| s.rel.as_str()).collect();
+        assert_eq!(stores, ["a/1/2/3/data/v2.db", "real/data/v2.db"]);
         Ok(())
     }
 

@@ -873,6 +873,71 @@ fn a_killed_run_leaves_no_output_and_the_next_run_cleans_up() -> TestResult {
     Ok(())
 }
 
+/// A link out of HOME to a directory is searched as discovery would walk
+/// it when followed: a nanoclaw install three directories below (`src`),
+/// or behind a second link inside the target (`vendor`), makes it a
+/// `skipped_link` (exit 1, one stderr line each) that `--follow-links`
+/// reads; a link to a directory holding no store (`music`, with a `data/`
+/// folder and a loop inside) is only counted.
+#[test]
+fn a_link_out_of_home_holding_an_install_below_is_reported_until_followed() -> TestResult {
+    let base = tempfile::tempdir()?;
+    let base_path = base.path().canonicalize()?;
+    let (home, outside) = (base_path.join("home"), base_path.join("outside"));
+    std::fs::create_dir_all(&home)?;
+    let install = outside.join("elsewhere/deep/er/nanoclaw");
+    copy_tree(&fixture("nanoclaw/home-a"), &install)?;
+    copy_tree(&fixture("nanoclaw/home-links"), &outside.join("far/nc"))?;
+    std::fs::create_dir_all(outside.join("hop"))?;
+    std::os::unix::fs::symlink(outside.join("far"), outside.join("hop/inner"))?;
+    std::fs::create_dir_all(outside.join("music/data/albums"))?;
+    std::fs::write(outside.join("music/data/albums/v2.txt"), b"not a store")?;
+    std::os::unix::fs::symlink(outside.join("music"), outside.join("music/data/again"))?;
+    std::os::unix::fs::symlink(outside.join("elsewhere"), home.join("src"))?;
+    std::os::unix::fs::symlink(outside.join("hop"), home.join("vendor"))?;
+    std::os::unix::fs::symlink(outside.join("music"), home.join("music"))?;
+    let before = tree(&home);
+
+    let skipped = run_home(&home, &[])?;
+    assert_eq!(skipped.code(), Some(1), "{}", skipped.stderr());
+    let err = skipped.stderr();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("nanoload: skipped_link"))
+        .collect();
+    let line = |link: &str, to: &str| {
+        format!(
+            "nanoload: skipped_link: {link}: symlink → {} leaves HOME: not read (use --follow-links to read it)",
+            outside.join(to).display()
+        )
+    };
+    assert_eq!(lines, [line("src", "elsewhere"), line("vendor", "hop")]);
+    assert!(err.contains("; links skipped: 3\n"), "{err}");
+    assert_eq!(skipped.one("SELECT count(*) FROM events")?, "0");
+    assert_eq!(
+        skipped.rows("SELECT kind, source_path FROM diagnostics ORDER BY ALL")?,
+        strs(&[&["skipped_link", "src"], &["skipped_link", "vendor"]])
+    );
+
+    let followed = run_home(&home, &["--follow-links"])?;
+    assert_eq!(followed.code(), Some(0), "{}", followed.stderr());
+    let direct = |rel: &str| -> Result<String, Box<dyn std::error::Error>> {
+        run_home(&fixture(rel), &[])?.one("SELECT count(*) FROM events")
+    };
+    assert_eq!(
+        followed.rows("SELECT instance, count(*) FROM events GROUP BY 1 ORDER BY 1")?,
+        vec![
+            vec![
+                "src/deep/er/nanoclaw".to_string(),
+                direct("nanoclaw/home-a")?
+            ],
+            vec!["vendor/inner/nc".to_string(), direct("nanoclaw/home-links")?],
+        ]
+    );
+    assert_eq!(tree(&home), before);
+    Ok(())
+}
+
 /// A load running beside this one (same OUT directory, same `--tables`,
 /// same dataset, same TMPDIR) keeps its temp files: only a dead process's
 /// are removed. The live load is a sleeping child whose pid names the temps.
