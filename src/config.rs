@@ -7,6 +7,7 @@
 //!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --summary-json FILE,
 //!                   --cache DIR: absolute, never inside HOME; the dataset host name checked
 //!   prices          data/prices.json, or the --prices FILE that replaces it, parsed
+//!   load_options    the options given that change the output (load_id folds them in)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -115,6 +116,10 @@ pub struct Config {
     pub cache: Option<PathBuf>,
     /// The price table of `cost_usd` (docs/design.md "Cost").
     pub prices: PriceTable,
+    /// Every option given that changes the output, as `name=value`, in a
+    /// fixed order; options left at their defaults are not listed, so a
+    /// default run's `load_id` is the files' alone ([`Config::output_options`]).
+    pub load_options: Vec<String>,
 }
 
 impl Config {
@@ -202,7 +207,9 @@ impl Config {
                     .unwrap_or(1)
             })
             .max(1);
+        let load_options = Config::output_options(opts, &prices)?;
         Ok(Config {
+            load_options,
             home,
             outputs,
             extract: ExtractOptions {
@@ -217,6 +224,41 @@ impl Config {
             cache,
             prices,
         })
+    }
+
+    /// What `load_id` folds in besides the version and the store files
+    /// (`crate::discover::Discovery::load_id`): every option that changes
+    /// the output and is not at its default — `--utc-offset`,
+    /// `--include-thinking`, each `--secret-pattern` in order, `--no-redact`,
+    /// `--follow-links`, and a `--prices` table that differs from the
+    /// built-in one, by its content ([`PriceTable::digest`]). Threads, the
+    /// memory limit, `--cache` and which outputs are written change no
+    /// output byte and are left out.
+    fn output_options(opts: &Options, prices: &PriceTable) -> Result<Vec<String>, ConfigError> {
+        let mut v = Vec::new();
+        if let Some(m) = opts.utc_offset_minutes {
+            v.push(format!("utc_offset_minutes={m}"));
+        }
+        if opts.include_thinking {
+            v.push("include_thinking".into());
+        }
+        for p in &opts.secret_patterns {
+            v.push(format!("secret_pattern={p}"));
+        }
+        if opts.no_redact {
+            v.push("no_redact".into());
+        }
+        if opts.follow_links {
+            v.push("follow_links".into());
+        }
+        if opts.prices.is_some() {
+            let builtin = PriceTable::builtin()
+                .map_err(|e| ConfigError::Usage(crate::diag::one_line(&e.0)))?;
+            if *prices != builtin {
+                v.push(format!("prices={}", prices.digest()));
+            }
+        }
+        Ok(v)
     }
 
     /// DuckDB's memory limit: the configured one, but at least 64 MiB, and

@@ -48,9 +48,12 @@ pub struct Discovery {
 }
 
 impl Discovery {
-    /// `load_id`: first 16 hex of SHA-256 over the version and the sorted
-    /// (source_path, bytes, mtime_ns) of every store file.
-    pub fn load_id(&self) -> String {
+    /// `load_id`: first 16 hex of SHA-256 over the version, the sorted
+    /// (source_path, bytes, mtime_ns) of every store file, and `options`:
+    /// the options given that change the output (`Config::load_options`;
+    /// none at the defaults, so a default run's id is the files' alone),
+    /// each after a NUL, which no file's line holds.
+    pub fn load_id(&self, options: &[String]) -> String {
         let mut files: Vec<(String, u64, i128)> = self
             .stores
             .iter()
@@ -64,6 +67,11 @@ impl Discovery {
             h.update(b"\n");
             h.update(p.as_bytes());
             h.update(format!("\t{b}\t{m}").as_bytes());
+        }
+        for o in options {
+            h.update(b"\0");
+            h.update((o.len() as u64).to_le_bytes());
+            h.update(o.as_bytes());
         }
         crate::store::hex(&h.finalize()[..8])
     }

@@ -125,6 +125,29 @@ impl PriceTable {
     }
 }
 
+impl PriceTable {
+    /// 16 hex of SHA-256 over [`PriceTable::rows`] — what the engine loads,
+    /// so two files that price every model alike give the same digest
+    /// (`load_id` folds it in for a `--prices` table that is not the
+    /// built-in one).
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for row in self.rows() {
+            for v in row {
+                match v {
+                    Some(v) => {
+                        h.update((v.len() as u64).to_le_bytes());
+                        h.update(v.as_bytes());
+                    }
+                    None => h.update(u64::MAX.to_le_bytes()),
+                }
+            }
+        }
+        crate::store::hex(&h.finalize()[..8])
+    }
+}
+
 /// A price as an exact DECIMAL: the shortest decimal text of the number
 /// (`3.75e-6` → `0.00000375`), so the cost arithmetic is exact.
 fn decimal(v: Option<f64>) -> Option<String> {

@@ -77,7 +77,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let progress = Progress::start(opts.progress);
 
     let discovery = t.time("discover", || discover(&config.home, config.follow_links))?;
-    let load_id = discovery.load_id();
+    let load_id = discovery.load_id(&config.load_options);
     test_pause("discovered");
     let ex = &config.extract;
     let cache = open_cache(&config)?;

@@ -3,6 +3,8 @@
 //! end-of-run summary counts every source kind (snapshot; `--quiet` keeps
 //! only the read failures); `nanoload report`'s arguments likewise.
 
+use std::path::Path;
+
 use crate::common::*;
 
 #[test]
@@ -169,5 +171,79 @@ fn report_bad_arguments_exit_2_and_a_home_named_report_loads_as_dot_slash() -> T
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(dir.path().join("out.parquet").is_file());
+    Ok(())
+}
+
+/// `load_id` names what made the output: besides the files, every option
+/// given that changes it — `--utc-offset`, `--include-thinking`, each
+/// `--secret-pattern` (in order), `--no-redact`, `--follow-links`, a
+/// `--prices` table by its content — so two runs whose outputs may differ
+/// never share one. Options that change no output byte (`--threads`,
+/// `--memory-limit`, a `--prices` file equal to the built-in table) leave
+/// it as the default run's, which is the files' alone.
+#[test]
+fn load_id_names_every_option_that_changes_the_output() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let ns = home
+        .path()
+        .join(".nanobot/sessions/fedcba9876543210fedcba9876543210");
+    std::fs::create_dir_all(&ns)?;
+    std::fs::write(
+        ns.join("Z29vZDox.jsonl"),
+        concat!(
+            r#"{"_type": "metadata", "key": "good:1", "created_at": "2026-10-05T09:00:00", "updated_at": "2026-10-05T09:00:05", "metadata": {}, "last_archived": 0}"#,
+            "\n",
+            r#"{"role": "user", "content": "meet in Oslo", "timestamp": "2026-10-05T09:00:01"}"#,
+            "\n",
+        ),
+    )?;
+    let dir = tempfile::tempdir()?;
+    let builtin = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/prices.json");
+    let same_prices = dir.path().join("same.json");
+    std::fs::copy(&builtin, &same_prices)?;
+    let mut table: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&builtin)?)?;
+    table["models"]["gpt-4o"]["input"] = serde_json::json!(1e-6);
+    let other_prices = dir.path().join("other.json");
+    std::fs::write(&other_prices, table.to_string())?;
+    let path = |p: &Path| p.to_string_lossy().into_owned();
+    let id = |args: &[String]| -> Result<String, Box<dyn std::error::Error>> {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = run_home(home.path(), &args)?;
+        assert_eq!(run.code(), Some(0), "{args:?}: {}", run.stderr());
+        let id = run.one("SELECT string_agg(DISTINCT load_id, ',') FROM events")?;
+        assert!(
+            run.stderr()
+                .contains(&format!("nanoload: 2 events, load_id {id}\n")),
+            "{}",
+            run.stderr()
+        );
+        Ok(id)
+    };
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let default = id(&[])?;
+    let changing: Vec<Vec<String>> = vec![
+        owned(&["--utc-offset", "+02:00"]),
+        owned(&["--utc-offset", "+03:00"]),
+        owned(&["--include-thinking"]),
+        owned(&["--secret-pattern", "Oslo"]),
+        owned(&["--secret-pattern", "Oslo", "--secret-pattern", "meet"]),
+        owned(&["--secret-pattern", "meet", "--secret-pattern", "Oslo"]),
+        owned(&["--no-redact"]),
+        owned(&["--follow-links"]),
+        vec!["--prices".into(), path(&other_prices)],
+    ];
+    let mut ids = vec![default.clone()];
+    for args in &changing {
+        ids.push(id(args)?);
+    }
+    let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), ids.len(), "{changing:?} → {ids:?}");
+    for args in [
+        owned(&["--threads", "1"]),
+        owned(&["--memory-limit", "512MiB"]),
+        vec!["--prices".into(), path(&same_prices)],
+    ] {
+        assert_eq!(id(&args)?, default, "{args:?}");
+    }
     Ok(())
 }
