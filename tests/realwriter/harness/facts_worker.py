@@ -294,7 +294,14 @@ class Facts:
 
         path = get_cli_history_path()
         entries = list(reversed(list(SafeFileHistory(str(path)).load_history_strings()))) if path.exists() else []
-        typed = sorted((t for t in self.log["turns"] if t.get("source") == "cli"), key=lambda t: t["start_ms"])
+        typed = []
+        for turn in sorted((t for t in self.log["turns"] if t.get("source") == "cli"), key=lambda t: t["start_ms"]):
+            # prompt_toolkit's Buffer.append_to_history stores an entry only
+            # when it differs from the last one in the history: the same
+            # prompt typed twice in a row is one entry
+            if typed and typed[-1]["text"] == turn["text"]:
+                continue
+            typed.append(turn)
         if [t["text"] for t in typed] != entries:
             raise RuntimeError(f"CLI history {entries} does not match the typed entries {[t['text'] for t in typed]}")
         instance = path.parent.parent.name
