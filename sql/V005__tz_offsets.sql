@@ -10,9 +10,11 @@
 --                   text, within 10 s once corrected;
 --            run    a cron/trigger run record's prompt and its session turn,
 --                   within 10 s once corrected.
---          A day's winner has the most pairs (ties: the smallest absolute
---          offset, then the smaller one); consecutive evidence days with the
---          same winner form one range.
+--          A day's winner has the most pairs; a tie goes to the offset of
+--          the nearest day with a clear winner before it, then after it
+--          (continuity), then to the offset with more WebUI/run-record
+--          pairs, and only then to the smallest absolute offset.
+--          Consecutive evidence days with the same winner form one range.
 -- Grain:   tz_evidence: one row per (pair, candidate offset);
 --          tz_days: one row per instance and local day with evidence;
 --          tz_offsets: one row per instance and range of days.
@@ -102,18 +104,48 @@ WHERE offset_minutes BETWEEN -720 AND 840;
 
 CREATE TABLE tz_days AS
 WITH votes AS (
-    SELECT instance, day, offset_minutes, count(*) AS pairs
+    SELECT instance, day, offset_minutes, count(*) AS pairs,
+        count(*) FILTER (kind <> 'llm') AS copy_pairs
     FROM tz_evidence GROUP BY ALL
 ),
 ranked AS (
     SELECT *,
         sum(pairs) OVER (PARTITION BY instance, day) AS day_pairs,
         row_number() OVER (PARTITION BY instance, day
-                           ORDER BY pairs DESC, abs(offset_minutes), offset_minutes) AS rank
+                           ORDER BY pairs DESC, offset_minutes) AS by_pairs,
+        lead(pairs) OVER (PARTITION BY instance, day
+                          ORDER BY pairs DESC, offset_minutes) AS runner_up
     FROM votes
+),
+-- days whose winner has more pairs than any other offset of the day
+clear AS (
+    SELECT instance, day, offset_minutes
+    FROM ranked WHERE by_pairs = 1 AND (runner_up IS NULL OR runner_up < pairs)
+),
+-- each day's nearest clear day before it and after it
+neighbours AS (
+    SELECT d.instance, d.day, b.offset_minutes AS before_offset, a.offset_minutes AS after_offset
+    FROM (SELECT DISTINCT instance, day FROM votes) d
+    ASOF LEFT JOIN clear b ON b.instance = d.instance AND d.day > b.day
+    ASOF LEFT JOIN clear a ON a.instance = d.instance AND d.day < a.day
+),
+decided AS (
+    -- most pairs; a tie is decided by continuity (the offset of the nearest
+    -- clear day before, then after), then by the pairs of a WebUI or run
+    -- record copy (exact, where a minute-aligned call may be a coincidence),
+    -- and only then by the smallest absolute offset
+    SELECT r.*,
+        row_number() OVER (PARTITION BY r.instance, r.day
+                           ORDER BY r.pairs DESC,
+                                    r.offset_minutes IS NOT DISTINCT FROM n.before_offset DESC,
+                                    r.offset_minutes IS NOT DISTINCT FROM n.after_offset DESC,
+                                    r.copy_pairs DESC,
+                                    abs(r.offset_minutes), r.offset_minutes) AS rank
+    FROM ranked r
+    JOIN neighbours n USING (instance, day)
 )
 SELECT instance, day, offset_minutes, pairs, day_pairs
-FROM ranked WHERE rank = 1;
+FROM decided WHERE rank = 1;
 
 CREATE TABLE tz_offsets AS
 WITH runs AS (

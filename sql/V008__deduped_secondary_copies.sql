@@ -1,22 +1,93 @@
 -- V008 deduped_secondary_copies
--- Purpose: drop rows of secondary sources that the session stores also hold
---          (docs/design.md "Dedup: secondary sources"). CLI history (the
---          prompt copy): a session `user` row with the same text within
---          ±2 s of local time. WebUI transcript and run records (turn
---          copies), turn-aware (V007): tool rows pair on tool_use_id
---          whatever the times (in a mirrored turn when the id is in several
---          turns of the store: a provider reusing `call_0`);
---          user/assistant/thinking rows on text (runtime-context suffix
---          removed) in a mirrored turn. Offset unknown: same text or id
---          within 15 h. System rows never pair; an unmatched row stays (a
---          deleted chat, a /new-erased turn, a tool result nanobot dropped
---          on save).
--- Grain:   window_drops: one row per dropped row; events_final: events_utc
---          minus them.
--- Inputs:  events_utc (V006), session_turn_rows, repeated_tool_ids,
---          copy_rows, copy_turn_matches (V007).
--- Output:  window_drops (x_row, source_kind, reason), appended to
---          dropped_rows; events_final (view: events_utc's columns).
+-- Purpose: which session turn each secondary copy's turn mirrors, then
+--          drop the secondary rows the session stores also hold
+--          (docs/design.md "Dedup: secondary sources"). A copy turn (a
+--          WebUI `turn_id`, a record without one, or one run record)
+--          mirrors a session turn (V007) only when the whole turn pairs:
+--          the turn contains the copy's first record (UTC, ±10 s) or starts
+--          with its user text from 10 s before to an hour after it; the
+--          user texts agree; the copy's last record is no later than the
+--          turn's end + 10 s; no recorded `/new` lies between the copy's
+--          end and the turn's start; every tool call id of the copy is the
+--          turn's (assistant texts are not compared: a continued answer
+--          is one text in the transcript, two turns in the session). CLI history: a session `user` row with the same
+--          text within ±2 s local. Turn copies: tool rows on tool_use_id,
+--          user/assistant/thinking rows on text, in a mirrored turn; offset
+--          unknown: same text or id within 15 h. System rows never pair.
+-- Grain:   copy_rows: one row per row of a turn copy with a session;
+--          copy_turns: one row per copy turn; copy_news: one per /new;
+--          copy_turn_matches: one per (copy turn, mirrored session turn);
+--          window_drops: one per dropped row; events_final: the rest.
+-- Inputs:  events_utc (V006), offset_known, session_turns and
+--          session_turn_rows (V007).
+-- Output:  copy_rows (copy_turn: its key; offset_known: times compare),
+--          copy_turns (t0: first record; t9: last assistant, thinking or
+--          tool record; user_match; call_source: `cron` for a run record,
+--          else `user`), copy_news, copy_turn_matches, window_drops
+--          (x_row, source_kind, reason), appended to dropped_rows;
+--          events_final (view: events_utc's columns).
+CREATE TABLE copy_rows AS
+SELECT e.x_row, e.source_kind, e.instance, e.session_uid, e.turn_type, e.x_match,
+    e.tool_use_id, e.timestamp_utc, e.turn_copy,
+    CASE WHEN e.turn_copy = 'webui'
+         THEN coalesce('turn:' || e.x_turn, e.source_path || ':' || CAST(e.source_line AS VARCHAR))
+         ELSE e.source_path END AS copy_turn,
+    k.instance IS NOT NULL AS offset_known
+FROM events_utc e
+LEFT JOIN offset_known k ON k.instance = e.instance
+WHERE e.turn_copy IS NOT NULL AND e.session_uid IS NOT NULL;
+
+CREATE TABLE copy_turns AS
+SELECT session_uid, copy_turn,
+    min(timestamp_utc) AS t0,
+    max(timestamp_utc) FILTER (turn_type IN ('assistant', 'thinking', 'tool_use', 'tool_result')) AS t9,
+    min(x_match) FILTER (turn_type = 'user') AS user_match,
+    CASE WHEN min(turn_copy) = 'run' THEN 'cron' ELSE 'user' END AS call_source
+FROM copy_rows
+GROUP BY ALL;
+
+-- the `/new` commands a copy recorded (the session keeps none: /new clears it)
+CREATE TABLE copy_news AS
+SELECT session_uid, timestamp_utc
+FROM copy_rows
+WHERE turn_type = 'user' AND lower(trim(x_match)) = '/new' AND timestamp_utc IS NOT NULL;
+
+CREATE TABLE copy_turn_matches AS
+WITH candidates AS (
+    SELECT DISTINCT c.session_uid, c.copy_turn, s.source_path, s.turn_no
+    FROM copy_turns c
+    JOIN session_turns s
+      ON s.session_uid = c.session_uid
+     AND ((s.turn_start <= c.t0 + INTERVAL 10 SECOND AND c.t0 <= s.turn_end + INTERVAL 10 SECOND)
+          OR (c.user_match IS NOT NULL AND s.user_match = c.user_match
+              AND s.turn_start BETWEEN c.t0 - INTERVAL 10 SECOND AND c.t0 + INTERVAL 1 HOUR))
+     AND (c.user_match IS NULL OR s.user_match = c.user_match)
+     AND (c.t9 IS NULL OR c.t9 <= s.turn_end + INTERVAL 10 SECOND)
+     -- no /new of the chat between the copy turn's end and the session
+     -- turn's start: the /new erased the copy's turn from the session
+     AND NOT EXISTS (SELECT 1 FROM copy_news n
+                     WHERE n.session_uid = c.session_uid
+                       AND n.timestamp_utc > coalesce(c.t9, c.t0)
+                       AND n.timestamp_utc < s.turn_start)
+),
+-- the copy's tool calls, each with whether the candidate turn has it
+copy_calls AS (
+    SELECT k.session_uid, k.copy_turn, k.source_path, k.turn_no,
+        EXISTS (SELECT 1 FROM session_turn_rows s
+                WHERE s.session_uid = k.session_uid AND s.source_path = k.source_path
+                  AND s.turn_no = k.turn_no AND s.turn_type = 'tool_use'
+                  AND s.tool_use_id = r.tool_use_id) AS found
+    FROM candidates k
+    JOIN copy_rows r USING (session_uid, copy_turn)
+    WHERE r.turn_type = 'tool_use' AND r.tool_use_id IS NOT NULL
+)
+SELECT k.*
+FROM candidates k
+WHERE NOT EXISTS (SELECT 1 FROM copy_calls p
+                  WHERE p.session_uid = k.session_uid AND p.copy_turn = k.copy_turn
+                    AND p.source_path = k.source_path AND p.turn_no = k.turn_no
+                    AND NOT p.found);
+
 CREATE TABLE window_drops AS
 -- CLI history: same text, ±2 s local
 SELECT c.x_row, c.source_kind,
@@ -32,8 +103,10 @@ WHERE c.prompt_copy AND c.ts_local IS NOT NULL
       AND s.turn_type = 'user' AND s.x_match = c.x_match AND s.ts_local IS NOT NULL
       AND s.ts_local BETWEEN c.ts_local - INTERVAL 2 SECOND AND c.ts_local + INTERVAL 2 SECOND)
 UNION ALL
--- tool rows: the same call in the session (in the same turn when the id repeats)
-SELECT w.x_row, w.source_kind, 'same tool call in the session' AS reason
+-- tool rows: the same call in a mirrored session turn
+SELECT w.x_row, w.source_kind,
+    CASE WHEN w.offset_known THEN 'same tool call in the session turn'
+         ELSE 'same tool call in the session within 15 h (offset unknown)' END AS reason
 FROM copy_rows w
 WHERE w.tool_use_id IS NOT NULL AND w.turn_type IN ('tool_use', 'tool_result')
   AND EXISTS (
@@ -41,10 +114,7 @@ WHERE w.tool_use_id IS NOT NULL AND w.turn_type IN ('tool_use', 'tool_result')
     WHERE s.session_uid = w.session_uid AND s.turn_type = w.turn_type
       AND s.tool_use_id = w.tool_use_id
       AND (CASE WHEN w.offset_known
-                THEN NOT EXISTS (SELECT 1 FROM repeated_tool_ids r
-                                 WHERE r.session_uid = s.session_uid AND r.source_path = s.source_path
-                                   AND r.tool_use_id = s.tool_use_id)
-                     OR EXISTS (SELECT 1 FROM copy_turn_matches m
+                THEN EXISTS (SELECT 1 FROM copy_turn_matches m
                                 WHERE m.session_uid = w.session_uid AND m.copy_turn = w.copy_turn
                                   AND m.source_path = s.source_path AND m.turn_no = s.turn_no)
                 ELSE s.timestamp_utc BETWEEN w.timestamp_utc - INTERVAL 15 HOUR

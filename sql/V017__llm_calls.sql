@@ -1,15 +1,16 @@
 -- V017 llm_calls
 -- Purpose: nanobot's llm_usage rows with `instance`, `started_at` as UTC and
 --          the attributed session (docs/design.md "LLM call attribution").
---          A call belongs to the session whose turn contains its start: a
---          turn runs from a session `user` message (primary or surviving
---          secondary copy) to the last user/assistant/tool message before
---          the next user message of that store, however long, plus 10 s; a
---          WebUI transcript or run record turn that no session turn mirrors
---          (a chat /new erased) runs from its first to its last record,
---          plus 10 s. Where turns overlap (a subagent inside its parent's
---          turn) the turn with the latest start wins; a call in no turn has
---          session NULL (between turns, the archive call of a /new).
+--          A call belongs to the session whose turn (V007: from its first
+--          message to its final answer) contains its start, within 10 s
+--          after the turn's last message, and whose calls carry the call's
+--          source (a cron call to a cron or trigger turn, a user call to a
+--          user turn, a dream call to no chat); a WebUI transcript or run
+--          record turn that no session turn mirrors (a chat /new erased)
+--          runs from its first to its last record, plus 10 s. Where turns
+--          overlap the turn of the call's own source wins, then the latest
+--          start (a subagent inside its parent's turn); a call in no turn
+--          has session NULL (between turns, the archive call of a /new).
 --          Then (appended) each call's `cost_usd` from the price table
 --          (docs/design.md "Cost"): the model of every call and of every
 --          Claude Code response with counted usage (nanoclaw, provider
@@ -19,17 +20,17 @@
 --          date stamp removed); a price row answers to its LiteLLM key and
 --          to `<its provider>/<key>`. An unmatched model: cost NULL and one
 --          `price_unknown` warning per (agent, provider, model).
--- Grain:   one row per llm_calls row of each instance; model_prices: one row
---          per (agent, provider, model) priced.
--- Inputs:  stage_llm_calls, events_linked (V014), copy_rows, copy_turns
---          and copy_turn_matches (V007), order_sessions and ordinals
---          (V015), events (V016's view: the Claude Code rows with counted
---          usage), prices (the engine's price table), diagnostics; drops
---          ordinals.
--- Output:  turn_messages (is_user: the row starts a turn), turn_spans
---          (turn_start, turn_end: a turn's span, end + 10 s, by sess_id),
---          turns (the spans by instance and session), turn_hours (a turn
+-- Grain:   one row per llm_calls row of each instance; turns: one row per
+--          turn; model_prices: one row per (agent, provider, model) priced.
+-- Inputs:  stage_llm_calls, session_turns (V007), copy_rows, copy_turns
+--          and copy_turn_matches (V008), order_sessions (V015), events
+--          (V016's view: the Claude Code rows with counted usage), prices
+--          (the engine's price table), diagnostics; drops session_messages
+--          and session_turn_rows (V007) and ordinals (V015).
+-- Output:  turns (instance, session_id, session_uid, call_source,
+--          turn_start, turn_end: the span, end + 10 s), turn_hours (a turn
 --          once per hour it touches: hour = its µs epoch // 3 600 000 000),
+--          the macro call_fits_turn(call source, turn source),
 --          llm_attribution (the session of each attributed call),
 --          price_names (name, norm: the names each price row answers to),
 --          model_uses (agent, provider, model: the models to price, with
@@ -39,50 +40,23 @@
 --          price_name(s) and call_cost(…) (V018 prices Claude Code usage
 --          with them), llm_calls (the output table; cost_usd appended), and
 --          rows appended to diagnostics (`price_unknown`).
--- The turn arithmetic runs over integer ids (sess_id, path_id of V015's
--- ordinals), not the session and path strings, so one session of millions
--- of messages stays within the memory limit.
-CREATE TABLE turn_messages AS
-SELECT o.sess_id, o.path_id, e.seq, e.source_line, e.x_sub,
-    e.turn_type = 'user' AS is_user, e.timestamp_utc
-FROM events_linked e
--- the row's session and path ids (V015): one join on x_row, not two on
--- the strings (half the time at 1 GB)
-JOIN ordinals o USING (x_row)
--- chat rows only: a hidden summary checkpoint (a `system` row) is written
--- when the next turn compacts, not inside the turn before it
-WHERE e.agent = 'nanobot' AND e.session_store IS NOT NULL
-  AND e.seq IS NOT NULL AND e.timestamp_utc IS NOT NULL AND e.session_id IS NOT NULL
-  AND e.session_uid IS NOT NULL AND e.turn_type <> 'system';
-
-CREATE TABLE turn_spans AS
-WITH numbered AS (
-    SELECT *,
-        sum(CASE WHEN is_user THEN 1 ELSE 0 END) OVER (
-            PARTITION BY sess_id, path_id
-            ORDER BY seq, source_line, x_sub ROWS UNBOUNDED PRECEDING) AS turn_no
-    FROM turn_messages
-)
-SELECT sess_id, min(timestamp_utc) FILTER (is_user) AS turn_start,
-    max(timestamp_utc) + INTERVAL 10 SECOND AS turn_end
-FROM numbered
-WHERE turn_no > 0
-GROUP BY sess_id, path_id, turn_no
+-- Every turn of the session stores (V007), and each copy turn that mirrors
+-- none (a chat /new erased), as spans with the source of their calls.
+CREATE TABLE turns AS
+SELECT instance, session_id, session_uid, call_source, turn_start,
+    turn_end + INTERVAL 10 SECOND AS turn_end
+FROM session_turns
+WHERE turn_start IS NOT NULL AND session_id IS NOT NULL
 UNION ALL
--- copy turns that mirror no session turn
-SELECT s.sess_id, c.t0, max(r.timestamp_utc) + INTERVAL 10 SECOND
+SELECT s.instance, s.session_id, c.session_uid, c.call_source, c.t0,
+    max(r.timestamp_utc) + INTERVAL 10 SECOND
 FROM copy_turns c
 JOIN copy_rows r USING (session_uid, copy_turn)
 JOIN order_sessions s ON s.agent = 'nanobot' AND s.session_uid = c.session_uid
-WHERE NOT EXISTS (SELECT 1 FROM copy_turn_matches m
+WHERE c.t0 IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM copy_turn_matches m
                   WHERE m.session_uid = c.session_uid AND m.copy_turn = c.copy_turn)
-GROUP BY s.sess_id, c.session_uid, c.copy_turn, c.t0;
-
-CREATE TABLE turns AS
-SELECT s.instance, s.session_id, s.session_uid, t.turn_start, t.turn_end
-FROM turn_spans t
-JOIN order_sessions s USING (sess_id)
-WHERE t.turn_start IS NOT NULL;
+GROUP BY s.instance, s.session_id, c.session_uid, c.copy_turn, c.call_source, c.t0;
 
 -- each turn once per hour it touches, so a call probes only the turns of its
 -- hour (an equi-join) instead of every turn of its instance (a range join)
@@ -92,6 +66,19 @@ FROM turns t,
     unnest(range(epoch_us(t.turn_start) // 3600000000,
                  epoch_us(t.turn_end) // 3600000000 + 1)) h(hour);
 
+-- A call goes to a turn whose calls carry its source (nanobot's
+-- llm_usage/context.py): `user` and `api` calls to user and api turns,
+-- `cron` calls to cron and trigger turns, `dream` calls (the memory
+-- archive of a /new or /compact, Dream) to dream turns, `system` calls (a
+-- chat's title, an injected message's turn) to system, user and api turns;
+-- a call without a source to any turn. Among those containing its start,
+-- the one of its own source first, then the latest start (a subagent
+-- inside its parent's turn).
+CREATE MACRO call_fits_turn(call_source, turn_source) AS
+    call_source IS NULL OR call_source = turn_source
+    OR (call_source IN ('user', 'api') AND turn_source IN ('user', 'api'))
+    OR (call_source = 'system' AND turn_source IN ('user', 'api'));
+
 CREATE TABLE llm_attribution AS
 SELECT c.instance, c.source_path, c.id, t.session_id, t.session_uid
 FROM stage_llm_calls c
@@ -99,8 +86,10 @@ JOIN turn_hours t
   ON t.instance = c.instance
  AND t.hour = c.started_at_ms * 1000 // 3600000000
  AND make_timestamp(c.started_at_ms * 1000) BETWEEN t.turn_start AND t.turn_end
+WHERE call_fits_turn(c.source, t.call_source)
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
-                           ORDER BY t.turn_start DESC, t.session_id, t.session_uid) = 1;
+                           ORDER BY c.source IS NOT DISTINCT FROM t.call_source DESC,
+                                    t.turn_start DESC, t.session_id, t.session_uid) = 1;
 
 -- ---- cost (docs/design.md "Cost") ----------------------------------------
 
@@ -205,7 +194,9 @@ LEFT JOIN llm_attribution a USING (instance, source_path, id)
 LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
                         AND m.model = c.model;
 
--- turn_messages and V015's ordinals (each a row per event) are not read
--- after this step: free their memory for the writer (the peak RSS).
-DROP TABLE turn_messages;
+-- V015's ordinals and V007's session_messages (each a row per event or
+-- message) are not read after this step: free their memory for the writer
+-- (the peak RSS).
+DROP TABLE session_messages;
+DROP TABLE session_turn_rows;
 DROP TABLE ordinals;

@@ -174,8 +174,10 @@ pub struct EventRow {
     /// Session metadata row (model preset, relay, permission mode) that a
     /// secondary copy emits; dropped when a primary store has the session.
     pub x_meta: bool,
-    /// For session `user` rows: which `llm_calls.source` a turn started by
-    /// this message records (`user`, or `cron` for automation turns).
+    /// For a session row that starts a turn: which `llm_calls.source` the
+    /// turn's calls record (`user`, or `cron` for automation turns, on a
+    /// `user` row; `system` on an assistant message nanobot injected, a
+    /// subagent's result, which starts a hidden turn).
     pub x_call_source: Option<String>,
     /// nanobot: the workspace-id namespace directory of the store. For a
     /// session store it is the session's namespace; for a workspace store

@@ -35,7 +35,7 @@ pub const STEPS: &[(&str, &str)] = &[
     step!("V004__deduped_session_copies.sql"),
     step!("V005__tz_offsets.sql"),
     step!("V006__timestamps.sql"),
-    step!("V007__mirrored_turns.sql"),
+    step!("V007__session_turns.sql"),
     step!("V008__deduped_secondary_copies.sql"),
     step!("V009__nanoclaw_rows.sql"),
     step!("V010__nanoclaw_links.sql"),
@@ -408,13 +408,25 @@ mod tests {
             "tz_offset_of_120_minutes_from_an_llm_call_pair",
         ),
         (
+            "tz_offsets",
+            "a_tie_in_the_offset_vote_goes_to_the_neighbouring_days_offset",
+        ),
+        (
             "timestamps",
             "timestamps_take_the_derived_offset_of_the_nearest_evidence_day",
         ),
         ("timestamps", "timestamps_take_the_given_offset_first"),
         (
-            "mirrored_turns",
+            "session_turns",
+            "a_turn_ends_at_its_final_answer_and_an_injected_message_starts_a_hidden_turn",
+        ),
+        (
+            "deduped_secondary_copies",
             "a_copy_turn_mirrors_the_session_turn_that_contains_it",
+        ),
+        (
+            "deduped_secondary_copies",
+            "a_turn_erased_by_new_and_asked_again_mirrors_nothing_and_keeps_its_rows",
         ),
         (
             "deduped_secondary_copies",
@@ -476,6 +488,7 @@ mod tests {
             "llm_calls",
             "an_llm_call_belongs_to_the_turn_containing_it_and_to_none_between_turns",
         ),
+        ("llm_calls", "an_llm_call_goes_to_a_turn_of_its_own_source"),
         (
             "llm_calls",
             "llm_calls_are_priced_by_exact_then_normalised_model_and_an_unknown_model_is_null",
@@ -1180,6 +1193,47 @@ mod tests {
     }
 
     #[test]
+    fn a_tie_in_the_offset_vote_goes_to_the_neighbouring_days_offset() -> Res {
+        let mut h = Steps::new()?;
+        // Chatham (+13:45): each user message's call starts 2 s after it,
+        // in UTC; on 2026-03-02 a cron message at 09:30:00 meets a cron call
+        // at 09:00:05 UTC by chance (a 30-minute offset, one pair), which
+        // ties the day's one true pair
+        let user = |seq: &str, source: &str, local: &str| {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "cli:direct"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("seq", seq),
+                    ("turn_type", "user"),
+                    ("x_call_source", source),
+                    ("ts_local", local),
+                ],
+            )
+        };
+        user("1", "user", "2026-03-01 09:00:00")?;
+        user("2", "user", "2026-03-01 11:00:00")?;
+        user("3", "user", "2026-03-02 09:00:00")?;
+        user("4", "cron", "2026-03-02 09:30:00")?;
+        for (source, utc) in [
+            ("user", "2026-02-28 19:15:02"),
+            ("user", "2026-02-28 21:15:02"),
+            ("user", "2026-03-01 19:15:02"),
+            ("cron", "2026-03-02 09:00:05"),
+        ] {
+            h.llm_call(&[("source", source), ("started_at_ms", &ms(utc))])?;
+        }
+        h.run_through("tz_offsets")?;
+        assert_eq!(
+            h.rows("SELECT day, offset_minutes, pairs, day_pairs FROM tz_days ORDER BY day")?,
+            vec!["2026-03-01 | 825 | 2 | 5", "2026-03-02 | 825 | 1 | 2"]
+        );
+        Ok(())
+    }
+
+    #[test]
     fn timestamps_take_the_derived_offset_of_the_nearest_evidence_day() -> Res {
         let mut h = Steps::new()?;
         two_turns(&h)?;
@@ -1258,6 +1312,155 @@ mod tests {
         Ok(())
     }
 
+    /// One row of session `websocket:c1` (namespace ws1, local time =
+    /// UTC): `(seq, turn_type, text or tool id, ts_local)`; a `user` row's
+    /// call source is `user`, or `cron` when the text says `cron`; an
+    /// assistant text starting `subagent` is a message nanobot injected.
+    fn session_rows(h: &Steps, rows: &[(i64, &str, &str, &str)]) -> Res {
+        for (i, (seq, turn_type, what, ts)) in rows.iter().enumerate() {
+            let tool = turn_type.starts_with("tool");
+            let line = (i + 1).to_string();
+            let seq = seq.to_string();
+            let source = match *turn_type {
+                "user" if what.contains("cron") => "cron",
+                "user" => "user",
+                "assistant" if what.starts_with("subagent") => "system",
+                _ => "=NULL",
+            };
+            h.event(
+                DB,
+                &[
+                    ("session_id", "websocket:c1"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", &line),
+                    ("seq", &seq),
+                    ("x_sub", &line),
+                    ("turn_type", turn_type),
+                    ("text", if tool { "=NULL" } else { what }),
+                    ("x_match", if tool { "=NULL" } else { what }),
+                    ("tool_use_id", if tool { what } else { "=NULL" }),
+                    ("x_record", &format!("r{seq}")),
+                    ("x_call_source", source),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_turn_ends_at_its_final_answer_and_an_injected_message_starts_a_hidden_turn() -> Res {
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        session_rows(
+            &h,
+            &[
+                // before the first user message: no turn
+                (0, "assistant", "welcome", "2026-03-02 09:00:00"),
+                (1, "user", "check disk", "2026-03-02 10:00:00"),
+                (2, "assistant", "looking", "2026-03-02 10:05:00"),
+                (2, "tool_use", "call_0", "2026-03-02 10:05:00"),
+                (3, "tool_result", "call_0", "2026-03-02 10:05:00"),
+                (4, "assistant", "disk ok", "2026-03-02 10:05:00"),
+                // a subagent's result, injected eleven days later, and the
+                // answer to it: a hidden turn of its own
+                (5, "assistant", "subagent done", "2026-03-13 08:00:00"),
+                (6, "assistant", "noted", "2026-03-13 08:00:30"),
+                (7, "user", "cron: backup", "2026-03-13 09:00:00"),
+                (8, "tool_use", "call_0", "2026-03-13 09:01:00"),
+                (9, "tool_result", "call_0", "2026-03-13 09:01:00"),
+                (10, "assistant", "backup ok", "2026-03-13 09:01:00"),
+            ],
+        )?;
+        h.run_through("session_turns")?;
+        assert_eq!(
+            h.rows(
+                "SELECT turn_no, turn_start, turn_end, user_match, call_source
+                 FROM session_turns ORDER BY turn_no"
+            )?,
+            vec![
+                "1 | 2026-03-02 10:00:00 | 2026-03-02 10:05:00 | check disk | user",
+                "2 | 2026-03-13 08:00:00 | 2026-03-13 08:00:30 | NULL | system",
+                "3 | 2026-03-13 09:00:00 | 2026-03-13 09:01:00 | cron: backup | cron",
+            ]
+        );
+        assert_eq!(
+            h.rows("SELECT seq, turn_no FROM session_messages ORDER BY seq")?,
+            vec![
+                "0 | 0", "1 | 1", "2 | 1", "3 | 1", "4 | 1", "5 | 2", "6 | 2", "7 | 3", "8 | 3",
+                "9 | 3", "10 | 3",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_turn_erased_by_new_and_asked_again_mirrors_nothing_and_keeps_its_rows() -> Res {
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // after /new the session holds only the question asked again; nanobot
+        // stamped the turn when it saved it
+        session_rows(
+            &h,
+            &[
+                (1, "user", "status?", "2026-03-02 10:20:40"),
+                (2, "tool_use", "call_0", "2026-03-02 10:20:40"),
+                (3, "tool_result", "call_0", "2026-03-02 10:20:40"),
+                (4, "assistant", "all green", "2026-03-02 10:20:40"),
+            ],
+        )?;
+        // the WebUI transcript still has the erased turn (the same question,
+        // the same reused call id, the same answer, twenty minutes earlier),
+        // the /new, then the new turn
+        for (line, turn, turn_type, what, utc) in [
+            ("1", "t1", "user", "status?", "2026-03-02 10:00:00"),
+            ("2", "t1", "tool_use", "call_0", "2026-03-02 10:00:20"),
+            ("3", "t1", "tool_result", "call_0", "2026-03-02 10:00:21"),
+            ("4", "t1", "assistant", "all green", "2026-03-02 10:00:30"),
+            ("5", "tn", "user", "/new", "2026-03-02 10:10:00"),
+            ("6", "t2", "user", "status?", "2026-03-02 10:20:00"),
+            ("7", "t2", "tool_use", "call_0", "2026-03-02 10:20:20"),
+            ("8", "t2", "tool_result", "call_0", "2026-03-02 10:20:21"),
+            ("9", "t2", "assistant", "all green", "2026-03-02 10:20:40"),
+        ] {
+            let tool = turn_type.starts_with("tool");
+            h.event(
+                WEBUI,
+                &[
+                    ("session_id", "websocket:c1"),
+                    ("source_path", WEBUI_C1),
+                    ("source_line", line),
+                    ("x_turn", turn),
+                    ("turn_type", turn_type),
+                    ("text", if tool { "=NULL" } else { what }),
+                    ("x_match", if tool { "=NULL" } else { what }),
+                    ("tool_use_id", if tool { what } else { "=NULL" }),
+                    ("ts_utc", utc),
+                ],
+            )?;
+        }
+        h.run_through("deduped_secondary_copies")?;
+        assert_eq!(
+            h.rows(
+                "SELECT c.copy_turn, m.turn_no
+                 FROM copy_turns c LEFT JOIN copy_turn_matches m USING (session_uid, copy_turn)
+                 ORDER BY c.copy_turn"
+            )?,
+            vec!["turn:t1 | NULL", "turn:t2 | 1", "turn:tn | NULL"]
+        );
+        assert_eq!(
+            dropped(&h, WEBUI_C1)?,
+            vec![
+                "6 | same text in the session turn",
+                "7 | same tool call in the session turn",
+                "8 | same tool call in the session turn",
+                "9 | same text in the session turn",
+            ]
+        );
+        Ok(())
+    }
+
     #[test]
     fn a_copy_turn_mirrors_the_session_turn_that_contains_it() -> Res {
         let mut h = Steps::new()?;
@@ -1268,7 +1471,7 @@ mod tests {
         webui(&h, "3", "t2", "user", "again", "2026-03-02 11:00:02")?;
         // a turn of a chat /new erased: it mirrors nothing
         webui(&h, "4", "t3", "user", "erased", "2026-03-02 12:30:00")?;
-        h.run_through("mirrored_turns")?;
+        h.run_through("deduped_secondary_copies")?;
         assert_eq!(
             h.rows(
                 "SELECT source_path, turn_no, turn_start, turn_end FROM session_turns ORDER BY turn_no"
@@ -2094,6 +2297,72 @@ mod tests {
                 format!("2 | 2026-03-02 10:00:39+00 | websocket:c1 | {c1}"),
                 "3 | 2026-03-02 10:30:00+00 | NULL | NULL".to_string(),
                 format!("4 | 2026-03-02 11:00:25+00 | websocket:c1 | {c1}"),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_llm_call_goes_to_a_turn_of_its_own_source() -> Res {
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // a user turn 10:00–10:05 and, in the same session, a subagent's
+        // result injected at 10:30 (a hidden turn: system calls only)
+        session_rows(
+            &h,
+            &[
+                (1, "user", "long job", "2026-03-02 10:00:00"),
+                (2, "assistant", "done", "2026-03-02 10:05:00"),
+                (3, "assistant", "subagent done", "2026-03-02 10:30:00"),
+                (4, "assistant", "noted", "2026-03-02 10:30:20"),
+            ],
+        )?;
+        // a cron run in another chat, 10:02–10:04, while the user turn runs
+        for (line, seq, turn_type, text, ts) in [
+            ("1", "1", "user", "cron: digest", "2026-03-02 10:02:00"),
+            ("2", "2", "assistant", "digest", "2026-03-02 10:04:00"),
+        ] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "telegram:42"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", &format!("1{line}")),
+                    ("seq", seq),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("x_match", text),
+                    ("x_record", &format!("t{seq}")),
+                    ("x_call_source", if seq == "1" { "cron" } else { "=NULL" }),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        for (source, utc) in [
+            ("user", "2026-03-02 10:03:00"), // the user turn, not the later cron turn
+            ("cron", "2026-03-02 10:03:00"), // the cron turn
+            ("dream", "2026-03-02 10:03:00"), // a memory archive: no chat
+            ("system", "2026-03-02 10:03:00"), // a title: the user turn
+            ("user", "2026-03-02 10:20:00"), // after the final answer: none
+            ("system", "2026-03-02 10:30:10"), // the injected message's turn
+            ("user", "2026-03-02 10:30:10"), // not a user turn: none
+        ] {
+            h.llm_call(&[("source", source), ("started_at_ms", &ms(utc))])?;
+        }
+        h.run_through("llm_calls")?;
+        let c1 = uid("ws1", "websocket:c1");
+        let tg = uid("ws1", "telegram:42");
+        assert_eq!(
+            h.rows("SELECT id, source, coalesce(session_uid, 'NULL') FROM llm_calls ORDER BY id")?,
+            vec![
+                format!("1 | user | {c1}"),
+                format!("2 | cron | {tg}"),
+                "3 | dream | NULL".to_string(),
+                format!("4 | system | {c1}"),
+                "5 | user | NULL".to_string(),
+                format!("6 | system | {c1}"),
+                "7 | user | NULL".to_string(),
             ]
         );
         Ok(())

@@ -64,7 +64,7 @@ fn sessions_messages_kinds_and_seq() -> TestResult {
         r.one(&format!(
             "SELECT string_agg(turn_type || ':' || seq, ' ' ORDER BY ordinal) FROM events WHERE session_id = '{DM}' AND seq IS NOT NULL"
         ))?,
-        "user:2 user:4 user:6 user:8 user:10 user:12 assistant:3 assistant:5 assistant:7 assistant:9 assistant:11 assistant:13"
+        "user:2 user:4 user:6 user:8 system:10 user:12 assistant:3 system:5 assistant:7 assistant:9 system:11 assistant:13"
     );
     assert_eq!(
         r.rows(&format!(
@@ -950,6 +950,53 @@ fn claude_code_synthetic_has_no_model_and_command_wrappers_are_system() -> TestR
             "SELECT DISTINCT model FROM events WHERE session_id = '{CC_SESSION}' AND model IS NOT NULL"
         ))?,
         strs(&[&["claude-sonnet-4-5-20250929"]])
+    );
+    Ok(())
+}
+
+/// Issue 24 f: an operation the agent asks of the host and the host's
+/// answer are vendor records, not chat turns; a card's answer stays a turn.
+#[test]
+fn system_messages_are_system_rows_not_chat_turns() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows(
+            "SELECT native::JSON->>'table', turn_type, native::JSON->>'operation', count(*)
+             FROM events WHERE (native::JSON->>'kind') = 'system' GROUP BY ALL ORDER BY ALL"
+        )?,
+        strs(&[
+            &["messages_in", "system", "cli_response", "1"],
+            &["messages_in", "user", "NULL", "2"],
+            &["messages_out", "system", "cli_request", "1"],
+            &["messages_out", "system", "create_agent", "1"],
+        ])
+    );
+    // the DM's user and assistant rows are its chat turns only
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT s.user_rows, s.assistant_rows, e.users, e.assistants
+             FROM sessions s,
+                  (SELECT count(*) FILTER (turn_type = 'user') AS users,
+                          count(*) FILTER (turn_type = 'assistant') AS assistants
+                   FROM events WHERE session_id = '{DM}' AND (native::JSON->>'kind') = 'system') e
+             WHERE s.session_id = '{DM}'"
+        ))?,
+        strs(&[&["5", "4", "1", "0"]])
+    );
+    let mcp = run_home(&fixture("nanoclaw/home-mcp"), &[])?;
+    assert_eq!(
+        mcp.rows(
+            "SELECT turn_type, native::JSON->>'operation', count(*) FROM events
+             WHERE (native::JSON->>'kind') = 'system' GROUP BY ALL ORDER BY ALL"
+        )?,
+        strs(&[
+            &["system", "add_mcp_server", "1"],
+            &["system", "cli_request", "3"],
+            &["system", "cli_response", "3"],
+            &["system", "http", "1"],
+            &["system", "install_packages", "1"],
+        ])
     );
     Ok(())
 }

@@ -568,6 +568,11 @@ impl SessionMapper {
                         x_match: text.clone(),
                         text,
                         native: non_empty(&native),
+                        // a subagent's result nanobot injected: it starts a
+                        // hidden turn whose calls are `system` calls
+                        x_call_source: rec
+                            .contains_key("injected_event")
+                            .then(|| "system".to_string()),
                         ..base.clone()
                     });
                 } else if let (Some(last), false) = (rows.last_mut(), native.is_empty()) {
@@ -784,6 +789,22 @@ mod tests {
             rows[0].x_msgkey.as_deref(),
             Some("user\t2026-10-24T09:30:00")
         );
+        // a subagent result that arrived after its turn ended, kept as an
+        // assistant message (agent/loop.py `_persist_subagent_followup`):
+        // it starts a hidden turn of `system` calls (sql/V007)
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"[Subagent result] done","sender_id":"subagent","injected_event":"subagent_result","subagent_task_id":"t2","timestamp":"2026-11-04T09:00:00"}"#),
+            7,
+            8,
+        )?;
+        assert_eq!(rows[0].turn_type, TurnType::Assistant);
+        assert_eq!(rows[0].x_call_source.as_deref(), Some("system"));
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"ok","timestamp":"2026-11-04T09:00:05"}"#),
+            9,
+            10,
+        )?;
+        assert_eq!(rows[0].x_call_source, None);
         Ok(())
     }
 

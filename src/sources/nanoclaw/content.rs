@@ -7,15 +7,18 @@
 //!          chat      {"text", sender?, senderId?, echo?{surface,label}}                          → text
 //!          task      {"prompt", script, originSessionId}  (legacy: a plain string)               → prompt
 //!          system    {"type":"question_response","questionId","selectedOption","userId"}        → selectedOption
-//!                    {"type":"cli_response","requestId","frame":{id,ok,data|error}}              → "cli_response <id> ok=…"
+//!                    {"type":"cli_response","requestId","frame":{id,ok,data|error}}              → system "cli_response <id> ok=…"
 //! outbound chat      {"text"[,"files"]}                                                          → text
 //!                    {"operation":"edit","messageId","text"}             → system "edit of <messageId>: <text>"
 //!                    {"operation":"reaction","messageId","emoji"}        → system "reaction <emoji> on <messageId>"
 //!          chat-sdk  {"type":"ask_question","questionId","title","question","options":[{label,selectedLabel,value}]}
 //!                    → title, question and options; {"type":"card","card",fallbackText}          → fallbackText
-//!          system    {"action":…}                                                                → "<action> …"
+//!          system    {"action":…}                                                                → system "<action> …"
 //!          task_log  {"text"}                                                                    → text
 //! ```
+//! A `system` message other than a question_response (an operation the
+//! agent asks of the host, or the host's response) is a `system` row whose
+//! `native.operation` names its action or type; so are edits and reactions.
 //! Secrets: nanoclaw has no secret flag. An answer (`selectedOption`) or
 //! option `value` shaped like nanoclaw's own `SECRET_VALUE_RE`, or matching a
 //! `--secret-pattern`, becomes `[redacted]` in the text, in the content kept
@@ -291,6 +294,16 @@ pub fn message_native(
     }
     if kind == "system" {
         n.insert("tool_plumbing".into(), json!(true));
+        // an operation the agent asks of the host (create_agent,
+        // cli_request, add_mcp_server, …) or the host's response: a vendor
+        // record, a `system` row, not a chat turn (the registry entry); a
+        // question_response is the user's answer to a card, a turn
+        if m.operation.is_none() && m.subtype.as_deref() != Some("question_response") {
+            n.insert(
+                "operation".into(),
+                json!(m.subtype.as_deref().unwrap_or("system")),
+            );
+        }
     }
     if let Some(q) = &m.question_id {
         n.insert("question_id".into(), json!(q));
