@@ -20,7 +20,11 @@
 //! instance and path; and for every file it reads — its main file, parts,
 //! sidecars (`-wal`, `-journal`) and what its kind declares
 //! ([`Reads::Also`]: `.workspace`, `workspace-id`) — the path, size,
-//! mtime_ns and the SHA-256 of its first and last 64 KiB, or "absent".
+//! mtime_ns and the SHA-256 of all its bytes (streamed), or "absent". The
+//! content is in the key, so a file rewritten in place with its size and
+//! mtime put back (`cp -p`, `rsync -a`, an editor that restores them) is
+//! never served stale: a hit costs one read of every file the store reads,
+//! a miss two (the key before extraction and again after it).
 //!
 //! A hit is staged from its entry ([`Stage::import`]); a miss is extracted
 //! into the run's stage and a new entry ([`Stage::entry`]) at once, and the
@@ -31,7 +35,7 @@
 //! cached. One run at a time per cache directory and HOME.
 
 use std::collections::BTreeSet;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,8 +51,8 @@ use crate::store::{ExtractOptions, Reads, RowSink, Store, StoreReport, hex};
 /// Bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "nanoload-cache 1";
 
-/// The bytes hashed at each end of a file.
-const END_BYTES: u64 = 64 << 10;
+/// The buffer a file's bytes are hashed through.
+const HASH_BUFFER: usize = 256 << 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -266,8 +270,9 @@ fn field(h: &mut Sha256, s: &str) {
     h.update(s.as_bytes());
 }
 
-/// A file's size, mtime_ns and the SHA-256 of its first and last
-/// [`END_BYTES`], or "absent".
+/// A file's size, mtime_ns and the SHA-256 of all its bytes (with how
+/// many were read: a file growing while it is hashed gives a state no
+/// later read repeats), or "absent".
 fn file_state(h: &mut Sha256, path: &Path) {
     let state = || -> std::io::Result<String> {
         let mut f = std::fs::File::open(path)?;
@@ -276,17 +281,25 @@ fn file_state(h: &mut Sha256, path: &Path) {
             .modified()?
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let mut ends = Sha256::new();
-        let mut buf = Vec::with_capacity(END_BYTES as usize);
-        (&mut f).take(END_BYTES).read_to_end(&mut buf)?;
-        ends.update(&buf);
-        if meta.len() > END_BYTES {
-            buf.clear();
-            f.seek(SeekFrom::Start(meta.len() - END_BYTES))?;
-            f.take(END_BYTES).read_to_end(&mut buf)?;
-            ends.update(&buf);
+        let mut content = Sha256::new();
+        let mut buf = vec![0u8; HASH_BUFFER];
+        let mut read: u64 = 0;
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    content.update(&buf[..n]);
+                    read += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
-        Ok(format!("{} {mtime} {}", meta.len(), hex(&ends.finalize())))
+        Ok(format!(
+            "{} {mtime} {read} {}",
+            meta.len(),
+            hex(&content.finalize())
+        ))
     };
     field(h, &state().unwrap_or_else(|_| "absent".into()));
 }
@@ -368,6 +381,35 @@ fn read_report(entry: &Path) -> Option<StoreReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The content is in the key: a file rewritten in place with its size
+    /// and mtime put back, the change far from both ends, gives another
+    /// state; the same bytes give the same state.
+    #[test]
+    fn a_files_state_holds_all_its_bytes() -> std::io::Result<()> {
+        let d = tempfile::tempdir()?;
+        let path = d.path().join("s.jsonl");
+        let mut bytes = vec![b'a'; 3 * HASH_BUFFER + 17];
+        std::fs::write(&path, &bytes)?;
+        let mtime = std::fs::metadata(&path)?.modified()?;
+        let state = || {
+            let mut h = Sha256::new();
+            file_state(&mut h, &path);
+            hex(&h.finalize())
+        };
+        let before = state();
+        bytes[HASH_BUFFER + 5] = b'b';
+        std::fs::write(&path, &bytes)?;
+        std::fs::File::options()
+            .write(true)
+            .open(&path)?
+            .set_modified(mtime)?;
+        assert_eq!(std::fs::metadata(&path)?.modified()?, mtime);
+        let after = state();
+        assert_ne!(before, after);
+        assert_eq!(after, state());
+        Ok(())
+    }
 
     /// An entry written by another build is never reused: the build's
     /// identity is part of every key, beside the options.

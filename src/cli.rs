@@ -110,8 +110,8 @@ pub struct Args {
     /// Keep each store's extracted rows in DIR (created mode 0700; must be
     /// outside HOME) and reuse them on the next run while the store is
     /// unchanged: same kind, role, instance and path, same size, mtime and
-    /// hash of its first and last 64 KiB, the same for every file it reads
-    /// (-wal, .workspace, ...), same nanoload version and extraction options
+    /// hash of all its bytes, the same for every file it reads
+    /// (-wal, .workspace, ...), same nanoload build and extraction options
     /// (--secret-pattern, --no-redact, --include-thinking, --follow-links).
     /// Output bytes are the same as without it. nanoclaw stores are always
     /// read again. Entries no longer used are removed; one run at a time

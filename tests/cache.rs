@@ -105,6 +105,51 @@ fn an_appended_session_file_alone_is_extracted_again() -> TestResult {
     Ok(())
 }
 
+/// A session file rewritten in place with its size and mtime put back
+/// (`cp -p`, `rsync -a`), the change far from both ends of a 300 KB file, is
+/// extracted again: the key holds every byte, not only the file's ends.
+#[test]
+fn a_file_rewritten_with_its_size_and_mtime_put_back_is_extracted_again() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let file = home
+        .path()
+        .join(".nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/c2xhY2s6QzBXT1JLNw.jsonl");
+    let mut text = std::fs::read_to_string(&file)?;
+    for i in 0..1500 {
+        text.push_str(&format!(
+            r#"{{"role": "user", "content": "filler message {i:04} {}", "timestamp": "2026-05-02T10:00:00.000000"}}"#,
+            "x".repeat(120)
+        ));
+        text.push('\n');
+    }
+    std::fs::write(&file, &text)?;
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("cache");
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19, 0));
+    let mtime = std::fs::metadata(&file)?.modified()?;
+    let at = text.find("filler message 0750").ok_or("no line 750")?;
+    assert!(
+        at > 128 << 10 && text.len() - at > 128 << 10,
+        "{at} of {}",
+        text.len()
+    );
+    let rewritten = text.replacen("filler message 0750", "FILLER MESSAGE 0750", 1);
+    std::fs::write(&file, &rewritten)?;
+    std::fs::File::options()
+        .write(true)
+        .open(&file)?
+        .set_modified(mtime)?;
+    assert_eq!(std::fs::metadata(&file)?.modified()?, mtime);
+    assert_eq!(std::fs::metadata(&file)?.len(), text.len() as u64);
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (18, 1, 0));
+    let run = run_home(home.path(), &["--cache", cache.to_str().ok_or("path")?])?;
+    assert_eq!(
+        run.one("SELECT count(*) FROM events WHERE text LIKE 'FILLER MESSAGE 0750 %'")?,
+        "1"
+    );
+    Ok(())
+}
+
 /// `sessions.sqlite3` appearing in a namespace makes its JSONL files
 /// secondary: the database and those files are extracted, nothing else.
 #[test]
