@@ -9,8 +9,9 @@
 --          (x_namespace); for any other nanobot row the store's own
 --          workspace when that namespace holds the key (memory journal, run
 --          records), else the single namespace of its instance that holds
---          the key; with none or several, '' and a `warning`
---          (namespace_unresolved). nanoclaw: ''.
+--          the key; when none holds it (a deleted chat) the store's own
+--          workspace; otherwise '' and a `warning` (namespace_unresolved).
+--          nanoclaw: ''.
 -- Grain:   session_identity: one row per distinct (agent, instance,
 --          session_id, x_namespace, is_store) of the staged rows.
 -- Inputs:  stage_events, kind_session_store() (kinds row-wise), diagnostics.
@@ -48,9 +49,13 @@ WITH resolved AS (
              WHEN k.is_store AND k.x_namespace IS NOT NULL THEN k.x_namespace
              WHEN own.namespace IS NOT NULL THEN own.namespace
              WHEN h.holders = 1 THEN h.only_namespace
+             -- no store holds the key any more (a deleted chat): the
+             -- workspace the row's store belongs to
+             WHEN coalesce(h.holders, 0) = 0 AND k.x_namespace IS NOT NULL THEN k.x_namespace
              ELSE '' END AS namespace,
         k.agent = 'nanobot' AND NOT (k.is_store AND k.x_namespace IS NOT NULL)
-            AND own.namespace IS NULL AND coalesce(h.holders, 0) <> 1 AS unresolved,
+            AND own.namespace IS NULL AND coalesce(h.holders, 0) <> 1
+            AND NOT (coalesce(h.holders, 0) = 0 AND k.x_namespace IS NOT NULL) AS unresolved,
         coalesce(h.holders, 0) AS holders
     FROM session_keys k
     LEFT JOIN namespace_keys own

@@ -4,17 +4,62 @@
 --          offset is, in order: --utc-offset ('local_given'); the derived
 --          offset of its instance and local day, or of the nearest day with
 --          evidence (ties: the earlier day) ('local_derived'); else 0
---          ('local_as_utc', the instance has no evidence at all).
--- Grain:   one row per kept event.
--- Inputs:  events_kept (V004), tz_days (V005), params (given_offset_minutes).
--- Output:  local_days (instance, local day of rows with only a local time),
+--          ('local_as_utc', the instance has no evidence at all). On a day
+--          the derived offset changes, the offset in force at the row's own
+--          time: up to the day's last pair of the old offset the old one,
+--          from its first pair of the new offset the new one; between them
+--          the nearer pair's, with time_basis 'local_uncertain'. A row or
+--          LLM call with only a true-UTC time gets, for its local time, the
+--          offset in force at its instant by the same rules (utc_locals).
+-- Grain:   events_utc: one row per kept event; utc_locals: one row per
+--          instance and true-UTC instant.
+-- Inputs:  events_kept (V004), stage_llm_calls, tz_days and tz_evidence
+--          (V005), params (given_offset_minutes).
+-- Output:  utc_instants (instance, t: a true-UTC instant of a row without a
+--          local time or of an LLM call; day: its local day by the offset
+--          of the latest evidence day begun by then), local_days (instance,
+--          local day of rows with only a local time and of utc_instants),
 --          local_day_offsets (offset_minutes: that day's, or the nearest
---          evidence day's), events_utc (view: events_kept plus
+--          evidence day's), tz_switches (before_offset, after_offset,
+--          last_before, first_after: a day the offset changes),
+--          utc_locals (instance, t, offset_minutes: the offset in force
+--          at t by the same rules, NULL without evidence),
+--          events_utc (view: events_kept plus
 --          utc_offset_minutes, time_basis, timestamp_utc).
+-- Every true-UTC instant of a row without a local time and of an LLM call,
+-- with the local day it falls on by a first guess: the offset of the
+-- latest evidence day begun by then (else the first evidence day's).
+CREATE TABLE utc_instants AS
+WITH instants AS (
+    SELECT DISTINCT instance, ts_utc AS t
+    FROM events_kept WHERE ts_utc IS NOT NULL AND ts_local IS NULL
+    UNION
+    SELECT DISTINCT instance, make_timestamp(started_at_ms * 1000)
+    FROM stage_llm_calls WHERE started_at_ms IS NOT NULL
+),
+day_starts AS (
+    SELECT instance, CAST(day AS TIMESTAMP) - to_minutes(offset_minutes) AS starts_utc,
+        offset_minutes
+    FROM tz_days
+),
+firsts AS (
+    SELECT instance, arg_min(offset_minutes, day) AS offset_minutes FROM tz_days GROUP BY instance
+),
+guessed AS (
+    SELECT i.instance, i.t, coalesce(d.offset_minutes, f.offset_minutes) AS guess
+    FROM instants i
+    ASOF LEFT JOIN day_starts d ON d.instance = i.instance AND i.t >= d.starts_utc
+    LEFT JOIN firsts f ON f.instance = i.instance
+)
+SELECT instance, t, CAST(t + to_minutes(guess) AS DATE) AS day
+FROM guessed;
+
 CREATE TABLE local_days AS
 SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day
 FROM events_kept
-WHERE ts_local IS NOT NULL AND ts_utc IS NULL;
+WHERE ts_local IS NOT NULL AND ts_utc IS NULL
+UNION
+SELECT DISTINCT instance, day FROM utc_instants WHERE day IS NOT NULL;
 
 CREATE TABLE local_day_offsets AS
 WITH before AS (
@@ -32,20 +77,75 @@ SELECT b.instance, b.day,
          ELSE b.offset_minutes END AS offset_minutes
 FROM before b JOIN after a USING (instance, day);
 
+-- The day an instance's offset changes (its winner differs from the
+-- previous evidence day's): the last pair of the old offset and the first
+-- pair of the new one on that day, when they are in that order. The switch
+-- lies between them: rows up to the last old pair keep the old offset, rows
+-- from the first new pair take the new one, rows between are uncertain.
+CREATE TABLE tz_switches AS
+WITH days AS (
+    SELECT instance, day, offset_minutes AS after_offset,
+        lag(offset_minutes) OVER (PARTITION BY instance ORDER BY day) AS before_offset
+    FROM tz_days
+)
+SELECT d.instance, d.day, d.before_offset, d.after_offset,
+    max(e.ts_local) FILTER (e.offset_minutes = d.before_offset) AS last_before,
+    min(e.ts_local) FILTER (e.offset_minutes = d.after_offset) AS first_after
+FROM days d
+JOIN tz_evidence e USING (instance, day)
+WHERE d.before_offset IS NOT NULL AND d.before_offset <> d.after_offset
+GROUP BY ALL
+HAVING last_before IS NULL OR last_before < first_after;
+
+-- The offset in force at each true-UTC instant, by the rule of a local
+-- time on its local day (given first; on a switch day, compared with the
+-- switch's pairs in UTC; between them the nearer pair's); NULL when the
+-- instance has no evidence. V016 gives the rows their timestamp_local and
+-- V017 the calls their started_at_local from it.
+CREATE TABLE utc_locals AS
+SELECT i.instance, i.t,
+    CAST(CASE WHEN p.given_offset_minutes IS NOT NULL THEN p.given_offset_minutes
+         WHEN s.day IS NULL THEN o.offset_minutes
+         WHEN i.t <= s.last_before - to_minutes(s.before_offset) THEN s.before_offset
+         WHEN i.t >= s.first_after - to_minutes(s.after_offset) THEN s.after_offset
+         WHEN s.last_before IS NOT NULL
+              AND i.t - (s.last_before - to_minutes(s.before_offset))
+                  < (s.first_after - to_minutes(s.after_offset)) - i.t THEN s.before_offset
+         ELSE s.after_offset END AS INTEGER) AS offset_minutes
+FROM utc_instants i
+CROSS JOIN params p
+LEFT JOIN local_day_offsets o ON o.instance = i.instance AND o.day = i.day
+LEFT JOIN tz_switches s ON s.instance = i.instance AND s.day = i.day;
+
 -- A view, not a copy of the rows (see events_kept, V004).
 CREATE VIEW events_utc AS
-SELECT e.*,
-    CASE WHEN e.ts_utc IS NOT NULL OR e.ts_local IS NULL THEN NULL
-         ELSE coalesce(p.given_offset_minutes, o.offset_minutes, 0) END AS utc_offset_minutes,
-    CASE WHEN e.ts_utc IS NOT NULL THEN 'utc'
-         WHEN e.ts_local IS NULL THEN NULL
-         WHEN p.given_offset_minutes IS NOT NULL THEN 'local_given'
-         WHEN o.offset_minutes IS NOT NULL THEN 'local_derived'
+WITH placed AS (
+    SELECT e.*, p.given_offset_minutes AS given,
+        CASE WHEN s.day IS NULL OR e.ts_utc IS NOT NULL OR e.ts_local IS NULL THEN o.offset_minutes
+             WHEN e.ts_local <= s.last_before THEN s.before_offset
+             WHEN e.ts_local >= s.first_after THEN s.after_offset
+             -- between the two: the offset of the nearer pair
+             WHEN s.last_before IS NOT NULL
+                  AND e.ts_local - s.last_before < s.first_after - e.ts_local THEN s.before_offset
+             ELSE s.after_offset END AS derived,
+        s.day IS NOT NULL AND e.ts_utc IS NULL AND e.ts_local IS NOT NULL
+            AND e.ts_local < s.first_after
+            AND (s.last_before IS NULL OR e.ts_local > s.last_before) AS uncertain
+    FROM events_kept e
+    CROSS JOIN params p
+    LEFT JOIN local_day_offsets o
+           ON o.instance = e.instance AND o.day = CAST(e.ts_local AS DATE) AND e.ts_utc IS NULL
+    LEFT JOIN tz_switches s
+           ON s.instance = e.instance AND s.day = CAST(e.ts_local AS DATE) AND e.ts_utc IS NULL
+)
+SELECT * EXCLUDE (given, derived, uncertain),
+    CASE WHEN ts_utc IS NOT NULL OR ts_local IS NULL THEN NULL
+         ELSE coalesce(given, derived, 0) END AS utc_offset_minutes,
+    CASE WHEN ts_utc IS NOT NULL THEN 'utc'
+         WHEN ts_local IS NULL THEN NULL
+         WHEN given IS NOT NULL THEN 'local_given'
+         WHEN uncertain THEN 'local_uncertain'
+         WHEN derived IS NOT NULL THEN 'local_derived'
          ELSE 'local_as_utc' END AS time_basis,
-    coalesce(e.ts_utc,
-             e.ts_local - to_minutes(coalesce(p.given_offset_minutes, o.offset_minutes, 0))) AS timestamp_utc
-FROM events_kept e
-CROSS JOIN params p
-LEFT JOIN local_day_offsets o
-       ON o.instance = e.instance AND o.day = CAST(e.ts_local AS DATE) AND e.ts_utc IS NULL;
-
+    coalesce(ts_utc, ts_local - to_minutes(coalesce(given, derived, 0))) AS timestamp_utc
+FROM placed;

@@ -5,9 +5,10 @@
 --          (user, assistant, tool; hidden and system rows are none). It
 --          starts at a `user` message, at a message nanobot injected (a
 --          subagent's result arriving after the turn ended: a hidden turn),
---          or at any other message after a final answer (an assistant
+--          or at any other message right after a final answer (an assistant
 --          message without tool calls, not injected); it ends at its final
---          answer, or where the next turn starts. Messages before a store's first `user` message
+--          answer, or where the next turn starts. A subagent's result
+--          injected into the running turn (a hidden row) continues it. Messages before a store's first `user` message
 --          belong to no turn. A turn's `call_source` is the llm_usage source
 --          nanobot gives the calls it makes (nanobot/llm_usage/context.py):
 --          `cron` for a cron or trigger turn (its user message is an
@@ -19,8 +20,8 @@
 --          session_turn_rows: one row per session-store row of a session
 --          a turn copy holds.
 -- Inputs:  events_utc (V006), tz_days (V005), params.
--- Output:  session_messages (is_user, injected, calls_tools, answers: the
---          message's rows; ts: its time; user_match, call_source: of its user row;
+-- Output:  session_messages (is_user, injected, calls_tools, answers,
+--          continues: the message's rows; ts: its time; user_match, call_source: of its user row;
 --          turn_no: how many turns start at or before it, 0 before the
 --          first), session_turns (turn_start: its first message's time,
 --          turn_end: its last message's; user_match: its user text;
@@ -41,19 +42,23 @@ WITH messages AS (
         bool_or(turn_type = 'assistant' AND x_call_source = 'system') AS injected,
         bool_or(turn_type = 'tool_use') AS calls_tools,
         bool_or(turn_type = 'assistant') AS answers,
-        min(timestamp_utc) AS ts,
+        -- a hidden subagent result injected into the running turn: the
+        -- turn goes on after it, even past an answer without tool calls
+        bool_and(turn_type = 'system') AS continues,
+        min(timestamp_utc) FILTER (turn_type <> 'system') AS ts,
         min(x_match) FILTER (turn_type = 'user') AS user_match,
         min(x_call_source) FILTER (turn_type = 'user') AS call_source
     FROM events_utc
     WHERE agent = 'nanobot' AND session_store IS NOT NULL
-      AND seq IS NOT NULL AND session_uid IS NOT NULL AND turn_type <> 'system'
+      AND seq IS NOT NULL AND session_uid IS NOT NULL
+      AND (turn_type <> 'system' OR x_call_source = 'continue')
     GROUP BY session_uid, source_path, seq
 ),
 starts AS (
     SELECT *,
-        is_user OR injected
+        NOT continues AND (is_user OR injected
         OR coalesce(lag(answers AND NOT calls_tools AND NOT is_user AND NOT injected) OVER (
-            PARTITION BY session_uid, source_path ORDER BY seq), false) AS starts_turn
+            PARTITION BY session_uid, source_path ORDER BY seq), false)) AS starts_turn
     FROM messages
 )
 SELECT * EXCLUDE (starts_turn),

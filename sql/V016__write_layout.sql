@@ -16,8 +16,9 @@
 --          strings sorted ran out of memory at 256 MiB on a 4 GB home).
 -- Grain:   events_plan: one row per event; write_layout, plan_sessions:
 --          one row per sess_id; plan_stores: one row per store_id.
--- Inputs:  ordinals, order_sessions (V015), events_linked (V014), params
---          (load_id).
+-- Inputs:  ordinals, order_sessions (V015), events_linked (V014),
+--          utc_locals (V006: the local time of a row with only a true-UTC
+--          one), params (load_id).
 -- Output:  write_layout (rows_before: the rows of the sessions before
 --          it in OUT.parquet; a row's place there, out_pos, 1…n, is that
 --          plus its ordinal), plan_sessions (sess_id →
@@ -60,8 +61,8 @@ SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, o.sess_id, t.store_
     CAST(NULL AS VARCHAR) AS git_branch,
     e.seq,
     CAST(e.timestamp_utc AS TIMESTAMPTZ) AS timestamp_utc,
-    e.ts_local AS timestamp_local,
-    CAST(e.utc_offset_minutes AS INTEGER) AS utc_offset_minutes,
+    coalesce(e.ts_local, e.ts_utc + to_minutes(u.offset_minutes)) AS timestamp_local,
+    CAST(coalesce(e.utc_offset_minutes, u.offset_minutes) AS INTEGER) AS utc_offset_minutes,
     e.time_basis, e.turn_type, e.model, e.tool_name, e.tool_use_id, e.text,
     e.source_line, e.native,
     o.ordinal,
@@ -71,6 +72,7 @@ FROM events_linked e
 JOIN ordinals o USING (x_row)
 JOIN write_layout l USING (sess_id)
 JOIN plan_stores t USING (source_kind, source_role, source_path)
+LEFT JOIN utc_locals u ON u.instance = e.instance AND u.t = e.ts_utc AND e.ts_local IS NULL
 ORDER BY out_pos;
 RESET disabled_optimizers;
 

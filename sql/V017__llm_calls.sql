@@ -22,10 +22,10 @@
 --          `price_unknown` warning per (agent, provider, model).
 -- Grain:   one row per llm_calls row of each instance; turns: one row per
 --          turn; model_prices: one row per (agent, provider, model) priced.
--- Inputs:  stage_llm_calls, session_turns (V007), copy_rows, copy_turns
---          and copy_turn_matches (V008), order_sessions (V015), events
---          (V016's view: the Claude Code rows with counted usage), prices
---          (the engine's price table), diagnostics; drops session_messages
+-- Inputs:  stage_llm_calls, utc_locals (V006), session_turns (V007),
+--          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
+--          (V015), events (V016's view: Claude Code rows with counted
+--          usage; its tables), prices, diagnostics; drops session_messages
 --          and session_turn_rows (V007) and ordinals (V015).
 -- Output:  turns (instance, session_id, session_uid, call_source,
 --          turn_start, turn_end: the span, end + 10 s), turn_hours (a turn
@@ -38,8 +38,11 @@
 --          model_prices (price_model: the prices row, price_step: 1–4 the
 --          rule that matched, NULL unmatched; its prices), the macros
 --          price_name(s) and call_cost(…) (V018 prices Claude Code usage
---          with them), llm_calls (the output table; cost_usd appended), and
---          rows appended to diagnostics (`price_unknown`).
+--          with them), llm_calls (the output table; cost_usd, then
+--          started_at_local and utc_offset_minutes appended: the local time
+--          by utc_locals of V006), and rows appended to diagnostics
+--          (`price_unknown`; `local_time_unknown`: per instance, the events
+--          and llm_calls rows left without a local time).
 -- Every turn of the session stores (V007), and each copy turn that mirrors
 -- none (a chat /new erased), as spans with the source of their calls.
 CREATE TABLE turns AS
@@ -188,11 +191,41 @@ SELECT c.instance,
     c.source_path,
     a.session_uid,
     CAST(call_cost(c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens,
-                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd
+                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd,
+    make_timestamp(c.started_at_ms * 1000) + to_minutes(u.offset_minutes) AS started_at_local,
+    u.offset_minutes AS utc_offset_minutes
 FROM stage_llm_calls c
 LEFT JOIN llm_attribution a USING (instance, source_path, id)
 LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
-                        AND m.model = c.model;
+                        AND m.model = c.model
+LEFT JOIN utc_locals u ON u.instance = c.instance AND u.t = make_timestamp(c.started_at_ms * 1000);
+
+-- What has no local time and why: an instance without offset evidence (no
+-- session message pairs with an LLM call, a WebUI record or a run record;
+-- nanoclaw keeps only UTC) leaves timestamp_local / started_at_local NULL.
+INSERT INTO diagnostics BY NAME
+SELECT 'loss' AS kind, x.agent, x.instance, min(x.source_path) AS source_path,
+    CAST(NULL AS BIGINT) AS source_line,
+    'no local time for '
+    || concat_ws(' and ',
+                 CASE WHEN sum(x.events) > 0 THEN CAST(sum(x.events) AS VARCHAR) || ' events rows' END,
+                 CASE WHEN sum(x.calls) > 0 THEN CAST(sum(x.calls) AS VARCHAR) || ' llm_calls rows' END)
+    || ' with only a UTC time: instance ' || x.instance || ' holds no evidence of its UTC '
+    || 'offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)' AS message,
+    CAST(NULL AS VARCHAR) AS session_id, 'local_time_unknown' AS code
+FROM (
+    SELECT s.agent, s.instance, t.source_path, count(*) AS events, 0 AS calls
+    FROM events_plan p
+    JOIN plan_sessions s USING (sess_id)
+    JOIN plan_stores t USING (store_id)
+    WHERE p.time_basis = 'utc' AND p.timestamp_local IS NULL
+    GROUP BY ALL
+    UNION ALL
+    SELECT 'nanobot', instance, source_path, 0, count(*)
+    FROM llm_calls WHERE started_at_local IS NULL
+    GROUP BY ALL
+) x
+GROUP BY x.agent, x.instance;
 
 -- V015's ordinals and V007's session_messages (each a row per event or
 -- message) are not read after this step: free their memory for the writer

@@ -346,13 +346,14 @@ impl Walk<'_> {
             return;
         }
         if target.is_dir() {
-            // a link to a directory that holds it would walk forever
+            // a link to a directory that holds it, or holds one being
+            // walked, would walk forever
             if looped {
                 self.out.diagnostics.push(Diagnostic::new(
                     DiagKind::Warning,
                     rel,
                     format!(
-                        "symlink loop: → {} holds the link itself; not walked again",
+                        "symlink loop: → {} holds the link or a directory being walked; not walked again",
                         target.display()
                     ),
                 ));

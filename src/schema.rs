@@ -177,7 +177,9 @@ pub struct EventRow {
     /// For a session row that starts a turn: which `llm_calls.source` the
     /// turn's calls record (`user`, or `cron` for automation turns, on a
     /// `user` row; `system` on an assistant message nanobot injected, a
-    /// subagent's result, which starts a hidden turn).
+    /// subagent's result, which starts a hidden turn); `continue` on the
+    /// hidden `system` row of a subagent's result injected into a running
+    /// turn, which continues that turn.
     pub x_call_source: Option<String>,
     /// nanobot: the workspace-id namespace directory of the store. For a
     /// session store it is the session's namespace; for a workspace store

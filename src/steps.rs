@@ -417,6 +417,14 @@ mod tests {
         ),
         ("timestamps", "timestamps_take_the_given_offset_first"),
         (
+            "timestamps",
+            "rows_of_a_switch_day_take_the_offset_in_force_at_their_time",
+        ),
+        (
+            "llm_calls",
+            "a_utc_row_and_a_call_take_the_offset_in_force_at_their_instant",
+        ),
+        (
             "session_turns",
             "a_turn_ends_at_its_final_answer_and_an_injected_message_starts_a_hidden_turn",
         ),
@@ -1292,6 +1300,160 @@ mod tests {
         Ok(())
     }
 
+    /// Berlin, CEST (+120) until 2026-10-25 03:00, then CET (+60): in
+    /// `cli:direct` of ws1, a message (and its call 2 s later) on the 24th,
+    /// one at 01:30 and one at 09:00 on the 25th; two more rows without a
+    /// call in between.
+    fn berlin_switch_day(h: &Steps) -> Res {
+        let row = |seq: &str, turn_type: &str, local: &str| {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "cli:direct"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("seq", seq),
+                    ("turn_type", turn_type),
+                    (
+                        "x_call_source",
+                        if turn_type == "user" { "user" } else { "=NULL" },
+                    ),
+                    ("ts_local", local),
+                ],
+            )
+        };
+        row("1", "user", "2026-10-24 20:00:00")?;
+        row("2", "user", "2026-10-25 01:30:00")?;
+        row("3", "assistant", "2026-10-25 01:40:00")?;
+        row("4", "assistant", "2026-10-25 08:00:00")?;
+        row("5", "user", "2026-10-25 09:00:00")?;
+        row("6", "user", "2026-10-25 09:30:00")?;
+        for utc in [
+            "2026-10-24 18:00:02",
+            "2026-10-24 23:30:02",
+            "2026-10-25 08:00:02",
+            "2026-10-25 08:30:02",
+        ] {
+            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn rows_of_a_switch_day_take_the_offset_in_force_at_their_time() -> Res {
+        let mut h = Steps::new()?;
+        berlin_switch_day(&h)?;
+        h.run_through("timestamps")?;
+        assert_eq!(
+            h.rows(
+                "SELECT day, before_offset, after_offset, last_before, first_after FROM tz_switches"
+            )?,
+            vec!["2026-10-25 | 120 | 60 | 2026-10-25 01:30:00 | 2026-10-25 09:00:00"]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT seq, utc_offset_minutes, time_basis, timestamp_utc FROM events_utc
+                 WHERE seq IS NOT NULL ORDER BY seq"
+            )?,
+            vec![
+                "1 | 120 | local_derived | 2026-10-24 18:00:00",
+                "2 | 120 | local_derived | 2026-10-24 23:30:00",
+                // after the last CEST pair, before the first CET one
+                "3 | 120 | local_uncertain | 2026-10-24 23:40:00",
+                "4 | 60 | local_uncertain | 2026-10-25 07:00:00",
+                "5 | 60 | local_derived | 2026-10-25 08:00:00",
+                "6 | 60 | local_derived | 2026-10-25 08:30:00",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_utc_row_and_a_call_take_the_offset_in_force_at_their_instant() -> Res {
+        let mut h = Steps::new()?;
+        berlin_switch_day(&h)?;
+        // rows with only a UTC time: before the switch, nearer its last
+        // CEST pair (23:30 UTC), nearer its first CET pair (08:00 UTC),
+        // after it, two days later (no evidence: the 25th's); and one of
+        // an instance without evidence
+        for (i, utc) in [
+            "2026-10-24 18:30:00",
+            "2026-10-24 23:35:00",
+            "2026-10-25 07:50:00",
+            "2026-10-25 12:00:00",
+            "2026-10-27 10:00:00",
+        ]
+        .iter()
+        .enumerate()
+        {
+            h.event(
+                WEBUI,
+                &[
+                    ("session_id", "websocket:c1"),
+                    ("source_path", WEBUI_C1),
+                    ("seq", &(i + 1).to_string()),
+                    ("text", &format!("utc {i}")),
+                    ("ts_utc", utc),
+                ],
+            )?;
+        }
+        h.event(
+            WEBUI,
+            &[
+                ("instance", ".nanobot-work"),
+                ("session_id", "websocket:c2"),
+                ("source_path", ".nanobot-work/webui/websocket_c2.jsonl"),
+                ("seq", "1"),
+                ("ts_utc", "2026-10-25 12:00:00"),
+            ],
+        )?;
+        h.llm_call(&[
+            ("instance", ".nanobot-work"),
+            ("source_path", ".nanobot-work/llm_usage.sqlite3"),
+            ("source", "user"),
+            ("started_at_ms", &ms("2026-10-25 12:00:01")),
+        ])?;
+        h.run_through("llm_calls")?;
+        assert_eq!(
+            h.rows(
+                "SELECT instance, timestamp_utc::TIMESTAMP, timestamp_local, utc_offset_minutes, time_basis
+                 FROM events WHERE source_kind = 'nanobot.webui_transcript'
+                 ORDER BY instance, timestamp_utc"
+            )?,
+            vec![
+                ".nanobot | 2026-10-24 18:30:00 | 2026-10-24 20:30:00 | 120 | utc",
+                ".nanobot | 2026-10-24 23:35:00 | 2026-10-25 01:35:00 | 120 | utc",
+                ".nanobot | 2026-10-25 07:50:00 | 2026-10-25 08:50:00 | 60 | utc",
+                ".nanobot | 2026-10-25 12:00:00 | 2026-10-25 13:00:00 | 60 | utc",
+                ".nanobot | 2026-10-27 10:00:00 | 2026-10-27 11:00:00 | 60 | utc",
+                ".nanobot-work | 2026-10-25 12:00:00 | NULL | NULL | utc",
+            ]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT instance, started_at::TIMESTAMP, started_at_local, utc_offset_minutes
+                 FROM llm_calls ORDER BY instance, started_at"
+            )?,
+            vec![
+                ".nanobot | 2026-10-24 18:00:02 | 2026-10-24 20:00:02 | 120",
+                ".nanobot | 2026-10-24 23:30:02 | 2026-10-25 01:30:02 | 120",
+                ".nanobot | 2026-10-25 08:00:02 | 2026-10-25 09:00:02 | 60",
+                ".nanobot | 2026-10-25 08:30:02 | 2026-10-25 09:30:02 | 60",
+                ".nanobot-work | 2026-10-25 12:00:01 | NULL | NULL",
+            ]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT kind, instance, source_path, message FROM diagnostics
+                 WHERE code = 'local_time_unknown'"
+            )?,
+            vec![
+                "loss | .nanobot-work | .nanobot-work/llm_usage.sqlite3 | no local time for 1 events rows and 1 llm_calls rows with only a UTC time: instance .nanobot-work holds no evidence of its UTC offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)"
+            ]
+        );
+        Ok(())
+    }
+
     #[test]
     fn timestamps_take_the_given_offset_first() -> Res {
         let mut h = Steps::new()?;
@@ -1315,7 +1477,8 @@ mod tests {
     /// One row of session `websocket:c1` (namespace ws1, local time =
     /// UTC): `(seq, turn_type, text or tool id, ts_local)`; a `user` row's
     /// call source is `user`, or `cron` when the text says `cron`; an
-    /// assistant text starting `subagent` is a message nanobot injected.
+    /// assistant text starting `subagent` is a message nanobot injected
+    /// after its turn, a system one a result injected into the running turn.
     fn session_rows(h: &Steps, rows: &[(i64, &str, &str, &str)]) -> Res {
         for (i, (seq, turn_type, what, ts)) in rows.iter().enumerate() {
             let tool = turn_type.starts_with("tool");
@@ -1325,6 +1488,7 @@ mod tests {
                 "user" if what.contains("cron") => "cron",
                 "user" => "user",
                 "assistant" if what.starts_with("subagent") => "system",
+                "system" if what.starts_with("subagent") => "continue",
                 _ => "=NULL",
             };
             h.event(
@@ -1371,6 +1535,10 @@ mod tests {
                 (8, "tool_use", "call_0", "2026-03-13 09:01:00"),
                 (9, "tool_result", "call_0", "2026-03-13 09:01:00"),
                 (10, "assistant", "backup ok", "2026-03-13 09:01:00"),
+                // a helper's result injected into the running turn: the
+                // turn goes on to the answer after it
+                (11, "system", "subagent result", "2026-03-13 09:04:00"),
+                (12, "assistant", "the helper says ok", "2026-03-13 09:05:00"),
             ],
         )?;
         h.run_through("session_turns")?;
@@ -1382,14 +1550,14 @@ mod tests {
             vec![
                 "1 | 2026-03-02 10:00:00 | 2026-03-02 10:05:00 | check disk | user",
                 "2 | 2026-03-13 08:00:00 | 2026-03-13 08:00:30 | NULL | system",
-                "3 | 2026-03-13 09:00:00 | 2026-03-13 09:01:00 | cron: backup | cron",
+                "3 | 2026-03-13 09:00:00 | 2026-03-13 09:05:00 | cron: backup | cron",
             ]
         );
         assert_eq!(
             h.rows("SELECT seq, turn_no FROM session_messages ORDER BY seq")?,
             vec![
                 "0 | 0", "1 | 1", "2 | 1", "3 | 1", "4 | 1", "5 | 2", "6 | 2", "7 | 3", "8 | 3",
-                "9 | 3", "10 | 3",
+                "9 | 3", "10 | 3", "11 | 3", "12 | 3",
             ]
         );
         Ok(())
@@ -2493,7 +2661,10 @@ mod tests {
         );
         // one warning per model, naming it
         assert_eq!(
-            h.rows("SELECT kind, agent, instance, source_path, message, code FROM diagnostics")?,
+            h.rows(
+                "SELECT kind, agent, instance, source_path, message, code FROM diagnostics
+                 WHERE kind = 'warning'"
+            )?,
             vec![
                 "warning | nanobot | .nanobot | .nanobot/llm_usage.sqlite3 | no price for model unknown-model (provider mystery): cost_usd is NULL for its 2 llm_calls rows (--prices FILE can price it) | price_unknown"
             ]
@@ -2668,9 +2839,10 @@ mod tests {
             columns(&h, "sessions")?.last().map(String::as_str),
             Some("cost_usd")
         );
+        let calls = columns(&h, "llm_calls")?;
         assert_eq!(
-            columns(&h, "llm_calls")?.last().map(String::as_str),
-            Some("cost_usd")
+            calls[calls.len() - 3..],
+            ["cost_usd", "started_at_local", "utc_offset_minutes"]
         );
         assert_eq!(
             h.rows(

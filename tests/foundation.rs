@@ -486,8 +486,12 @@ fn out_parquet_types_and_order() -> TestResult {
     );
     // local times as written; UTC derived from evidence (+02:00 in this home)
     assert_eq!(
-        r.rows("SELECT DISTINCT time_basis, utc_offset_minutes FROM events WHERE timestamp_local IS NOT NULL")?,
-        vec![vec!["local_derived".to_string(), "120".into()]]
+        r.rows("SELECT DISTINCT time_basis, utc_offset_minutes FROM events WHERE timestamp_local IS NOT NULL ORDER BY ALL")?,
+        vec![
+            vec!["local_derived".to_string(), "120".into()],
+            // a row with only a UTC time: its local time by the same offset
+            vec!["utc".to_string(), "120".into()],
+        ]
     );
     assert_eq!(r.one("SELECT count(*) FROM events WHERE timestamp_local IS NOT NULL AND timestamp_local - INTERVAL 2 HOUR <> CAST(timestamp_utc AS TIMESTAMP)")?, "0");
     Ok(())
@@ -500,6 +504,17 @@ fn utc_offset_flag_gives_local_given() -> TestResult {
         r.rows("SELECT time_basis, utc_offset_minutes, timestamp_local, epoch_us(timestamp_utc) FROM events WHERE session_id = 'telegram:48213377' AND text = 'what is using port 8080?'")?,
         vec![vec!["local_given".to_string(), "300".into(), "2026-09-29 21:14:05.04".into(), "1790698445040000".into()]]
     );
-    assert_eq!(r.one("SELECT count(*) FROM events WHERE timestamp_local IS NOT NULL AND time_basis <> 'local_given'")?, "0");
+    assert_eq!(r.one("SELECT count(*) FROM events WHERE timestamp_local IS NOT NULL AND time_basis NOT IN ('local_given', 'utc')")?, "0");
+    // rows with only a UTC time take the given offset for their local time
+    assert_eq!(
+        r.rows("SELECT count(*), count(timestamp_local), min(utc_offset_minutes), max(utc_offset_minutes),
+                       count(*) FILTER (timestamp_local - INTERVAL 5 HOUR <> CAST(timestamp_utc AS TIMESTAMP))
+                FROM events WHERE time_basis = 'utc'")?,
+        vec![vec!["43".to_string(), "43".into(), "300".into(), "300".into(), "0".into()]]
+    );
+    assert_eq!(
+        r.one("SELECT count(*) FROM llm_calls WHERE utc_offset_minutes IS DISTINCT FROM 300 OR started_at_local - INTERVAL 5 HOUR <> CAST(started_at AS TIMESTAMP)")?,
+        "0"
+    );
     Ok(())
 }

@@ -931,7 +931,10 @@ fn a_link_out_of_home_holding_an_install_below_is_reported_until_followed() -> T
                 "src/deep/er/nanoclaw".to_string(),
                 direct("nanoclaw/home-a")?
             ],
-            vec!["vendor/inner/nc".to_string(), direct("nanoclaw/home-links")?],
+            vec![
+                "vendor/inner/nc".to_string(),
+                direct("nanoclaw/home-links")?
+            ],
         ]
     );
     assert_eq!(tree(&home), before);

@@ -196,6 +196,7 @@ fn continuations_and_declared_losses() -> TestResult {
         r.rows("SELECT code, count(*) FROM diagnostics WHERE kind = 'loss' GROUP BY 1 ORDER BY 1")?,
         strs(&[
             &["lineage_unknown", "4"],
+            &["local_time_unknown", "1"],
             &["model_rendering_absent", "4"],
             &["outbound_missing", "1"],
             &["questions_deleted", "2"],
@@ -638,6 +639,8 @@ fn declared_losses_are_one_per_session_and_kind() -> TestResult {
         r.rows("SELECT code, count(*), count(DISTINCT session_id) FROM diagnostics WHERE kind = 'loss' GROUP BY 1 ORDER BY 1")?,
         strs(&[
             &["lineage_unknown", "4", "4"],
+            // of the install, not of a session: nanoclaw keeps UTC only
+            &["local_time_unknown", "1", "0"],
             &["model_rendering_absent", "4", "4"],
             &["outbound_missing", "1", "1"],
             &["questions_deleted", "2", "2"],
@@ -680,6 +683,11 @@ fn declared_losses_are_one_per_session_and_kind() -> TestResult {
         assert_eq!(err.matches(line).count(), 1, "{line}\n{err}");
     }
     assert!(!err.contains("nanoload: loss: data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io: what the model saw"), "{err}");
+    assert_eq!(
+        err.matches("nanoload: loss: data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io/inbound.db: no local time for 81 events rows with only a UTC time: instance . holds no evidence of its UTC offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)").count(),
+        1,
+        "{err}"
+    );
     // a session backed by a transcript with usage does not declare it absent
     let r = run_home(&fixture("nanoclaw/home-b"), &[])?;
     assert_eq!(

@@ -265,8 +265,17 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
             let has_evidence = evidence.get(instance).copied().unwrap_or(false);
             // (on a day the offset changes, the rows before the change too:
             // their instant is the old offset's)
+            // A row between the day's last pair of the old offset and its
+            // first of the new says its offset is uncertain
+            // (time_basis local_uncertain, docs/design.md "Time"): not held
+            // to its instant, but allowed only on a day the offset changes.
             for g in &got {
                 match days.get(&(instance.to_string(), day.clone())) {
+                    Some((_, Some(_))) if g.basis == "local_uncertain" => {}
+                    _ if g.basis == "local_uncertain" => bad.push(format!(
+                        "{where_}: time_basis local_uncertain on a day without an offset change (local {})",
+                        g.local
+                    )),
                     Some(_) if g.utc_us != utc_us(s(m, "utc")) => bad.push(format!(
                         "{where_}: timestamp_utc {:?} µs ({}, local {}), want {}",
                         g.utc_us,
@@ -451,6 +460,47 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
                 from.as_deref()
                     .map(|t| format!(" from {t}"))
                     .unwrap_or_default()
+            ));
+        }
+    }
+
+    // 6b. a row or call with only a UTC time: its local time is the zone's
+    //     at its instant (docs/design.md "Time"), checked where the harness
+    //     knows the day's offset and the day has no change; NULL only on an
+    //     instance without evidence
+    let true_offset = |instance: &str, us: i64| -> Option<i64> {
+        days.iter()
+            .filter(|((i, _), (_, from))| i == instance && from.is_none())
+            .find_map(|((_, day), (off, _))| {
+                let local = chrono::DateTime::from_timestamp_micros(us + off * 60_000_000)?;
+                (local.date_naive().to_string() == *day).then_some(*off)
+            })
+    };
+    for row in r.rows(
+        "SELECT 'events ' || source_kind || ' ' || coalesce(session_id, '') || ' #' || coalesce(seq::VARCHAR, ''),
+                instance, epoch_us(timestamp_utc), coalesce(utc_offset_minutes::VARCHAR, 'NULL'),
+                coalesce(epoch_us(timestamp_local)::VARCHAR, 'NULL')
+         FROM events WHERE agent = 'nanobot' AND time_basis = 'utc'
+         UNION ALL
+         SELECT 'llm call ' || id, instance, epoch_us(started_at),
+                coalesce(utc_offset_minutes::VARCHAR, 'NULL'),
+                coalesce(epoch_us(started_at_local)::VARCHAR, 'NULL')
+         FROM llm_calls",
+    )? {
+        let us: i64 = row[2].parse()?;
+        let has_evidence = evidence.get(row[1].as_str()).copied().unwrap_or(false);
+        let want = if has_evidence {
+            match true_offset(&row[1], us) {
+                Some(off) => (off.to_string(), (us + off * 60_000_000).to_string()),
+                None => continue,
+            }
+        } else {
+            ("NULL".to_string(), "NULL".to_string())
+        };
+        if (row[3].clone(), row[4].clone()) != want {
+            bad.push(format!(
+                "{} of {}: utc_offset_minutes {}, local µs {}; want {} / {}",
+                row[0], row[1], row[3], row[4], want.0, want.1
             ));
         }
     }
@@ -852,10 +902,16 @@ fn a_symlinked_instance_out_of_home_is_reported_until_followed() -> TestResult {
 
     let followed = run_home(home.path(), &["--follow-links"])?;
     assert_eq!(followed.code(), Some(0), "{}", followed.stderr());
+    // the same rows; only load_id differs (--follow-links is folded into it)
+    let all = "SELECT * EXCLUDE (load_id) FROM events ORDER BY ordinal, session_uid, source_path, source_line";
     assert_eq!(
-        std::fs::read(&followed.out)?,
-        std::fs::read(&want.out)?,
+        followed.rows(all)?,
+        want.rows(all)?,
         "OUT.parquet differs from the home without links"
+    );
+    assert_ne!(
+        followed.one("SELECT DISTINCT load_id FROM events")?,
+        want.one("SELECT DISTINCT load_id FROM events")?
     );
     Ok(())
 }

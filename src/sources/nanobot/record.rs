@@ -512,8 +512,17 @@ impl SessionMapper {
                     },
                     text,
                     x_match: typed,
-                    x_call_source: (!hidden)
-                        .then(|| if automation { "cron" } else { "user" }.to_string()),
+                    // a subagent's result injected into the running turn
+                    // (agent/loop.py): hidden, it continues that turn
+                    x_call_source: if !hidden {
+                        Some(if automation { "cron" } else { "user" }.to_string())
+                    } else if rec.get("injected_event").and_then(Value::as_str)
+                        == Some("subagent_result")
+                    {
+                        Some("continue".to_string())
+                    } else {
+                        None
+                    },
                     native: non_empty(&native),
                     ..base.clone()
                 });
@@ -769,15 +778,22 @@ mod tests {
     fn hidden_history_markers_are_system_rows() -> Result<(), String> {
         let mut m = SessionMapper::new(None);
         // a summary checkpoint (`true`) and a subagent result (an object,
-        // agent/loop.py of nanobot-ai 0.3.5) are not chat turns
-        for rec in [
-            r#"{"role":"user","content":"Continue the active task from the working-memory checkpoint above.","_hidden_history":true,"timestamp":"2026-10-24T09:00:00"}"#,
-            r#"{"role":"user","content":"[Subagent result] done","_hidden_history":{"kind":"subagent_result","subagent_task_id":"t1"},"injected_event":"subagent_result","subagent_task_id":"t1","timestamp":"2026-10-24T09:20:00"}"#,
+        // agent/loop.py of nanobot-ai 0.3.5) are not chat turns; the result,
+        // injected into the running turn, continues it (sql/V007)
+        for (rec, source) in [
+            (
+                r#"{"role":"user","content":"Continue the active task from the working-memory checkpoint above.","_hidden_history":true,"timestamp":"2026-10-24T09:00:00"}"#,
+                None,
+            ),
+            (
+                r#"{"role":"user","content":"[Subagent result] done","_hidden_history":{"kind":"subagent_result","subagent_task_id":"t1"},"injected_event":"subagent_result","subagent_task_id":"t1","timestamp":"2026-10-24T09:20:00"}"#,
+                Some("continue"),
+            ),
         ] {
             let rows = m.map(&v(rec), 3, 4)?;
             assert_eq!(rows.len(), 1);
             assert_eq!(rows[0].turn_type, TurnType::System);
-            assert_eq!(rows[0].x_call_source, None, "starts no turn");
+            assert_eq!(rows[0].x_call_source.as_deref(), source, "starts no turn");
         }
         let rows = m.map(
             &v(r#"{"role":"user","content":"hi","_hidden_history":false,"timestamp":"2026-10-24T09:30:00"}"#),
