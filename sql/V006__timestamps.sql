@@ -22,6 +22,8 @@
 --          local_day_offsets (offset_minutes: that day's, or the nearest
 --          evidence day's), tz_switches (before_offset, after_offset,
 --          last_before, first_after: a day the offset changes),
+--          the macro switch_offset(t, last_before, first_after,
+--          before_offset, after_offset) (the switch-day rule, once),
 --          utc_locals (instance, t, offset_minutes: the offset in force
 --          at t by the same rules, NULL without evidence),
 --          events_utc (view: events_kept plus
@@ -97,6 +99,18 @@ WHERE d.before_offset IS NOT NULL AND d.before_offset <> d.after_offset
 GROUP BY ALL
 HAVING last_before IS NULL OR last_before < first_after;
 
+-- The one switch-day rule: the offset in force at time t on a day whose
+-- offset changes, given the last pair of the old offset and the first of
+-- the new one (both on t's clock: local for a local time, UTC for an
+-- instant): up to the last old pair the old offset, from the first new pair
+-- the new one, between them the nearer pair's (the new one's on a tie, or
+-- when no old pair is on the day).
+CREATE MACRO switch_offset(t, last_before, first_after, before_offset, after_offset) AS
+    CASE WHEN t <= last_before THEN before_offset
+         WHEN t >= first_after THEN after_offset
+         WHEN last_before IS NOT NULL AND t - last_before < first_after - t THEN before_offset
+         ELSE after_offset END;
+
 -- The offset in force at each true-UTC instant, by the rule of a local
 -- time on its local day (given first; on a switch day, compared with the
 -- switch's pairs in UTC; between them the nearer pair's); NULL when the
@@ -106,12 +120,9 @@ CREATE TABLE utc_locals AS
 SELECT i.instance, i.t,
     CAST(CASE WHEN p.given_offset_minutes IS NOT NULL THEN p.given_offset_minutes
          WHEN s.day IS NULL THEN o.offset_minutes
-         WHEN i.t <= s.last_before - to_minutes(s.before_offset) THEN s.before_offset
-         WHEN i.t >= s.first_after - to_minutes(s.after_offset) THEN s.after_offset
-         WHEN s.last_before IS NOT NULL
-              AND i.t - (s.last_before - to_minutes(s.before_offset))
-                  < (s.first_after - to_minutes(s.after_offset)) - i.t THEN s.before_offset
-         ELSE s.after_offset END AS INTEGER) AS offset_minutes
+         ELSE switch_offset(i.t, s.last_before - to_minutes(s.before_offset),
+                            s.first_after - to_minutes(s.after_offset),
+                            s.before_offset, s.after_offset) END AS INTEGER) AS offset_minutes
 FROM utc_instants i
 CROSS JOIN params p
 LEFT JOIN local_day_offsets o ON o.instance = i.instance AND o.day = i.day
@@ -122,12 +133,8 @@ CREATE VIEW events_utc AS
 WITH placed AS (
     SELECT e.*, p.given_offset_minutes AS given,
         CASE WHEN s.day IS NULL OR e.ts_utc IS NOT NULL OR e.ts_local IS NULL THEN o.offset_minutes
-             WHEN e.ts_local <= s.last_before THEN s.before_offset
-             WHEN e.ts_local >= s.first_after THEN s.after_offset
-             -- between the two: the offset of the nearer pair
-             WHEN s.last_before IS NOT NULL
-                  AND e.ts_local - s.last_before < s.first_after - e.ts_local THEN s.before_offset
-             ELSE s.after_offset END AS derived,
+             ELSE switch_offset(e.ts_local, s.last_before, s.first_after,
+                                s.before_offset, s.after_offset) END AS derived,
         s.day IS NOT NULL AND e.ts_utc IS NULL AND e.ts_local IS NOT NULL
             AND e.ts_local < s.first_after
             AND (s.last_before IS NULL OR e.ts_local > s.last_before) AS uncertain

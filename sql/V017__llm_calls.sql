@@ -8,18 +8,16 @@
 --          user turn, a dream call to no chat); a WebUI transcript or run
 --          record turn that no session turn mirrors (a chat /new erased)
 --          runs from its first to its last record, plus 10 s. Where turns
---          overlap the turn of the call's own source wins, then the latest
+--          overlap the turn of the call's own source wins, then the one
+--          saved when the call returned (call_answers), then the latest
 --          start (a subagent inside its parent's turn); a call in no turn
 --          has session NULL (between turns, the archive call of a /new).
---          Then (appended) each call's `cost_usd` from the price table
---          (docs/design.md "Cost"): the model of every call and of every
---          Claude Code response with counted usage (nanoclaw, provider
---          `anthropic`) is matched to a `prices` row by exact
---          `provider/model`, exact `model`, then the same two normalised
---          (`price_name`: lower case, `.` between digits as `-`, a trailing
---          date stamp removed); a price row answers to its LiteLLM key and
---          to `<its provider>/<key>`. An unmatched model: cost NULL and one
---          `price_unknown` warning per (agent, provider, model).
+--          Then (appended) each call's `cost_usd` (docs/design.md "Cost"):
+--          the model of every call and of every counted Claude Code
+--          response (nanoclaw, `anthropic`) matched to a `prices` row by
+--          exact `provider/model`, exact `model`, then both normalised
+--          (`price_name`); unmatched: cost NULL and one `price_unknown`
+--          warning per (agent, provider, model).
 -- Grain:   one row per llm_calls row of each instance; turns: one row per
 --          turn; model_prices: one row per (agent, provider, model) priced.
 -- Inputs:  stage_llm_calls, utc_locals (V006), session_turns (V007),
@@ -31,7 +29,8 @@
 --          turn_start, turn_end: the span, end + 10 s), turn_hours (a turn
 --          once per hour it touches: hour = its µs epoch // 3 600 000 000),
 --          the macro call_fits_turn(call source, turn source),
---          llm_attribution (the session of each attributed call),
+--          call_answers (instance, source_path, id, session_uid: a session
+--          with an assistant row at the call's end), llm_attribution (the session of each attributed call),
 --          price_names (name, norm: the names each price row answers to),
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
@@ -82,6 +81,34 @@ CREATE MACRO call_fits_turn(call_source, turn_source) AS
     OR (call_source IN ('user', 'api') AND turn_source IN ('user', 'api'))
     OR (call_source = 'system' AND turn_source IN ('user', 'api'));
 
+-- The sessions that saved a turn when a call returned: nanobot stamps the
+-- messages of a turn as it saves the turn, right after the turn's final
+-- call returns (agent/loop.py `_save_turn`), so a session's assistant row
+-- stamped from 1 s before to 2 s after a call's end (start + duration)
+-- marks that call as the final call of that session's turn. Where turns of
+-- two chats overlap, the one whose session saved at the call's end wins.
+-- (Equi-joined on whole seconds, not a range join over every row.)
+CREATE TABLE call_answers AS
+WITH ends AS (
+    SELECT c.instance, c.source_path, c.id, s.sec
+    FROM stage_llm_calls c,
+        unnest(range((c.started_at_ms + c.duration_ms) // 1000 - 1,
+                     (c.started_at_ms + c.duration_ms) // 1000 + 3)) s(sec)
+    WHERE c.started_at_ms IS NOT NULL AND c.duration_ms IS NOT NULL
+),
+answers AS (
+    SELECT instance, session_uid, epoch_us(timestamp_utc) AS us
+    FROM events
+    WHERE agent = 'nanobot' AND turn_type IN ('assistant', 'tool_use')
+      AND session_uid IS NOT NULL AND timestamp_utc IS NOT NULL
+)
+SELECT DISTINCT e.instance, e.source_path, e.id, a.session_uid
+FROM ends e
+JOIN stage_llm_calls c USING (instance, source_path, id)
+JOIN answers a ON a.instance = e.instance AND a.us // 1000000 = e.sec
+WHERE a.us BETWEEN (c.started_at_ms + c.duration_ms - 1000) * 1000
+               AND (c.started_at_ms + c.duration_ms + 2000) * 1000;
+
 CREATE TABLE llm_attribution AS
 SELECT c.instance, c.source_path, c.id, t.session_id, t.session_uid
 FROM stage_llm_calls c
@@ -89,9 +116,13 @@ JOIN turn_hours t
   ON t.instance = c.instance
  AND t.hour = c.started_at_ms * 1000 // 3600000000
  AND make_timestamp(c.started_at_ms * 1000) BETWEEN t.turn_start AND t.turn_end
+LEFT JOIN call_answers a
+  ON a.instance = c.instance AND a.source_path = c.source_path AND a.id = c.id
+ AND a.session_uid = t.session_uid
 WHERE call_fits_turn(c.source, t.call_source)
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
                            ORDER BY c.source IS NOT DISTINCT FROM t.call_source DESC,
+                                    a.session_uid IS NOT NULL DESC,
                                     t.turn_start DESC, t.session_id, t.session_uid) = 1;
 
 -- ---- cost (docs/design.md "Cost") ----------------------------------------

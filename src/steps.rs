@@ -499,6 +499,10 @@ mod tests {
         ("llm_calls", "an_llm_call_goes_to_a_turn_of_its_own_source"),
         (
             "llm_calls",
+            "of_two_overlapping_chats_a_call_goes_to_the_one_that_saved_its_answer",
+        ),
+        (
+            "llm_calls",
             "llm_calls_are_priced_by_exact_then_normalised_model_and_an_unknown_model_is_null",
         ),
         (
@@ -2531,6 +2535,73 @@ mod tests {
                 "5 | user | NULL".to_string(),
                 format!("6 | system | {c1}"),
                 "7 | user | NULL".to_string(),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn of_two_overlapping_chats_a_call_goes_to_the_one_that_saved_its_answer() -> Res {
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // chat c1: a user turn 10:00–10:05 whose tool call is saved at 10:03:30
+        session_rows(
+            &h,
+            &[
+                (1, "user", "long job", "2026-03-02 10:00:00"),
+                (2, "tool_use", "call_a", "2026-03-02 10:03:30"),
+                (3, "tool_result", "call_a", "2026-03-02 10:03:31"),
+                (4, "assistant", "done", "2026-03-02 10:05:00"),
+            ],
+        )?;
+        // chat telegram:42: a user turn 10:02–10:04, inside c1's
+        for (seq, turn_type, text, ts) in [
+            ("1", "user", "quick question", "2026-03-02 10:02:00"),
+            ("2", "assistant", "quick answer", "2026-03-02 10:04:00"),
+        ] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "telegram:42"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", &format!("1{seq}")),
+                    ("seq", seq),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("x_match", text),
+                    ("x_record", &format!("t{seq}")),
+                    ("x_call_source", if seq == "1" { "user" } else { "=NULL" }),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        for (utc, duration) in [
+            ("2026-03-02 10:03:00", "30000"), // ends 10:03:30: c1's tool call
+            ("2026-03-02 10:03:40", "20000"), // ends 10:04:00: the telegram answer
+            ("2026-03-02 10:03:00", "5000"),  // ends 10:03:05: no answer, the later start
+            ("2026-03-02 10:03:00", "=NULL"), // no duration: the later start
+            ("2026-03-02 10:03:29", "1500"),  // ends 10:03:30.5, c1's row 0.5 s before: c1
+            ("2026-03-02 10:03:00", "27000"), // ends 10:03:27, 3 s before c1's row: telegram
+        ] {
+            h.llm_call(&[
+                ("source", "user"),
+                ("started_at_ms", &ms(utc)),
+                ("duration_ms", duration),
+            ])?;
+        }
+        h.run_through("llm_calls")?;
+        let c1 = uid("ws1", "websocket:c1");
+        let tg = uid("ws1", "telegram:42");
+        assert_eq!(
+            h.rows("SELECT id, session_uid FROM llm_calls ORDER BY id")?,
+            vec![
+                format!("1 | {c1}"),
+                format!("2 | {tg}"),
+                format!("3 | {tg}"),
+                format!("4 | {tg}"),
+                format!("5 | {c1}"),
+                format!("6 | {tg}"),
             ]
         );
         Ok(())

@@ -29,6 +29,7 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -47,13 +48,25 @@ from harness.catalog import SCENARIOS, setting  # noqa: E402
 
 
 def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
-    environ = env.worker_environ(env.FIXED_HOME, tz)
+    # faulthandler: a worker stopped for taking too long prints every
+    # thread's stack into its log first (SIGABRT), so a hang names its line
+    environ = env.worker_environ(env.FIXED_HOME, tz) | {"PYTHONFAULTHANDLER": "1"}
     with open(log, "wb") as stderr:
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, "-m", module, *args],
             cwd=HERE, env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-            timeout=600,
         )
+        try:
+            proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            sys.stderr.write(log.read_text(encoding="utf-8", errors="replace")[-20000:])
+            raise SystemExit(f"{module} did not finish in 600 s; its stacks are above (log: {log})")
     if proc.returncode != 0:
         sys.stderr.write(log.read_text(encoding="utf-8", errors="replace"))
         raise SystemExit(f"{module} failed with exit code {proc.returncode} (log: {log})")

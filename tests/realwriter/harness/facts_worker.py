@@ -142,11 +142,31 @@ class Facts:
 
     def turn_messages(self, turn: dict[str, Any]) -> list[dict[str, Any]] | None:
         """The session messages a driven turn left, or None if /new erased them."""
-        if turn.get("erased"):
-            return None
         ns = self.namespace_of(turn["workspace"])
         messages = self.session_messages.get((turn["instance"], ns, turn["key"]), [])
+        if turn.get("source") == "cli" and turn["kind"] == "cli":
+            return self.cli_turn_messages(turn, messages)
+        if turn.get("erased"):
+            return None
         return messages[turn["before"]:turn["after"]]
+
+    def cli_turn_messages(self, turn: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """A CLI turn's messages where the session file holds them now, found
+        by its user message (its text at the second the harness clock typed
+        it), or None.  What the CLI process wrote is not always what stays:
+        the gateway caches a session its idle scan archived (``cli:direct``
+        too) and a later save of its stale copy writes the session back over
+        the CLI's, restoring turns a /new erased and dropping later ones
+        (explore seeds 14, 30, 41, 60)."""
+        from nanobot.runtime_context import public_history_message
+
+        stamp = datetime.fromtimestamp(turn["start_ms"] / 1000, self.zone).replace(tzinfo=None)
+        stamp_text = stamp.isoformat(timespec="seconds")
+        for i, m in enumerate(messages):
+            if (m.get("role") == "user" and str(m.get("timestamp") or "")[:19] == stamp_text
+                    and content_text(public_history_message(m).get("content")) == turn["text"]):
+                return messages[i:i + turn["after"] - turn["before"]]
+        return None
 
     @staticmethod
     def session_rows(messages: list[dict[str, Any]]) -> Counter[tuple[str, str | None]]:
@@ -367,7 +387,8 @@ class Facts:
         if call["purpose"] == "archive" or call["session"] is None:
             return None
         turn = turns[call["label"]]
-        if turn.get("deleted") or (turn.get("erased") and turn["kind"] not in ("webui", "cron", "trigger")):
+        gone = self.turn_messages(turn) is None if turn["kind"] == "cli" else turn.get("erased")
+        if turn.get("deleted") or (gone and turn["kind"] not in ("webui", "cron", "trigger")):
             # The turn's user message survives in no store (a WebUI turn keeps
             # its transcript copy unless the chat was deleted, cron/trigger
             # turns their run records).
@@ -398,8 +419,29 @@ class Facts:
 
     # -- offsets ------------------------------------------------------------
 
+    def evidence_days(self) -> set[tuple[str, str]]:
+        """The local days on which a true-UTC time can be paired with a local
+        one (docs/design.md "Time", V005): a session user message on disk
+        at the start of a driven turn that made a recorded model call or
+        left a WebUI or run-record copy.  On any other day the offset is the
+        nearest evidence day's, whatever the zone did in between."""
+        called = {c["label"] for c in self.log["calls"] if c["recorded"] and c["purpose"] == "turn"}
+        starts = set()
+        for t in self.log["turns"]:
+            if t["label"] in called or t["kind"] in ("webui", "cron", "trigger"):
+                local = datetime.fromtimestamp(t["start_ms"] / 1000, self.zone).replace(tzinfo=None)
+                starts.add((t["instance"], t["key"], local.isoformat(timespec="seconds")))
+        days = set()
+        for (instance, _ns, key), messages in self.session_messages.items():
+            for m in messages:
+                stamp = str(m.get("timestamp") or "")[:19]
+                if m.get("role") == "user" and (instance, key, stamp) in starts:
+                    days.add((instance, stamp[:10]))
+        return days
+
     def offsets(self, instants: list[tuple[str, int]]) -> list[dict[str, Any]]:
         days = sorted({(inst, datetime.fromtimestamp(ms / 1000, self.zone).date()) for inst, ms in instants})
+        evidence = self.evidence_days()
         out = []
         for instance, day in days:
             start = datetime(day.year, day.month, day.day, tzinfo=self.zone)
@@ -409,7 +451,8 @@ class Facts:
             last = day_end_utc.astimezone(self.zone).utcoffset()
             assert first is not None and last is not None
             entry: dict[str, Any] = {"instance": instance, "day": day.isoformat(),
-                                     "offset_minutes": int(last.total_seconds() // 60)}
+                                     "offset_minutes": int(last.total_seconds() // 60),
+                                     "evidence": (instance, day.isoformat()) in evidence}
             if first != last:
                 # first local time of the new offset: scan the day's UTC minutes
                 t = start.astimezone(timezone.utc)
@@ -457,6 +500,7 @@ class Facts:
                 | {"start_utc": datetime.fromtimestamp(t["start_ms"] / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                    "end_utc": datetime.fromtimestamp(t["end_ms"] / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                    "namespace": self.namespace_of(t["workspace"])}
+                | ({"erased": self.turn_messages(t) is None} if t["kind"] == "cli" else {})
                 for t in self.log["turns"]
             ],
         }
