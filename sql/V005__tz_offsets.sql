@@ -13,7 +13,10 @@
 --          A day's winner has the most pairs; a tie goes to the offset of
 --          the nearest day with a clear winner before it, then after it
 --          (continuity), then to the offset with more WebUI/run-record
---          pairs, and only then to the smallest absolute offset.
+--          pairs, and only then to the smallest absolute offset. A winner
+--          of one pair that differs from the nearest day won by two or more
+--          (before, else after) by other than a DST step (30 or 60 min)
+--          gives way to that day's offset.
 --          Consecutive evidence days with the same winner form one range.
 -- Grain:   tz_evidence: one row per (pair, candidate offset);
 --          tz_days: one row per instance and local day with evidence;
@@ -143,9 +146,33 @@ decided AS (
                                     abs(r.offset_minutes), r.offset_minutes) AS rank
     FROM ranked r
     JOIN neighbours n USING (instance, day)
+),
+-- each day's nearest day before it (else after it) whose winner stands on
+-- two pairs or more
+strong AS (
+    SELECT d.instance, d.day, coalesce(b.offset_minutes, a.offset_minutes) AS offset_minutes
+    FROM (SELECT DISTINCT instance, day FROM votes) d
+    ASOF LEFT JOIN (SELECT c.* FROM clear c JOIN votes v USING (instance, day, offset_minutes)
+                    WHERE v.pairs >= 2) b
+           ON b.instance = d.instance AND d.day > b.day
+    ASOF LEFT JOIN (SELECT c.* FROM clear c JOIN votes v USING (instance, day, offset_minutes)
+                    WHERE v.pairs >= 2) a
+           ON a.instance = d.instance AND d.day < a.day
+),
+-- one pair can show a DST change (30 or 60 minutes from that day), never a
+-- jump to another zone: such a day keeps the strong day's offset
+kept AS (
+    SELECT w.instance, w.day, w.day_pairs,
+        CASE WHEN w.pairs = 1 AND s.offset_minutes IS NOT NULL
+                  AND abs(w.offset_minutes - s.offset_minutes) NOT IN (0, 30, 60)
+             THEN s.offset_minutes ELSE w.offset_minutes END AS offset_minutes
+    FROM decided w
+    JOIN strong s USING (instance, day)
+    WHERE w.rank = 1
 )
-SELECT instance, day, offset_minutes, pairs, day_pairs
-FROM decided WHERE rank = 1;
+SELECT k.instance, k.day, k.offset_minutes, coalesce(v.pairs, 0) AS pairs, k.day_pairs
+FROM kept k
+LEFT JOIN votes v USING (instance, day, offset_minutes);
 
 CREATE TABLE tz_offsets AS
 WITH runs AS (

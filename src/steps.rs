@@ -412,6 +412,10 @@ mod tests {
             "a_tie_in_the_offset_vote_goes_to_the_neighbouring_days_offset",
         ),
         (
+            "tz_offsets",
+            "one_pair_shows_a_dst_step_but_not_a_jump_to_another_zone",
+        ),
+        (
             "timestamps",
             "timestamps_take_the_derived_offset_of_the_nearest_evidence_day",
         ),
@@ -1241,6 +1245,51 @@ mod tests {
         assert_eq!(
             h.rows("SELECT day, offset_minutes, pairs, day_pairs FROM tz_days ORDER BY day")?,
             vec!["2026-03-01 | 825 | 2 | 5", "2026-03-02 | 825 | 1 | 2"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn one_pair_shows_a_dst_step_but_not_a_jump_to_another_zone() -> Res {
+        let mut h = Steps::new()?;
+        // Chatham (+13:45, +12:45 from the DST end): 2026-03-01 has two true
+        // pairs; on 03-02 the only pair is a cron message at 09:30:00 meeting
+        // a cron call at 09:00:05 UTC by chance (+00:30); on 03-03 one true
+        // pair at +12:45, an hour from 03-01's offset (a DST step)
+        let user = |seq: &str, source: &str, local: &str| {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "cli:direct"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("seq", seq),
+                    ("turn_type", "user"),
+                    ("x_call_source", source),
+                    ("ts_local", local),
+                ],
+            )
+        };
+        user("1", "user", "2026-03-01 09:00:00")?;
+        user("2", "user", "2026-03-01 11:00:00")?;
+        user("3", "cron", "2026-03-02 09:30:00")?;
+        user("4", "user", "2026-03-03 09:00:00")?;
+        for (source, utc) in [
+            ("user", "2026-02-28 19:15:02"),
+            ("user", "2026-02-28 21:15:02"),
+            ("cron", "2026-03-02 09:00:05"),
+            ("user", "2026-03-02 20:15:02"),
+        ] {
+            h.llm_call(&[("source", source), ("started_at_ms", &ms(utc))])?;
+        }
+        h.run_through("tz_offsets")?;
+        assert_eq!(
+            h.rows("SELECT day, offset_minutes, pairs, day_pairs FROM tz_days ORDER BY day")?,
+            vec![
+                "2026-03-01 | 825 | 2 | 3",
+                "2026-03-02 | 825 | 0 | 1",
+                "2026-03-03 | 765 | 1 | 1",
+            ]
         );
         Ok(())
     }

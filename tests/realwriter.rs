@@ -104,6 +104,13 @@ fn utc_us(iso: &str) -> Option<i64> {
         .map(|t| t.and_utc().timestamp_micros())
 }
 
+/// A naive local time (`2026-03-02 10:00:00[.ffffff]`) as µs, read as if UTC.
+fn local_us(local: &str) -> Option<i64> {
+    chrono::NaiveDateTime::parse_from_str(local, "%Y-%m-%d %H:%M:%S%.f")
+        .ok()
+        .map(|t| t.and_utc().timestamp_micros())
+}
+
 /// `text` with every secret the harness planted replaced by `[redacted]`.
 fn without_secrets(text: &str, secrets: &[&str]) -> String {
     secrets
@@ -299,13 +306,23 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
                         "{where_}: time_basis local_uncertain on a day without an offset change (local {})",
                         g.local
                     )),
-                    Some(_) if g.utc_us != utc_us(s(m, "utc")) => bad.push(format!(
-                        "{where_}: timestamp_utc {:?} µs ({}, local {}), want {}",
-                        g.utc_us,
-                        g.basis,
-                        g.local,
-                        s(m, "utc")
-                    )),
+                    // a day without evidence of its own may take a
+                    // neighbouring evidence day's offset (`allowed`)
+                    Some((off, _))
+                        if g.utc_us != utc_us(s(m, "utc"))
+                            && !(guessed.contains(&(instance.to_string(), day.clone()))
+                                && allowed(instance, &day, *off).iter().any(|o| {
+                                    local_us(&local).map(|l| l - o * 60_000_000) == g.utc_us
+                                })) =>
+                    {
+                        bad.push(format!(
+                            "{where_}: timestamp_utc {:?} µs ({}, local {}), want {}",
+                            g.utc_us,
+                            g.basis,
+                            g.local,
+                            s(m, "utc")
+                        ))
+                    }
                     None if !has_evidence && g.basis != "local_as_utc" => bad.push(format!(
                         "{where_}: time_basis {} on an instance without evidence",
                         g.basis
@@ -487,13 +504,13 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
         if !fits {
             bad.push(format!(
                 "offset of {instance} on {day}{}: {got:?}, want {}",
+                from.as_deref()
+                    .map(|t| format!(" from {t}"))
+                    .unwrap_or_default(),
                 ok.iter()
                     .map(i64::to_string)
                     .collect::<Vec<_>>()
-                    .join(" or "),
-                from.as_deref()
-                    .map(|t| format!(" from {t}"))
-                    .unwrap_or_default()
+                    .join(" or ")
             ));
         }
     }
