@@ -15,8 +15,8 @@
 --          (continuity), then to the offset with more WebUI/run-record
 --          pairs, and only then to the smallest absolute offset. A winner
 --          of one pair that differs from the nearest day won by two or more
---          (before, else after) by other than a DST step (30 or 60 min)
---          gives way to that day's offset.
+--          (before, else after) by other than a DST step (60 min; 30 for
+--          Lord Howe) gives way to that day's offset.
 --          Consecutive evidence days with the same winner form one range.
 -- Grain:   tz_evidence: one row per (pair, candidate offset);
 --          tz_days: one row per instance and local day with evidence;
@@ -159,12 +159,15 @@ strong AS (
                     WHERE v.pairs >= 2) a
            ON a.instance = d.instance AND d.day < a.day
 ),
--- one pair can show a DST change (30 or 60 minutes from that day), never a
--- jump to another zone: such a day keeps the strong day's offset
+-- one pair can show a DST change (60 minutes from that day; 30 between
+-- +10:30 and +11:00, Lord Howe's, the one zone that steps by half an
+-- hour), never a jump to another zone: such a day keeps the strong day's
 kept AS (
     SELECT w.instance, w.day, w.day_pairs,
         CASE WHEN w.pairs = 1 AND s.offset_minutes IS NOT NULL
-                  AND abs(w.offset_minutes - s.offset_minutes) NOT IN (0, 30, 60)
+                  AND abs(w.offset_minutes - s.offset_minutes) NOT IN (0, 60)
+                  AND NOT (least(w.offset_minutes, s.offset_minutes) = 630
+                           AND greatest(w.offset_minutes, s.offset_minutes) = 660)
              THEN s.offset_minutes ELSE w.offset_minutes END AS offset_minutes
     FROM decided w
     JOIN strong s USING (instance, day)

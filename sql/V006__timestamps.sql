@@ -39,8 +39,13 @@ WITH instants AS (
     SELECT DISTINCT instance, make_timestamp(started_at_ms * 1000)
     FROM stage_llm_calls WHERE started_at_ms IS NOT NULL
 ),
+-- a day begins at the offset in force at its midnight: on a day whose
+-- offset changes (a DST switch, after midnight), the previous evidence day's
 day_starts AS (
-    SELECT instance, CAST(day AS TIMESTAMP) - to_minutes(offset_minutes) AS starts_utc,
+    SELECT instance,
+        CAST(day AS TIMESTAMP) - to_minutes(coalesce(
+            lag(offset_minutes) OVER (PARTITION BY instance ORDER BY day), offset_minutes))
+            AS starts_utc,
         offset_minutes
     FROM tz_days
 ),

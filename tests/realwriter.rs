@@ -217,6 +217,16 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
             ),
         );
     }
+    // an instance whose every day lacks a pair of its own has no evidence
+    // at all (its turns erased, or classic-CLI turns only): nanoload says
+    // so (local_as_utc, NULL local times) whatever true-UTC rows it has
+    let evidence: BTreeMap<String, bool> = evidence
+        .into_iter()
+        .map(|(instance, any)| {
+            let paired = days.keys().any(|k| k.0 == instance && !guessed.contains(k));
+            (instance, any && paired)
+        })
+        .collect();
     // the offsets a day may have: the zone's; on a day without evidence also
     // the offsets of the nearest evidence days before and after it
     let allowed = |instance: &str, day: &str, offset: i64| -> Vec<i64> {
@@ -301,6 +311,11 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
             // to its instant, but allowed only on a day the offset changes.
             for g in &got {
                 match days.get(&(instance.to_string(), day.clone())) {
+                    _ if !has_evidence && g.basis != "local_as_utc" => bad.push(format!(
+                        "{where_}: time_basis {} on an instance without evidence",
+                        g.basis
+                    )),
+                    _ if !has_evidence => {}
                     Some((_, Some(_))) if g.basis == "local_uncertain" => {}
                     _ if g.basis == "local_uncertain" => bad.push(format!(
                         "{where_}: time_basis local_uncertain on a day without an offset change (local {})",
@@ -323,10 +338,6 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
                             s(m, "utc")
                         ))
                     }
-                    None if !has_evidence && g.basis != "local_as_utc" => bad.push(format!(
-                        "{where_}: time_basis {} on an instance without evidence",
-                        g.basis
-                    )),
                     _ => {}
                 }
             }
@@ -485,6 +496,9 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
 
     // 6. offsets: every instance-day with evidence has the zone's offset
     for ((instance, day), (offset, from)) in &days {
+        if evidence.get(instance) != Some(&true) {
+            continue; // no local_derived rows: the instance has no evidence
+        }
         let since = from
             .as_deref()
             .map(|t| format!(" AND timestamp_local >= TIMESTAMP '{t}'"))

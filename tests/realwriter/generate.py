@@ -24,6 +24,7 @@ Seeds of the committed fixtures: ``seeds.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import gzip
 import json
@@ -52,19 +53,25 @@ def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
     # thread's stack into its log first (SIGABRT), so a hang names its line
     environ = env.worker_environ(env.FIXED_HOME, tz) | {"PYTHONFAULTHANDLER": "1"}
     with open(log, "wb") as stderr:
+        # its own process group: a worker stopped for taking too long takes
+        # the CLI workers it started with it (an orphan would write into the
+        # next generation's fixed root)
         proc = subprocess.Popen(
             [sys.executable, "-m", module, *args],
             cwd=HERE, env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            start_new_session=True,
         )
         try:
             proc.wait(timeout=600)
         except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGABRT)
+            os.killpg(proc.pid, signal.SIGABRT)
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             sys.stderr.write(log.read_text(encoding="utf-8", errors="replace")[-20000:])
             raise SystemExit(f"{module} did not finish in 600 s; its stacks are above (log: {log})")
     if proc.returncode != 0:
