@@ -1208,6 +1208,23 @@ mod tests {
         Ok(())
     }
 
+    /// A `cli:direct` user row of the database store (workspace ws1) whose
+    /// turn's calls carry `source`, at naive local time `local`.
+    fn cli_user(h: &Steps, seq: &str, source: &str, local: &str) -> Res {
+        h.event(
+            DB,
+            &[
+                ("session_id", "cli:direct"),
+                ("x_namespace", "ws1"),
+                ("source_path", WS1_DB),
+                ("seq", seq),
+                ("turn_type", "user"),
+                ("x_call_source", source),
+                ("ts_local", local),
+            ],
+        )
+    }
+
     #[test]
     fn a_tie_in_the_offset_vote_goes_to_the_neighbouring_days_offset() -> Res {
         let mut h = Steps::new()?;
@@ -1215,20 +1232,7 @@ mod tests {
         // in UTC; on 2026-03-02 a cron message at 09:30:00 meets a cron call
         // at 09:00:05 UTC by chance (a 30-minute offset, one pair), which
         // ties the day's one true pair
-        let user = |seq: &str, source: &str, local: &str| {
-            h.event(
-                DB,
-                &[
-                    ("session_id", "cli:direct"),
-                    ("x_namespace", "ws1"),
-                    ("source_path", WS1_DB),
-                    ("seq", seq),
-                    ("turn_type", "user"),
-                    ("x_call_source", source),
-                    ("ts_local", local),
-                ],
-            )
-        };
+        let user = |seq: &str, source: &str, local: &str| cli_user(&h, seq, source, local);
         user("1", "user", "2026-03-01 09:00:00")?;
         user("2", "user", "2026-03-01 11:00:00")?;
         user("3", "user", "2026-03-02 09:00:00")?;
@@ -1256,20 +1260,7 @@ mod tests {
         // pairs; on 03-02 the only pair is a cron message at 09:30:00 meeting
         // a cron call at 09:00:05 UTC by chance (+00:30); on 03-03 one true
         // pair at +12:45, an hour from 03-01's offset (a DST step)
-        let user = |seq: &str, source: &str, local: &str| {
-            h.event(
-                DB,
-                &[
-                    ("session_id", "cli:direct"),
-                    ("x_namespace", "ws1"),
-                    ("source_path", WS1_DB),
-                    ("seq", seq),
-                    ("turn_type", "user"),
-                    ("x_call_source", source),
-                    ("ts_local", local),
-                ],
-            )
-        };
+        let user = |seq: &str, source: &str, local: &str| cli_user(&h, seq, source, local);
         user("1", "user", "2026-03-01 09:00:00")?;
         user("2", "user", "2026-03-01 11:00:00")?;
         user("3", "cron", "2026-03-02 09:30:00")?;
