@@ -34,7 +34,7 @@ SELECT
          ELSE s.source_role END AS source_role,
     s.source_path, s.source_line, s.native,
     s.x_group, s.x_sub, s.x_record, s.x_match, s.x_id, s.x_meta, s.x_call_source,
-    s.x_msgkey, s.x_turn,
+    s.x_msgkey, s.x_turn, s.x_rounds,
     -- where the row's text and native are (the staged columns, or a blob file
     -- the sink reads; docs/design.md "Staging")
     s.x_wide, s.x_blob, s.x_off, s.x_text_len, s.x_native_len,

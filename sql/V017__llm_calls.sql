@@ -8,8 +8,10 @@
 --          user turn, a dream call to no chat); a WebUI transcript or run
 --          record turn that no session turn mirrors (a chat /new erased)
 --          runs from its first to its last record, plus 10 s. Where turns
---          overlap the turn of the call's own source wins, then the one
---          saved when the call returned (call_answers), then the latest
+--          overlap the turn of the call's own source wins, then the WebUI
+--          turn whose rounds name it by tokens (round_claims; a turn whose
+--          rounds all name calls takes no other call of its source), then the
+--          one saved when the call returned (call_answers), then the latest
 --          start (a subagent inside its parent's turn); a call in no turn
 --          has session NULL (between turns, the archive call of a /new).
 --          Then (appended) each call's `cost_usd` (docs/design.md "Cost"):
@@ -20,7 +22,7 @@
 --          warning per (agent, provider, model).
 -- Grain:   one row per llm_calls row of each instance; turns: one row per
 --          turn; model_prices: one row per (agent, provider, model) priced.
--- Inputs:  stage_llm_calls, utc_locals (V006), session_turns (V007),
+-- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), utc_locals (V006), session_turns (V007),
 --          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
 --          (V015), events (V016's view: Claude Code rows with counted
 --          usage; its tables), prices, diagnostics; drops session_messages
@@ -30,7 +32,8 @@
 --          once per hour it touches: hour = its µs epoch // 3 600 000 000),
 --          the macro call_fits_turn(call source, turn source),
 --          call_answers (instance, source_path, id, session_uid: a session
---          with an assistant row at the call's end), llm_attribution (the session of each attributed call),
+--          with an assistant row at the call's end), round_claims (a turn's
+--          rounds and the calls they name), accounted_turns, llm_attribution,
 --          price_names (name, norm: the names each price row answers to),
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
@@ -109,6 +112,54 @@ JOIN answers a ON a.instance = e.instance AND a.us // 1000000 = e.sec
 WHERE a.us BETWEEN (c.started_at_ms + c.duration_ms - 1000) * 1000
                AND (c.started_at_ms + c.duration_ms + 2000) * 1000;
 
+-- The calls a WebUI turn names: nanobot's transcript ends a turn with its
+-- `round_usages`, the usage of each provider response of the turn in order
+-- (agent/runner.py appends each response's usage; webui/transcript.py
+-- writes them in `turn_end`), staged as `x_rounds` on the turn's answer row.
+-- A round names its call by tokens (prompt = input_tokens, completion =
+-- output_tokens) among the calls that start inside the turn. A turn that
+-- spawned no subagent (whose calls are not its rounds) and each of whose
+-- rounds names some call has its calls accounted for: a call of the
+-- turn's own source with tokens that none of its rounds names is another
+-- chat's (a turn /new erased, a deleted chat's), and a named call is the
+-- turn's. (A chat's title call, source `system`, is no round of its turn.)
+CREATE TABLE round_claims AS
+WITH rounds AS (
+    SELECT DISTINCT instance, session_uid, ts_utc,
+        TRY_CAST(split_part(pair, ':', 1) AS BIGINT) AS input_tokens,
+        TRY_CAST(split_part(pair, ':', 2) AS BIGINT) AS output_tokens
+    FROM (SELECT instance, session_uid, ts_utc, unnest(string_split(x_rounds, ',')) AS pair
+          FROM raw_events
+          WHERE x_rounds IS NOT NULL AND session_uid IS NOT NULL AND ts_utc IS NOT NULL)
+),
+turn_rounds AS (
+    SELECT DISTINCT t.instance, t.session_uid, t.turn_start, t.turn_end,
+        r.input_tokens, r.output_tokens
+    FROM turns t
+    JOIN rounds r
+      ON r.instance = t.instance AND r.session_uid = t.session_uid
+     AND r.ts_utc BETWEEN t.turn_start AND t.turn_end
+)
+SELECT r.instance, r.session_uid, r.turn_start, r.input_tokens, r.output_tokens,
+    c.source_path, c.id
+FROM turn_rounds r
+LEFT JOIN stage_llm_calls c
+  ON c.instance = r.instance
+ AND c.input_tokens = r.input_tokens AND c.output_tokens = r.output_tokens
+ AND make_timestamp(c.started_at_ms * 1000) BETWEEN r.turn_start AND r.turn_end;
+
+CREATE TABLE accounted_turns AS
+SELECT r.instance, r.session_uid, r.turn_start
+FROM round_claims r
+JOIN turns t USING (instance, session_uid, turn_start)
+-- a subagent's calls are no rounds of the turn that spawned it
+WHERE NOT EXISTS (SELECT 1 FROM events e
+                  WHERE e.agent = 'nanobot' AND e.turn_type = 'tool_use'
+                    AND e.tool_name = 'spawn' AND e.session_uid = r.session_uid
+                    AND e.timestamp_utc BETWEEN t.turn_start AND t.turn_end)
+GROUP BY ALL
+HAVING bool_and(r.id IS NOT NULL);
+
 CREATE TABLE llm_attribution AS
 SELECT c.instance, c.source_path, c.id, t.session_id, t.session_uid
 FROM stage_llm_calls c
@@ -119,9 +170,18 @@ JOIN turn_hours t
 LEFT JOIN call_answers a
   ON a.instance = c.instance AND a.source_path = c.source_path AND a.id = c.id
  AND a.session_uid = t.session_uid
+LEFT JOIN (SELECT DISTINCT instance, session_uid, turn_start, source_path, id
+           FROM round_claims WHERE id IS NOT NULL) n
+  ON n.instance = c.instance AND n.source_path = c.source_path AND n.id = c.id
+ AND n.session_uid = t.session_uid AND n.turn_start = t.turn_start
+LEFT JOIN accounted_turns k
+  ON k.instance = t.instance AND k.session_uid = t.session_uid AND k.turn_start = t.turn_start
 WHERE call_fits_turn(c.source, t.call_source)
+  AND NOT (k.session_uid IS NOT NULL AND n.id IS NULL AND c.source = t.call_source
+           AND c.input_tokens IS NOT NULL AND c.output_tokens IS NOT NULL)
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
                            ORDER BY c.source IS NOT DISTINCT FROM t.call_source DESC,
+                                    n.id IS NOT NULL DESC,
                                     a.session_uid IS NOT NULL DESC,
                                     t.turn_start DESC, t.session_id, t.session_uid) = 1;
 

@@ -14,7 +14,7 @@
 //!   ts_utc   (true UTC, when the store writes UTC)     ─┐ exactly one is set for timed rows
 //!   ts_local (naive host-local time, as written)       ─┘
 //!   x_group x_sub x_record x_match x_id x_meta x_call_source
-//!   x_namespace x_legacy x_msgkey x_turn                       (helpers)
+//!   x_namespace x_legacy x_msgkey x_turn x_rounds              (helpers)
 //! ```
 
 use std::sync::Arc;
@@ -197,6 +197,12 @@ pub struct EventRow {
     pub x_msgkey: Option<String>,
     /// WebUI transcript: the record's `turn_id`.
     pub x_turn: Option<String>,
+    /// WebUI transcript, on the row that carries a turn's `turn_end`: its
+    /// `round_usages` (one per provider response of the turn, in order) as
+    /// `prompt_tokens:completion_tokens` pairs joined by `,` (a count the
+    /// round lacks is empty); V017 matches them to `llm_calls` tokens
+    /// (docs/design.md "LLM call attribution").
+    pub x_rounds: Option<String>,
 }
 
 fn ts_type() -> DataType {
@@ -236,6 +242,7 @@ pub fn events_schema() -> SchemaRef {
         Field::new("x_legacy", DataType::Boolean, false),
         s("x_msgkey", true),
         s("x_turn", true),
+        s("x_rounds", true),
         Field::new("x_wide", DataType::Boolean, true),
         Field::new("x_blob", DataType::Int32, true),
         Field::new("x_off", DataType::Int64, true),
@@ -368,6 +375,7 @@ pub fn events_batch(
         flag(rows, |r| r.x_legacy),
         text(rows, |r| r.x_msgkey.as_deref()),
         text(rows, |r| r.x_turn.as_deref()),
+        text(rows, |r| r.x_rounds.as_deref()),
         {
             let mut b = BooleanBuilder::with_capacity(n);
             (0..n).for_each(|i| b.append_option(wide.get(i).map(|w| w.staged)));

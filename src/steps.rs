@@ -507,6 +507,10 @@ mod tests {
         ),
         (
             "llm_calls",
+            "a_webui_turn_whose_rounds_name_its_calls_takes_no_other_call",
+        ),
+        (
+            "llm_calls",
             "llm_calls_are_priced_by_exact_then_normalised_model_and_an_unknown_model_is_null",
         ),
         (
@@ -2649,6 +2653,93 @@ mod tests {
                 format!("6 | {tg}"),
             ]
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_webui_turn_whose_rounds_name_its_calls_takes_no_other_call() -> Res {
+        // a WebUI turn 10:00–10:20 (chat c1) with one round, 6765 prompt and
+        // 381 completion tokens (its transcript's turn_end); inside it, the
+        // calls of a turn /new erased from another chat (explore seed 66)
+        let home = |rounds: &str, spawn: bool| -> Res<Steps> {
+            let h = Steps::new()?;
+            h.exec("UPDATE params SET given_offset_minutes = 0")?;
+            let mut rows = vec![(1, "user", "long job", "2026-03-02 10:00:00")];
+            if spawn {
+                rows.push((2, "tool_use", "call_spawn", "2026-03-02 10:20:00"));
+                rows.push((3, "tool_result", "call_spawn", "2026-03-02 10:20:00"));
+            }
+            rows.push((4, "assistant", "done", "2026-03-02 10:20:00"));
+            session_rows(&h, &rows)?;
+            if spawn {
+                h.exec(&format!(
+                    "UPDATE stage_events SET tool_name = 'spawn' WHERE tool_use_id = 'call_spawn' AND source_path = {}",
+                    quote(WS1_DB)
+                ))?;
+            }
+            webui(&h, "1", "t1", "user", "long job", "2026-03-02 10:00:00")?;
+            h.event(
+                WEBUI,
+                &[
+                    ("session_id", "websocket:c1"),
+                    ("source_path", WEBUI_C1),
+                    ("source_line", "2"),
+                    ("x_turn", "t1"),
+                    ("turn_type", "assistant"),
+                    ("text", "done"),
+                    ("x_match", "done"),
+                    ("ts_utc", "2026-03-02 10:20:00"),
+                    ("x_rounds", rounds),
+                ],
+            )?;
+            for (utc, duration, input, output) in [
+                ("2026-03-02 10:00:01", "1199000", "6765", "381"), // the round: c1
+                ("2026-03-02 10:05:00", "60000", "1128", "296"),   // another chat's
+                ("2026-03-02 10:07:00", "60000", "3656", "133"),   // another chat's
+                ("2026-03-02 10:09:00", "60000", "=NULL", "=NULL"), // an error: may be c1's
+            ] {
+                h.llm_call(&[
+                    ("source", "user"),
+                    ("started_at_ms", &ms(utc)),
+                    ("duration_ms", duration),
+                    ("input_tokens", input),
+                    ("output_tokens", output),
+                ])?;
+            }
+            Ok(h)
+        };
+        let c1 = uid("ws1", "websocket:c1");
+        let mut h = home("6765:381", false)?;
+        h.run_through("llm_calls")?;
+        assert_eq!(
+            h.rows("SELECT id, coalesce(session_uid, 'NULL') FROM llm_calls ORDER BY id")?,
+            vec![
+                format!("1 | {c1}"),
+                "2 | NULL".to_string(),
+                "3 | NULL".to_string(),
+                format!("4 | {c1}"),
+            ]
+        );
+        // rounds that name no call (tokens counted otherwise) prove nothing,
+        // and a turn that spawned a subagent has calls besides its rounds
+        // (the subagent's, explore seed 108): every call inside the turn
+        // stays its
+        let all_c1 = |h: &Steps| -> Res {
+            assert_eq!(
+                h.rows(&format!(
+                    "SELECT count(*) FROM llm_calls WHERE session_uid = {}",
+                    quote(&c1)
+                ))?,
+                vec!["4".to_string()]
+            );
+            Ok(())
+        };
+        let mut h = home("6765:380", false)?;
+        h.run_through("llm_calls")?;
+        all_c1(&h)?;
+        let mut h = home("6765:381", true)?;
+        h.run_through("llm_calls")?;
+        all_c1(&h)?;
         Ok(())
     }
 

@@ -12,7 +12,8 @@
 //!   reasoning_end → thinking (only with --include-thinking)
 //!   file_edit, fork_marker, context_compaction, user_message, unknown → system
 //!   delta, reasoning_delta, turn_end → no row (turn_end's usage and latency go
-//!                   into `native` of the turn's last row)
+//!                   into `native` of the turn's last row, its round_usages'
+//!                   token counts into that row's `x_rounds`)
 //! ```
 //! Session `websocket:<chat_id>`; `seq` = record index across the files;
 //! `x_turn` = the record's `turn_id` (the views pair a transcript turn with
@@ -42,6 +43,7 @@ pub fn owner(rel: &str) -> String {
 /// Keys of a record that have a standard column or are the record's frame.
 const FRAME: [&str; 4] = ["event", "chat_id", "created_at_ms", "text"];
 
+#[derive(Default)]
 struct Turn {
     rows: Vec<EventRow>,
     id: Option<String>,
@@ -198,9 +200,33 @@ fn attach_turn_end(turn: &mut Turn, rec: &Map<String, Value>) {
             end.insert(k.clone(), v.clone());
         }
     }
+    last.x_rounds = rounds(rec);
     last.native
         .get_or_insert_default()
         .insert("turn_end".into(), Value::Object(end));
+}
+
+/// A `turn_end`'s `round_usages` as `prompt:completion` pairs joined by `,`
+/// (`x_rounds`); a count a round lacks is empty; `None` without a list.
+fn rounds(rec: &Map<String, Value>) -> Option<String> {
+    let list = rec.get("round_usages")?.as_array()?;
+    let count = |r: &Value, k: &str| {
+        r.get(k)
+            .and_then(Value::as_i64)
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    };
+    let pairs: Vec<String> = list
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{}",
+                count(r, "prompt_tokens"),
+                count(r, "completion_tokens")
+            )
+        })
+        .collect();
+    (!pairs.is_empty()).then(|| pairs.join(","))
 }
 
 fn native_of(rec: &Map<String, Value>, skip: &[&str]) -> Option<Map<String, Value>> {
@@ -358,6 +384,37 @@ pub fn map_record(
 mod tests {
     use super::*;
     use crate::testutil::obj;
+
+    #[test]
+    fn a_turn_end_puts_its_rounds_token_counts_on_the_answer_row() {
+        let mut turn = Turn::default();
+        turn.rows.push(EventRow {
+            turn_type: TurnType::Assistant,
+            ..EventRow::default()
+        });
+        turn.rows.push(EventRow {
+            turn_type: TurnType::System,
+            ..EventRow::default()
+        });
+        attach_turn_end(
+            &mut turn,
+            &obj(
+                r#"{"event":"turn_end","usage":{"prompt_tokens":9},"round_usages":[{"prompt_tokens":2959,"completion_tokens":125,"cached_tokens":2048},{"prompt_tokens":2747},{}]}"#,
+            ),
+        );
+        assert_eq!(turn.rows[0].x_rounds.as_deref(), Some("2959:125,2747:,:"));
+        assert_eq!(turn.rows[1].x_rounds, None);
+        let native = turn.rows[0]
+            .native
+            .as_ref()
+            .map(|n| n["turn_end"]["usage"].clone());
+        assert_eq!(native, Some(serde_json::json!({"prompt_tokens": 9})));
+        // a turn_end without the list (an older nanobot): no rounds
+        let mut older = Turn::default();
+        older.rows.push(EventRow::default());
+        attach_turn_end(&mut older, &obj(r#"{"event":"turn_end","latency_ms":5}"#));
+        assert_eq!(older.rows[0].x_rounds, None);
+    }
 
     #[test]
     fn segment_owner() {
