@@ -122,8 +122,12 @@ ranked AS (
 ),
 -- days whose winner has more pairs than any other offset of the day
 clear AS (
-    SELECT instance, day, offset_minutes
+    SELECT instance, day, offset_minutes, pairs
     FROM ranked WHERE by_pairs = 1 AND (runner_up IS NULL OR runner_up < pairs)
+),
+-- the clear days whose winner stands on two pairs or more
+clear_strong AS (
+    SELECT instance, day, offset_minutes FROM clear WHERE pairs >= 2
 ),
 -- each day's nearest clear day before it and after it
 neighbours AS (
@@ -152,16 +156,13 @@ decided AS (
 strong AS (
     SELECT d.instance, d.day, coalesce(b.offset_minutes, a.offset_minutes) AS offset_minutes
     FROM (SELECT DISTINCT instance, day FROM votes) d
-    ASOF LEFT JOIN (SELECT c.* FROM clear c JOIN votes v USING (instance, day, offset_minutes)
-                    WHERE v.pairs >= 2) b
-           ON b.instance = d.instance AND d.day > b.day
-    ASOF LEFT JOIN (SELECT c.* FROM clear c JOIN votes v USING (instance, day, offset_minutes)
-                    WHERE v.pairs >= 2) a
-           ON a.instance = d.instance AND d.day < a.day
+    ASOF LEFT JOIN clear_strong b ON b.instance = d.instance AND d.day > b.day
+    ASOF LEFT JOIN clear_strong a ON a.instance = d.instance AND d.day < a.day
 ),
 -- one pair can show a DST change (60 minutes from that day; 30 between
 -- +10:30 and +11:00, Lord Howe's, the one zone that steps by half an
 -- hour), never a jump to another zone: such a day keeps the strong day's
+-- offset
 kept AS (
     SELECT w.instance, w.day, w.day_pairs,
         CASE WHEN w.pairs = 1 AND s.offset_minutes IS NOT NULL

@@ -93,7 +93,7 @@ CREATE MACRO call_fits_turn(call_source, turn_source) AS
 -- (Equi-joined on whole seconds, not a range join over every row.)
 CREATE TABLE call_answers AS
 WITH ends AS (
-    SELECT c.instance, c.source_path, c.id, s.sec
+    SELECT c.instance, c.source_path, c.id, c.started_at_ms + c.duration_ms AS end_ms, s.sec
     FROM stage_llm_calls c,
         unnest(range((c.started_at_ms + c.duration_ms) // 1000 - 1,
                      (c.started_at_ms + c.duration_ms) // 1000 + 3)) s(sec)
@@ -107,10 +107,8 @@ answers AS (
 )
 SELECT DISTINCT e.instance, e.source_path, e.id, a.session_uid
 FROM ends e
-JOIN stage_llm_calls c USING (instance, source_path, id)
 JOIN answers a ON a.instance = e.instance AND a.us // 1000000 = e.sec
-WHERE a.us BETWEEN (c.started_at_ms + c.duration_ms - 1000) * 1000
-               AND (c.started_at_ms + c.duration_ms + 2000) * 1000;
+WHERE a.us BETWEEN (e.end_ms - 1000) * 1000 AND (e.end_ms + 2000) * 1000;
 
 -- The calls a WebUI turn names: nanobot's transcript ends a turn with its
 -- `round_usages`, the usage of each provider response of the turn in order
