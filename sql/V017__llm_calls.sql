@@ -33,7 +33,7 @@
 --          the macro call_fits_turn(call source, turn source),
 --          call_answers (instance, source_path, id, session_uid: a session
 --          with an assistant row at the call's end), round_claims (a turn's
---          rounds and the calls they name), accounted_turns, llm_attribution,
+--          span, its rounds and the calls they name), accounted_turns, llm_attribution,
 --          price_names (name, norm: the names each price row answers to),
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
@@ -138,7 +138,7 @@ turn_rounds AS (
       ON r.instance = t.instance AND r.session_uid = t.session_uid
      AND r.ts_utc BETWEEN t.turn_start AND t.turn_end
 )
-SELECT r.instance, r.session_uid, r.turn_start, r.input_tokens, r.output_tokens,
+SELECT r.instance, r.session_uid, r.turn_start, r.turn_end, r.input_tokens, r.output_tokens,
     c.source_path, c.id
 FROM turn_rounds r
 LEFT JOIN stage_llm_calls c
@@ -149,12 +149,11 @@ LEFT JOIN stage_llm_calls c
 CREATE TABLE accounted_turns AS
 SELECT r.instance, r.session_uid, r.turn_start
 FROM round_claims r
-JOIN turns t USING (instance, session_uid, turn_start)
 -- a subagent's calls are no rounds of the turn that spawned it
 WHERE NOT EXISTS (SELECT 1 FROM events e
                   WHERE e.agent = 'nanobot' AND e.turn_type = 'tool_use'
                     AND e.tool_name = 'spawn' AND e.session_uid = r.session_uid
-                    AND e.timestamp_utc BETWEEN t.turn_start AND t.turn_end)
+                    AND e.timestamp_utc BETWEEN r.turn_start AND r.turn_end)
 GROUP BY ALL
 HAVING bool_and(r.id IS NOT NULL);
 
