@@ -12,7 +12,8 @@
 --                   within 10 s once corrected.
 --          A day's winner has the most pairs; a tie goes to the offset of
 --          the nearest day with a clear winner before it, then after it
---          (continuity), then to the offset with more WebUI/run-record
+--          (continuity), then to a DST step from the nearest day won by
+--          two pairs or more, then to the offset with more WebUI/run-record
 --          pairs, and only then to the smallest absolute offset. A winner
 --          of one pair that differs from the nearest day won by two or more
 --          (before, else after) by other than a DST step (60 min; 30 for
@@ -29,7 +30,8 @@
 --          candidate, local − UTC), tz_days (offset_minutes: the day's
 --          winner; pairs: its votes; day_pairs: all votes of the day),
 --          tz_offsets (the output table: pairs, agreement = the winners'
---          share of the range's votes).
+--          share of the range's votes), the macro dst_step(a, b) (a is b
+--          or a DST step from it).
 CREATE TABLE tz_session_users AS
 SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept
@@ -105,6 +107,12 @@ SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day, ts_local, offset_minute
 FROM (SELECT * FROM llm_grid UNION ALL SELECT * FROM copies_grid)
 WHERE offset_minutes BETWEEN -720 AND 840;
 
+-- Whether offset a is b or a DST step from it (60 minutes; 30 between
+-- +10:30 and +11:00, Lord Howe's, the one zone that steps by half an hour);
+-- true when b is unknown. V006 reads it for the switch inside a day.
+CREATE MACRO dst_step(a, b) AS
+    b IS NULL OR abs(a - b) IN (0, 60) OR (least(a, b) = 630 AND greatest(a, b) = 660);
+
 CREATE TABLE tz_days AS
 WITH votes AS (
     SELECT instance, day, offset_minutes, count(*) AS pairs,
@@ -136,21 +144,6 @@ neighbours AS (
     ASOF LEFT JOIN clear b ON b.instance = d.instance AND d.day > b.day
     ASOF LEFT JOIN clear a ON a.instance = d.instance AND d.day < a.day
 ),
-decided AS (
-    -- most pairs; a tie is decided by continuity (the offset of the nearest
-    -- clear day before, then after), then by the pairs of a WebUI or run
-    -- record copy (exact, where a minute-aligned call may be a coincidence),
-    -- and only then by the smallest absolute offset
-    SELECT r.*,
-        row_number() OVER (PARTITION BY r.instance, r.day
-                           ORDER BY r.pairs DESC,
-                                    r.offset_minutes IS NOT DISTINCT FROM n.before_offset DESC,
-                                    r.offset_minutes IS NOT DISTINCT FROM n.after_offset DESC,
-                                    r.copy_pairs DESC,
-                                    abs(r.offset_minutes), r.offset_minutes) AS rank
-    FROM ranked r
-    JOIN neighbours n USING (instance, day)
-),
 -- each day's nearest day before it (else after it) whose winner stands on
 -- two pairs or more
 strong AS (
@@ -159,16 +152,32 @@ strong AS (
     ASOF LEFT JOIN clear_strong b ON b.instance = d.instance AND d.day > b.day
     ASOF LEFT JOIN clear_strong a ON a.instance = d.instance AND d.day < a.day
 ),
+decided AS (
+    -- most pairs; a tie is decided by continuity (the offset of the nearest
+    -- clear day before, then after), then by a DST step from (or the
+    -- offset of) the nearest strong day (a lone pair 45 min from it is a
+    -- coincidence), then by the pairs of a WebUI or run record copy (exact,
+    -- where a minute-aligned call may be a coincidence), and only then by
+    -- the smallest absolute offset
+    SELECT r.*,
+        row_number() OVER (PARTITION BY r.instance, r.day
+                           ORDER BY r.pairs DESC,
+                                    r.offset_minutes IS NOT DISTINCT FROM n.before_offset DESC,
+                                    r.offset_minutes IS NOT DISTINCT FROM n.after_offset DESC,
+                                    dst_step(r.offset_minutes, s.offset_minutes) DESC,
+                                    r.copy_pairs DESC,
+                                    abs(r.offset_minutes), r.offset_minutes) AS rank
+    FROM ranked r
+    JOIN neighbours n USING (instance, day)
+    JOIN strong s USING (instance, day)
+),
 -- one pair can show a DST change (60 minutes from that day; 30 between
 -- +10:30 and +11:00, Lord Howe's, the one zone that steps by half an
 -- hour), never a jump to another zone: such a day keeps the strong day's
 -- offset
 kept AS (
     SELECT w.instance, w.day, w.day_pairs,
-        CASE WHEN w.pairs = 1 AND s.offset_minutes IS NOT NULL
-                  AND abs(w.offset_minutes - s.offset_minutes) NOT IN (0, 60)
-                  AND NOT (least(w.offset_minutes, s.offset_minutes) = 630
-                           AND greatest(w.offset_minutes, s.offset_minutes) = 660)
+        CASE WHEN w.pairs = 1 AND NOT dst_step(w.offset_minutes, s.offset_minutes)
              THEN s.offset_minutes ELSE w.offset_minutes END AS offset_minutes
     FROM decided w
     JOIN strong s USING (instance, day)

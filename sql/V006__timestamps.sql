@@ -5,7 +5,7 @@
 --          offset of its instance and local day, or of the nearest day with
 --          evidence (ties: the earlier day) ('local_derived'); else 0
 --          ('local_as_utc', the instance has no evidence at all). On a day
---          the derived offset changes, the offset in force at the row's own
+--          the offset changes (tz_switches), the offset in force at its own
 --          time: up to the day's last pair of the old offset the old one,
 --          from its first pair of the new offset the new one; between them
 --          the nearer pair's, with time_basis 'local_uncertain'. A row or
@@ -28,6 +28,67 @@
 --          at t by the same rules, NULL without evidence),
 --          events_utc (view: events_kept plus
 --          utc_offset_minutes, time_basis, timestamp_utc).
+-- The day an instance's offset changes, before_offset to after_offset, and
+-- the evidence around the switch: last_before, the last pair of the old
+-- offset, and first_after, the first pair of the new one (a row that pairs
+-- at both counts only when no other row does). A day changes offset
+--   won    when its winner differs from the previous evidence day's;
+--   within when it keeps the previous day's winner but its last pairs are
+--          of a DST step from it (dst_step, V005) and follow every pair
+--          of the winner: the switch is inside the day when the next
+--          evidence day is won by the new offset, or when the new offset
+--          ties the winner (which continuity kept) and the winner's last
+--          pair is before 04:00 (zones change offset at night).
+-- Rows up to last_before keep the old offset, rows from first_after take
+-- the new one, rows between are uncertain.
+CREATE TABLE tz_switches AS
+WITH days AS (
+    SELECT instance, day, offset_minutes, pairs,
+        lag(offset_minutes) OVER (PARTITION BY instance ORDER BY day) AS prev_offset,
+        lead(offset_minutes) OVER (PARTITION BY instance ORDER BY day) AS next_offset
+    FROM tz_days
+),
+votes AS (
+    SELECT instance, day, offset_minutes, count(*) AS pairs FROM tz_evidence GROUP BY ALL
+),
+candidates AS (
+    SELECT instance, day, prev_offset AS before_offset, offset_minutes AS after_offset,
+        true AS won, NULL AS confirmed, NULL AS tie
+    FROM days
+    WHERE prev_offset IS NOT NULL AND prev_offset <> offset_minutes
+    UNION ALL
+    SELECT d.instance, d.day, d.offset_minutes, v.offset_minutes,
+        false, v.offset_minutes = d.next_offset, v.pairs >= d.pairs
+    FROM days d
+    JOIN votes v USING (instance, day)
+    WHERE v.offset_minutes <> d.offset_minutes AND dst_step(v.offset_minutes, d.offset_minutes)
+      AND (d.prev_offset IS NULL OR d.prev_offset = d.offset_minutes)
+),
+-- each paired row once, with the offsets it fits
+evidence AS (
+    SELECT instance, day, ts_local, list(DISTINCT offset_minutes) AS fits
+    FROM tz_evidence GROUP BY ALL
+),
+placed AS (
+    SELECT c.*,
+        coalesce(max(e.ts_local) FILTER (list_contains(e.fits, c.before_offset)
+                                         AND NOT list_contains(e.fits, c.after_offset)),
+                 max(e.ts_local) FILTER (list_contains(e.fits, c.before_offset))) AS last_before,
+        coalesce(min(e.ts_local) FILTER (list_contains(e.fits, c.after_offset)
+                                         AND NOT list_contains(e.fits, c.before_offset)),
+                 min(e.ts_local) FILTER (list_contains(e.fits, c.after_offset))) AS first_after
+    FROM candidates c
+    JOIN evidence e USING (instance, day)
+    GROUP BY ALL
+)
+SELECT instance, day, before_offset, after_offset, last_before, first_after
+FROM placed
+WHERE CASE WHEN won THEN last_before IS NULL OR last_before < first_after
+           ELSE last_before < first_after
+                AND (confirmed OR (tie AND CAST(last_before AS TIME) < TIME '04:00')) END
+QUALIFY row_number() OVER (PARTITION BY instance, day
+                           ORDER BY won DESC, confirmed DESC, after_offset) = 1;
+
 -- Every true-UTC instant of a row without a local time and of an LLM call,
 -- with the local day it falls on by a first guess: the offset of the
 -- latest evidence day begun by then (else the first evidence day's).
@@ -41,13 +102,16 @@ WITH instants AS (
 ),
 -- a day begins at the offset in force at its midnight: on a day whose
 -- offset changes (a DST switch, after midnight), the previous evidence day's
+-- offset at its end (its switch's new offset when it changed within)
 day_starts AS (
-    SELECT instance,
-        CAST(day AS TIMESTAMP) - to_minutes(coalesce(
-            lag(offset_minutes) OVER (PARTITION BY instance ORDER BY day), offset_minutes))
+    SELECT d.instance,
+        CAST(d.day AS TIMESTAMP) - to_minutes(coalesce(
+            lag(coalesce(s.after_offset, d.offset_minutes))
+                OVER (PARTITION BY d.instance ORDER BY d.day), d.offset_minutes))
             AS starts_utc,
-        offset_minutes
-    FROM tz_days
+        d.offset_minutes
+    FROM tz_days d
+    LEFT JOIN tz_switches s USING (instance, day)
 ),
 firsts AS (
     SELECT instance, arg_min(offset_minutes, day) AS offset_minutes FROM tz_days GROUP BY instance
@@ -83,26 +147,6 @@ SELECT b.instance, b.day,
          WHEN (a.evidence_day - b.day) < (b.day - b.evidence_day) THEN a.offset_minutes
          ELSE b.offset_minutes END AS offset_minutes
 FROM before b JOIN after a USING (instance, day);
-
--- The day an instance's offset changes (its winner differs from the
--- previous evidence day's): the last pair of the old offset and the first
--- pair of the new one on that day, when they are in that order. The switch
--- lies between them: rows up to the last old pair keep the old offset, rows
--- from the first new pair take the new one, rows between are uncertain.
-CREATE TABLE tz_switches AS
-WITH days AS (
-    SELECT instance, day, offset_minutes AS after_offset,
-        lag(offset_minutes) OVER (PARTITION BY instance ORDER BY day) AS before_offset
-    FROM tz_days
-)
-SELECT d.instance, d.day, d.before_offset, d.after_offset,
-    max(e.ts_local) FILTER (e.offset_minutes = d.before_offset) AS last_before,
-    min(e.ts_local) FILTER (e.offset_minutes = d.after_offset) AS first_after
-FROM days d
-JOIN tz_evidence e USING (instance, day)
-WHERE d.before_offset IS NOT NULL AND d.before_offset <> d.after_offset
-GROUP BY ALL
-HAVING last_before IS NULL OR last_before < first_after;
 
 -- The one switch-day rule: the offset in force at time t on a day whose
 -- offset changes, given the last pair of the old offset and the first of

@@ -1,19 +1,13 @@
 -- V017 llm_calls
 -- Purpose: nanobot's llm_usage rows with `instance`, `started_at` as UTC and
 --          the attributed session (docs/design.md "LLM call attribution").
---          A call belongs to the session whose turn (V007: from its first
---          message to its final answer) contains its start, within 10 s
---          after the turn's last message, and whose calls carry the call's
---          source (a cron call to a cron or trigger turn, a user call to a
---          user turn, a dream call to no chat); a WebUI transcript or run
---          record turn that no session turn mirrors (a chat /new erased)
---          runs from its first to its last record, plus 10 s. Where turns
---          overlap the turn of the call's own source wins, then the WebUI
---          turn whose rounds name it by tokens (round_claims; a turn whose
---          rounds all name calls takes no other call of its source), then the
---          one saved when the call returned (call_answers), then the latest
---          start (a subagent inside its parent's turn); a call in no turn
---          has session NULL (between turns, the archive call of a /new).
+--          A call belongs to the session whose turn (V007) contains its
+--          start, up to 2 s after its final answer, and whose calls carry
+--          its source; where turns overlap: its own source, the WebUI turn
+--          whose rounds name it (round_claims), the WebUI chat whose title
+--          call it is (title_calls), the one saved when it returned
+--          (call_answers), the latest start. A failed attempt goes where
+--          its retry goes (retries); a call in no turn has session NULL.
 --          Then (appended) each call's `cost_usd` (docs/design.md "Cost"):
 --          the model of every call and of every counted Claude Code
 --          response (nanoclaw, `anthropic`) matched to a `prices` row by
@@ -28,12 +22,17 @@
 --          usage; its tables), prices, diagnostics; drops session_messages
 --          and session_turn_rows (V007) and ordinals (V015).
 -- Output:  turns (instance, session_id, session_uid, call_source,
---          turn_start, turn_end: the span, end + 10 s), turn_hours (a turn
+--          turn_start, turn_end: the span, end + 10 s; answered_at: its
+--          end, the final answer's time), turn_hours (a turn
 --          once per hour it touches: hour = its µs epoch // 3 600 000 000),
 --          the macro call_fits_turn(call source, turn source),
 --          call_answers (instance, source_path, id, session_uid: a session
---          with an assistant row at the call's end), round_claims (a turn's
---          span, its rounds and the calls they name), accounted_turns, llm_attribution,
+--          with an assistant row at the call's end), title_calls
+--          (instance, source_path, id, session_uid), round_claims (a turn's
+--          span, its rounds and the calls they name), accounted_turns,
+--          turn_attribution (a call's turn by the rules above), retries
+--          (failed_id, next_id: a failed attempt and the next),
+--          llm_attribution (a failed attempt goes where its last retry does),
 --          price_names (name, norm: the names each price row answers to),
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
@@ -49,12 +48,12 @@
 -- none (a chat /new erased), as spans with the source of their calls.
 CREATE TABLE turns AS
 SELECT instance, session_id, session_uid, call_source, turn_start,
-    turn_end + INTERVAL 10 SECOND AS turn_end
+    turn_end + INTERVAL 10 SECOND AS turn_end, turn_end AS answered_at
 FROM session_turns
 WHERE turn_start IS NOT NULL AND session_id IS NOT NULL
 UNION ALL
 SELECT s.instance, s.session_id, c.session_uid, c.call_source, c.t0,
-    max(r.timestamp_utc) + INTERVAL 10 SECOND
+    max(r.timestamp_utc) + INTERVAL 10 SECOND, max(r.timestamp_utc)
 FROM copy_turns c
 JOIN copy_rows r USING (session_uid, copy_turn)
 JOIN order_sessions s ON s.agent = 'nanobot' AND s.session_uid = c.session_uid
@@ -110,6 +109,30 @@ FROM ends e
 JOIN answers a ON a.instance = e.instance AND a.us // 1000000 = e.sec
 WHERE a.us BETWEEN (e.end_ms - 1000) * 1000 AND (e.end_ms + 2000) * 1000;
 
+-- A WebUI chat's title call: nanobot asks for a chat's title right after
+-- the turn's final call returns, with source `system`
+-- (session/webui_turns.py `maybe_generate_webui_title_after_turn`, for a
+-- `websocket` chat only), so a `system` call starting 0–2 s after the end
+-- of a call that a WebUI chat saved as its answer (call_answers) is that
+-- chat's title call. (Equi-joined on whole seconds, as call_answers.)
+CREATE TABLE title_calls AS
+WITH answered AS (
+    SELECT p.instance, p.source_path, p.started_at_ms + p.duration_ms AS end_ms,
+        a.session_uid, s.sec
+    FROM call_answers a
+    JOIN stage_llm_calls p USING (instance, source_path, id),
+        unnest(range((p.started_at_ms + p.duration_ms) // 1000,
+                     (p.started_at_ms + p.duration_ms) // 1000 + 3)) s(sec)
+    WHERE p.source IN ('user', 'api')
+      AND a.session_uid IN (SELECT session_uid FROM turns WHERE session_id LIKE 'websocket:%')
+)
+SELECT DISTINCT t.instance, t.source_path, t.id, w.session_uid
+FROM stage_llm_calls t
+JOIN answered w
+  ON w.instance = t.instance AND w.source_path = t.source_path
+ AND w.sec = t.started_at_ms // 1000
+WHERE t.source = 'system' AND t.started_at_ms BETWEEN w.end_ms AND w.end_ms + 2000;
+
 -- The calls a WebUI turn names: nanobot's transcript ends a turn with its
 -- `round_usages`, the usage of each provider response of the turn in order
 -- (agent/runner.py appends each response's usage; webui/transcript.py
@@ -157,7 +180,7 @@ WHERE NOT EXISTS (SELECT 1 FROM events e
 GROUP BY ALL
 HAVING bool_and(r.id IS NOT NULL);
 
-CREATE TABLE llm_attribution AS
+CREATE TABLE turn_attribution AS
 SELECT c.instance, c.source_path, c.id, t.session_id, t.session_uid
 FROM stage_llm_calls c
 JOIN turn_hours t
@@ -173,14 +196,69 @@ LEFT JOIN (SELECT DISTINCT instance, session_uid, turn_start, source_path, id
  AND n.session_uid = t.session_uid AND n.turn_start = t.turn_start
 LEFT JOIN accounted_turns k
   ON k.instance = t.instance AND k.session_uid = t.session_uid AND k.turn_start = t.turn_start
+LEFT JOIN title_calls ti
+  ON ti.instance = c.instance AND ti.source_path = c.source_path AND ti.id = c.id
+ AND ti.session_uid = t.session_uid
 WHERE call_fits_turn(c.source, t.call_source)
+  -- a turn's calls start before its answer is saved, its title call at
+  -- once after (2 s, for a time stamped in whole seconds)
+  AND make_timestamp(c.started_at_ms * 1000) <= t.answered_at + INTERVAL 2 SECOND
   AND NOT (k.session_uid IS NOT NULL AND n.id IS NULL AND c.source = t.call_source
            AND c.input_tokens IS NOT NULL AND c.output_tokens IS NOT NULL)
 QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
                            ORDER BY c.source IS NOT DISTINCT FROM t.call_source DESC,
                                     n.id IS NOT NULL DESC,
+                                    ti.id IS NOT NULL DESC,
                                     a.session_uid IS NOT NULL DESC,
                                     t.turn_start DESC, t.session_id, t.session_uid) = 1;
+
+-- A failed attempt and its retry: nanobot retries a transient provider
+-- error after 1, 2 then 4 s (providers/base.py `_run_with_retry`), so a
+-- call that ended in `error` is followed by the next attempt of the same
+-- turn, the one call of its source starting 0–5 s after its end. A failed
+-- attempt has no tokens for a round to name; it goes where its last retry
+-- goes (nowhere when that turn was erased), else by the turn rules.
+-- (Equi-joined on whole seconds.)
+CREATE TABLE retries AS
+WITH failed AS (
+    SELECT f.instance, f.source_path, f.id, f.source, f.started_at_ms + f.duration_ms AS end_ms, s.sec
+    FROM stage_llm_calls f,
+        unnest(range((f.started_at_ms + f.duration_ms) // 1000,
+                     (f.started_at_ms + f.duration_ms) // 1000 + 6)) s(sec)
+    WHERE f.finish_reason = 'error'
+)
+SELECT f.instance, f.source_path, f.id AS failed_id, min(n.id) AS next_id
+FROM failed f
+JOIN stage_llm_calls n
+  ON n.instance = f.instance AND n.source_path = f.source_path
+ AND n.started_at_ms // 1000 = f.sec
+ AND n.source IS NOT DISTINCT FROM f.source AND n.id <> f.id
+ AND n.started_at_ms BETWEEN f.end_ms AND f.end_ms + 5000
+GROUP BY f.instance, f.source_path, f.id
+HAVING count(DISTINCT n.id) = 1;
+
+CREATE TABLE llm_attribution AS
+WITH RECURSIVE chain AS (
+    SELECT instance, source_path, failed_id AS id, next_id AS last_id, 1 AS hops FROM retries
+    UNION ALL
+    SELECT c.instance, c.source_path, c.id, r.next_id, c.hops + 1
+    FROM chain c
+    JOIN retries r ON r.instance = c.instance AND r.source_path = c.source_path
+                  AND r.failed_id = c.last_id
+    WHERE c.hops < 8
+),
+last_attempts AS (
+    SELECT instance, source_path, id, arg_max(last_id, hops) AS last_id
+    FROM chain GROUP BY ALL
+)
+SELECT c.instance, c.source_path, c.id,
+    CASE WHEN l.id IS NULL THEN a.session_id ELSE r.session_id END AS session_id,
+    CASE WHEN l.id IS NULL THEN a.session_uid ELSE r.session_uid END AS session_uid
+FROM stage_llm_calls c
+LEFT JOIN turn_attribution a USING (instance, source_path, id)
+LEFT JOIN last_attempts l USING (instance, source_path, id)
+LEFT JOIN turn_attribution r
+  ON r.instance = l.instance AND r.source_path = l.source_path AND r.id = l.last_id;
 
 -- ---- cost (docs/design.md "Cost") ----------------------------------------
 

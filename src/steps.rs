@@ -419,6 +419,18 @@ mod tests {
             "timestamps",
             "timestamps_take_the_derived_offset_of_the_nearest_evidence_day",
         ),
+        (
+            "tz_offsets",
+            "a_tie_of_lone_pairs_goes_to_a_dst_step_from_the_nearest_strong_day",
+        ),
+        (
+            "timestamps",
+            "a_switch_inside_a_day_its_old_offset_kept_by_a_tie",
+        ),
+        (
+            "timestamps",
+            "a_row_that_pairs_at_both_offsets_of_a_switch_does_not_bound_it",
+        ),
         ("timestamps", "timestamps_take_the_given_offset_first"),
         (
             "timestamps",
@@ -505,6 +517,11 @@ mod tests {
             "llm_calls",
             "of_two_overlapping_chats_a_call_goes_to_the_one_that_saved_its_answer",
         ),
+        (
+            "llm_calls",
+            "a_system_call_right_after_a_webui_chats_answer_is_its_title_call",
+        ),
+        ("llm_calls", "a_failed_attempt_goes_where_its_retry_goes"),
         (
             "llm_calls",
             "a_webui_turn_whose_rounds_name_its_calls_takes_no_other_call",
@@ -1295,6 +1312,42 @@ mod tests {
     }
 
     #[test]
+    fn a_tie_of_lone_pairs_goes_to_a_dst_step_from_the_nearest_strong_day() -> Res {
+        let mut h = Steps::new()?;
+        // Adelaide (+10:30 until the 2026-04-05 fall-back, then +09:30): on
+        // 04-04, the first day, one true pair at +10:30 and a message whose
+        // call is another's meets a call by chance at +08:45 (one pair
+        // each); 04-05 is won at +09:30 by two pairs. Not +08:45, 45 minutes
+        // from the strong day (explore seed 296)
+        let user = |seq: &str, local: &str| cli_user(&h, seq, "user", local);
+        user("1", "2026-04-04 06:42:00")?;
+        user("2", "2026-04-04 08:25:28")?;
+        user("3", "2026-04-05 08:00:00")?;
+        user("4", "2026-04-05 13:00:00")?;
+        for utc in [
+            "2026-04-03 20:12:02",
+            "2026-04-03 23:40:30",
+            "2026-04-04 22:30:02",
+            "2026-04-05 03:30:02",
+        ] {
+            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
+        }
+        h.run_through("tz_offsets")?;
+        assert_eq!(
+            h.rows(
+                "SELECT day, d.offset_minutes, list(e.offset_minutes ORDER BY e.offset_minutes)
+                 FROM tz_days d JOIN tz_evidence e USING (instance, day)
+                 GROUP BY ALL ORDER BY day"
+            )?,
+            vec![
+                "2026-04-04 | 630 | [525, 630]",
+                "2026-04-05 | 570 | [270, 570, 570]",
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
     fn timestamps_take_the_derived_offset_of_the_nearest_evidence_day() -> Res {
         let mut h = Steps::new()?;
         two_turns(&h)?;
@@ -1502,6 +1555,121 @@ mod tests {
             )?,
             vec![
                 "loss | .nanobot-work | .nanobot-work/llm_usage.sqlite3 | no local time for 1 events rows and 1 llm_calls rows with only a UTC time: instance .nanobot-work holds no evidence of its UTC offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)"
+            ]
+        );
+        Ok(())
+    }
+
+    /// New York, -04:00 until 2026-11-01 02:00, then -05:00: two pairs at
+    /// -04:00 on 10-31; on 11-01 one pair at -04:00 (at `before`, local)
+    /// and one at -05:00 (08:20), and two rows without a call (03:00, 09:00).
+    fn new_york_fall_back(h: &Steps, before: &str, before_utc: &str) -> Res {
+        let user = |seq: &str, local: &str| cli_user(h, seq, "user", local);
+        user("1", "2026-10-31 10:00:00")?;
+        user("2", "2026-10-31 12:00:00")?;
+        user("3", before)?;
+        user("4", "2026-11-01 08:20:00")?;
+        cli_user(h, "5", "=NULL", "2026-11-01 03:00:00")?;
+        cli_user(h, "6", "=NULL", "2026-11-01 09:00:00")?;
+        for utc in [
+            "2026-10-31 14:00:02",
+            "2026-10-31 16:00:02",
+            before_utc,
+            "2026-11-01 13:20:02",
+        ] {
+            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_switch_inside_a_day_its_old_offset_kept_by_a_tie() -> Res {
+        // 11-01 ties one pair against one (and chance pairs) and continuity
+        // keeps -04:00 as its offset; its -05:00 pair follows the -04:00 one,
+        // which is before 04:00: the switch is inside the day, and the rows
+        // after the -05:00 pair take -05:00 (explore seed 302)
+        let mut h = Steps::new()?;
+        new_york_fall_back(&h, "2026-11-01 00:30:00", "2026-11-01 04:30:02")?;
+        h.run_through("timestamps")?;
+        assert_eq!(
+            h.rows("SELECT day, offset_minutes FROM tz_days ORDER BY day")?,
+            vec!["2026-10-31 | -240", "2026-11-01 | -240"]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT day, before_offset, after_offset, last_before, first_after FROM tz_switches"
+            )?,
+            vec!["2026-11-01 | -240 | -300 | 2026-11-01 00:30:00 | 2026-11-01 08:20:00"]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT seq, utc_offset_minutes, time_basis, timestamp_utc FROM events_utc
+                 WHERE seq >= 3 ORDER BY seq"
+            )?,
+            vec![
+                "3 | -240 | local_derived | 2026-11-01 04:30:00",
+                "4 | -300 | local_derived | 2026-11-01 13:20:00",
+                // nearer the -04:00 pair than the -05:00 one
+                "5 | -240 | local_uncertain | 2026-11-01 07:00:00",
+                "6 | -300 | local_derived | 2026-11-01 14:00:00",
+            ]
+        );
+        // the same day with its -04:00 pair at 05:30: no zone changes offset
+        // after 04:00, so one pair of a DST step is no evidence of a switch
+        let mut h = Steps::new()?;
+        new_york_fall_back(&h, "2026-11-01 05:30:00", "2026-11-01 09:30:02")?;
+        h.run_through("timestamps")?;
+        assert_eq!(h.rows("SELECT day FROM tz_switches")?, Vec::<String>::new());
+        assert_eq!(
+            h.rows("SELECT seq, utc_offset_minutes FROM events_utc WHERE seq >= 3 ORDER BY seq")?,
+            vec!["3 | -240", "4 | -240", "5 | -240", "6 | -240"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_row_that_pairs_at_both_offsets_of_a_switch_does_not_bound_it() -> Res {
+        let mut h = Steps::new()?;
+        // Lord Howe, +10:30 until 2026-10-04 02:00, then +11:00: on 10-04 a
+        // pair at +10:30 13 s before the switch; at 08:53:27 a message meets
+        // its call at +11:00 and a later call 4 s off at +10:30; two more
+        // pairs at +11:00 win the day. The switch lies between 01:59:47 and
+        // 11:02:29, not nowhere (explore seed 161)
+        let user = |seq: &str, local: &str| cli_user(&h, seq, "user", local);
+        user("1", "2026-10-03 10:00:00")?;
+        user("2", "2026-10-03 12:00:00")?;
+        user("3", "2026-10-04 01:59:47")?;
+        user("4", "2026-10-04 08:53:27")?;
+        user("5", "2026-10-04 11:02:29")?;
+        user("6", "2026-10-04 12:00:00")?;
+        for utc in [
+            "2026-10-02 23:30:02",
+            "2026-10-03 01:30:02",
+            "2026-10-03 15:29:49",
+            "2026-10-03 21:53:29",
+            "2026-10-03 22:23:31",
+            "2026-10-04 00:02:31",
+            "2026-10-04 01:00:02",
+        ] {
+            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
+        }
+        h.run_through("timestamps")?;
+        assert_eq!(
+            h.rows(
+                "SELECT day, before_offset, after_offset, last_before, first_after FROM tz_switches"
+            )?,
+            vec!["2026-10-04 | 630 | 660 | 2026-10-04 01:59:47 | 2026-10-04 11:02:29"]
+        );
+        assert_eq!(
+            h.rows(
+                "SELECT seq, utc_offset_minutes, time_basis, timestamp_utc FROM events_utc
+                 WHERE seq >= 3 ORDER BY seq"
+            )?,
+            vec![
+                "3 | 630 | local_derived | 2026-10-03 15:29:47",
+                "4 | 660 | local_uncertain | 2026-10-03 21:53:27",
+                "5 | 660 | local_derived | 2026-10-04 00:02:29",
+                "6 | 660 | local_derived | 2026-10-04 01:00:00",
             ]
         );
         Ok(())
@@ -2503,9 +2671,10 @@ mod tests {
         h.exec("UPDATE params SET given_offset_minutes = 0")?;
         for utc in [
             "2026-03-02 10:00:20", // inside turn 1
-            "2026-03-02 10:00:39", // turn 1's last message + 10 s
+            "2026-03-02 10:00:32", // turn 1's answer + 2 s (a time in whole seconds)
+            "2026-03-02 10:00:39", // its answer + 9 s: a turn's calls start before it
             "2026-03-02 10:30:00", // between the turns
-            "2026-03-02 11:00:25", // inside turn 2's tail
+            "2026-03-02 11:00:19", // inside turn 2
         ] {
             h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
         }
@@ -2515,9 +2684,10 @@ mod tests {
             h.rows("SELECT id, started_at, session_id, session_uid FROM llm_calls ORDER BY id")?,
             vec![
                 format!("1 | 2026-03-02 10:00:20+00 | websocket:c1 | {c1}"),
-                format!("2 | 2026-03-02 10:00:39+00 | websocket:c1 | {c1}"),
-                "3 | 2026-03-02 10:30:00+00 | NULL | NULL".to_string(),
-                format!("4 | 2026-03-02 11:00:25+00 | websocket:c1 | {c1}"),
+                format!("2 | 2026-03-02 10:00:32+00 | websocket:c1 | {c1}"),
+                "3 | 2026-03-02 10:00:39+00 | NULL | NULL".to_string(),
+                "4 | 2026-03-02 10:30:00+00 | NULL | NULL".to_string(),
+                format!("5 | 2026-03-02 11:00:19+00 | websocket:c1 | {c1}"),
             ]
         );
         Ok(())
@@ -2651,6 +2821,145 @@ mod tests {
                 format!("4 | {tg}"),
                 format!("5 | {c1}"),
                 format!("6 | {tg}"),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_system_call_right_after_a_webui_chats_answer_is_its_title_call() -> Res {
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // WebUI chat c1: a user turn 10:00–10:05, its answer saved at 10:05
+        session_rows(
+            &h,
+            &[
+                (1, "user", "long job", "2026-03-02 10:00:00"),
+                (2, "assistant", "done", "2026-03-02 10:05:00"),
+            ],
+        )?;
+        // chat telegram:42: a user turn 10:04:30–10:06, started later
+        for (seq, turn_type, text, ts) in [
+            ("1", "user", "quick question", "2026-03-02 10:04:30"),
+            ("2", "assistant", "quick answer", "2026-03-02 10:06:00"),
+        ] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "telegram:42"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", &format!("1{seq}")),
+                    ("seq", seq),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("x_match", text),
+                    ("x_record", &format!("t{seq}")),
+                    ("x_call_source", if seq == "1" { "user" } else { "=NULL" }),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        for (source, utc, duration) in [
+            ("user", "2026-03-02 10:04:40", "20000"), // c1's answer, returns 10:05:00
+            ("system", "2026-03-02 10:05:00", "2000"), // at once: c1's title (explore seed 119)
+            ("system", "2026-03-02 10:05:03", "2000"), // 3 s later: the later start
+            ("user", "2026-03-02 10:05:30", "30000"), // telegram's answer
+            ("system", "2026-03-02 10:06:01", "2000"), // after telegram's answer: no WebUI chat
+        ] {
+            h.llm_call(&[
+                ("source", source),
+                ("started_at_ms", &ms(utc)),
+                ("duration_ms", duration),
+            ])?;
+        }
+        h.run_through("llm_calls")?;
+        let c1 = uid("ws1", "websocket:c1");
+        let tg = uid("ws1", "telegram:42");
+        assert_eq!(
+            h.rows("SELECT id, session_uid FROM title_calls ORDER BY id")?,
+            vec![format!("2 | {c1}")]
+        );
+        assert_eq!(
+            h.rows("SELECT id, session_uid FROM llm_calls ORDER BY id")?,
+            vec![
+                format!("1 | {c1}"),
+                format!("2 | {c1}"),
+                format!("3 | {tg}"),
+                format!("4 | {tg}"),
+                format!("5 | {tg}"),
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_failed_attempt_goes_where_its_retry_goes() -> Res {
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        // WebUI chat c1: a user turn 10:00–10:05
+        session_rows(
+            &h,
+            &[
+                (1, "user", "long job", "2026-03-02 10:00:00"),
+                (2, "assistant", "done", "2026-03-02 10:05:00"),
+            ],
+        )?;
+        // chat telegram:42: a user turn 10:03–10:04:30, started later
+        for (seq, turn_type, text, ts) in [
+            ("1", "user", "quick question", "2026-03-02 10:03:00"),
+            ("2", "assistant", "quick answer", "2026-03-02 10:04:30"),
+        ] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "telegram:42"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", &format!("1{seq}")),
+                    ("seq", seq),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("x_match", text),
+                    ("x_record", &format!("t{seq}")),
+                    ("x_call_source", if seq == "1" { "user" } else { "=NULL" }),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        for (utc, duration, finish) in [
+            ("2026-03-02 10:03:10", "2000", "error"), // its retry 2 s after its end: c1
+            ("2026-03-02 10:03:12", "108000", "stop"), // returns 10:05, c1's answer
+            ("2026-03-02 10:04:00", "30000", "stop"), // returns 10:04:30, telegram's answer
+            ("2026-03-02 10:04:10", "1000", "error"), // no retry: the later start
+            ("2026-03-02 10:04:40", "1000", "error"), // two calls after it: no retry
+            ("2026-03-02 10:04:42", "1000", "stop"),
+            ("2026-03-02 10:04:43", "1000", "stop"),
+        ] {
+            h.llm_call(&[
+                ("source", "user"),
+                ("started_at_ms", &ms(utc)),
+                ("duration_ms", duration),
+                ("finish_reason", finish),
+            ])?;
+        }
+        h.run_through("llm_calls")?;
+        assert_eq!(
+            h.rows("SELECT failed_id, next_id FROM retries ORDER BY ALL")?,
+            vec!["1 | 2"]
+        );
+        let c1 = uid("ws1", "websocket:c1");
+        let tg = uid("ws1", "telegram:42");
+        assert_eq!(
+            h.rows("SELECT id, session_uid FROM llm_calls ORDER BY id")?,
+            vec![
+                format!("1 | {c1}"),
+                format!("2 | {c1}"),
+                format!("3 | {tg}"),
+                format!("4 | {tg}"),
+                format!("5 | {c1}"),
+                format!("6 | {c1}"),
+                format!("7 | {c1}"),
             ]
         );
         Ok(())
@@ -2952,7 +3261,7 @@ mod tests {
         h.llm_call(&[
             ("provider", "anthropic"),
             ("model", "claude-sonnet-4.5"),
-            ("started_at_ms", &ms("2026-03-02 11:00:25")),
+            ("started_at_ms", &ms("2026-03-02 11:00:19")),
             ("input_tokens", "2000"),
             ("output_tokens", "100"),
         ])?;
