@@ -21,8 +21,9 @@
 --          instance hold the key; only_namespace: the first of them),
 --          session_identity (session_keys with namespace, session_uid,
 --          holders, and unresolved: a nanobot key no namespace rule placed,
---          so namespace ''); appends namespace_unresolved warnings to
---          diagnostics.
+--          so namespace ''), the macro session_uid_of(agent, instance,
+--          namespace, session_id); appends namespace_unresolved warnings
+--          to diagnostics.
 CREATE TABLE session_keys AS
 -- (the kind's trait row-wise: a join with kinds let DuckDB hash the staged
 -- side and run out of memory at 256 MiB on a 4 GB home)
@@ -41,6 +42,11 @@ CREATE TABLE key_holders AS
 SELECT instance, session_id, count(*) AS holders, min(namespace) AS only_namespace
 FROM namespace_keys
 GROUP BY ALL;
+
+-- The one formula of a session_uid (V014 names nanoclaw transcript rows'
+-- sessions with it; audit A006 recomputes it by hand).
+CREATE MACRO session_uid_of(agent, instance, namespace, session_id) AS
+    left(sha256(agent || chr(0) || instance || chr(0) || namespace || chr(0) || session_id), 16);
 
 CREATE TABLE session_identity AS
 WITH resolved AS (
@@ -64,8 +70,7 @@ WITH resolved AS (
     LEFT JOIN key_holders h
            ON k.agent = 'nanobot' AND h.instance = k.instance AND h.session_id = k.session_id
 )
-SELECT *,
-    left(sha256(agent || chr(0) || instance || chr(0) || namespace || chr(0) || session_id), 16) AS session_uid
+SELECT *, session_uid_of(agent, instance, namespace, session_id) AS session_uid
 FROM resolved;
 
 INSERT INTO diagnostics BY NAME

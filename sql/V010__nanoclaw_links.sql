@@ -139,26 +139,29 @@ SELECT x_row, json_object('channel_type', channel_type, 'platform_id', platform_
 FROM nc_routes
 WHERE matched;
 
-INSERT INTO diagnostics
-SELECT 'warning', 'nanoclaw', instance, source_path, NULL,
+INSERT INTO diagnostics BY NAME
+SELECT 'warning' AS kind, 'nanoclaw' AS agent, instance, source_path,
+    CAST(NULL AS BIGINT) AS source_line,
     'question ' || question_id || ': ' || coalesce(len(cards), 0) || ' card(s) and '
-        || coalesce(len(answers), 0) || ' answer(s) in the session: not linked',
-    session_id, 'question_link_ambiguous'
+        || coalesce(len(answers), 0) || ' answer(s) in the session: not linked' AS message,
+    session_id, 'question_link_ambiguous' AS code
 FROM nc_questions
 WHERE coalesce(len(cards), 0) > 1 OR coalesce(len(answers), 0) > 1;
 
-INSERT INTO diagnostics
-SELECT 'warning', 'nanoclaw', instance, source_path, NULL,
+INSERT INTO diagnostics BY NAME
+SELECT 'warning' AS kind, 'nanoclaw' AS agent, instance, source_path,
+    CAST(NULL AS BIGINT) AS source_line,
     relation || ' at seq ' || seq || ' names ' || target || ', which ' || len(target_seqs)
-        || ' messages of the session answer to: not linked',
-    session_id, 'link_target_ambiguous'
+        || ' messages of the session answer to: not linked' AS message,
+    session_id, 'link_target_ambiguous' AS code
 FROM nc_operation_targets
 WHERE len(target_seqs) > 1;
 
-INSERT INTO diagnostics
-SELECT 'warning', 'nanoclaw', instance, source_path, NULL,
+INSERT INTO diagnostics BY NAME
+SELECT 'warning' AS kind, 'nanoclaw' AS agent, instance, source_path,
+    CAST(NULL AS BIGINT) AS source_line,
     'session ' || session_id || ': messaging group ' || messaging_group_id || ' (' || channel_type
-        || ' ' || platform_id || ') does not match the session''s route (' || seen || '): not joined',
-    session_id, 'route_mismatch'
+        || ' ' || platform_id || ') does not match the session''s route (' || seen || '): not joined' AS message,
+    session_id, 'route_mismatch' AS code
 FROM nc_routes
 WHERE NOT matched AND seen IS NOT NULL;

@@ -18,10 +18,11 @@
 --          declared losses to diagnostics (temp tables nc_sessions: each
 --          session's place and what it holds, nc_usage_sessions: sessions
 --          with counted transcript usage).
-INSERT INTO diagnostics
-SELECT DISTINCT 'loss', 'nanoclaw', r.instance, regexp_replace(r.source_path, '/[^/]*$', ''), NULL,
-    'session folder has no row in data/v2.db sessions: its rows are kept, the agent group taken from the path',
-    r.session_id, 'catalog_row_missing'
+INSERT INTO diagnostics BY NAME
+SELECT DISTINCT 'loss' AS kind, 'nanoclaw' AS agent, r.instance,
+    regexp_replace(r.source_path, '/[^/]*$', '') AS source_path, CAST(NULL AS BIGINT) AS source_line,
+    'session folder has no row in data/v2.db sessions: its rows are kept, the agent group taken from the path' AS message,
+    r.session_id, 'catalog_row_missing' AS code
 FROM nc_rows r
 WHERE r.nanoclaw IN ('inbound', 'outbound')
   AND NOT EXISTS (SELECT 1 FROM nc_rows c
@@ -29,13 +30,13 @@ WHERE r.nanoclaw IN ('inbound', 'outbound')
                     AND c.instance = r.instance AND c.session_id = r.session_id);
 
 -- A catalog session whose folder is gone: both session DBs are lost.
-INSERT INTO diagnostics
-SELECT DISTINCT 'loss', 'nanoclaw', c.instance,
+INSERT INTO diagnostics BY NAME
+SELECT DISTINCT 'loss' AS kind, 'nanoclaw' AS agent, c.instance,
     CASE WHEN c.instance = '.' THEN '' ELSE c.instance || '/' END
-        || 'data/v2-sessions/' || (c.j->'record'->>'agent_group_id') || '/' || c.session_id,
-    NULL,
-    'session folder missing (inbound.db and outbound.db are created with the session): only the catalog row remains',
-    c.session_id, 'session_folder_missing'
+        || 'data/v2-sessions/' || (c.j->'record'->>'agent_group_id') || '/' || c.session_id AS source_path,
+    CAST(NULL AS BIGINT) AS source_line,
+    'session folder missing (inbound.db and outbound.db are created with the session): only the catalog row remains' AS message,
+    c.session_id, 'session_folder_missing' AS code
 FROM nc_rows c
 WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
   AND NOT EXISTS (SELECT 1 FROM sources s
@@ -65,8 +66,9 @@ JOIN nc_transcript_sessions t
   ON t.instance = r.instance AND t.continuation_id = (r.j->>'transcript_id')
 WHERE r.nanoclaw = 'transcript' AND (r.j->'usage') IS NOT NULL;
 
-INSERT INTO diagnostics
-SELECT 'loss', 'nanoclaw', s.instance, s.place, NULL, d.message, s.session_id, d.code
+INSERT INTO diagnostics BY NAME
+SELECT 'loss' AS kind, 'nanoclaw' AS agent, s.instance, s.place AS source_path,
+    CAST(NULL AS BIGINT) AS source_line, d.message, s.session_id, d.code
 FROM nc_sessions s,
     (VALUES ('model_rendering_absent',
              'what the model saw (system prompt, composed CLAUDE.md, tool schemas, context window) is not stored: only the messages in and out'),

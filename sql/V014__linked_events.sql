@@ -11,7 +11,7 @@
 --          the session (WebUI) or the agent group (nanoclaw).
 -- Grain:   events_linked: one row per kept event (folded delivered rows
 --          and copies of Claude Code lines removed).
--- Inputs:  events_final (V008), nc_delivery_joined and nc_links (V010),
+-- Inputs:  events_final (V008), session_uid_of (V001), nc_delivery_joined and nc_links (V010),
 --          nc_transcript_sessions, nc_transcript_copies (removed) and
 --          nc_usage_repeats (V011),
 --          session_projects and nc_folders (V012).
@@ -22,7 +22,7 @@ SELECT e.* REPLACE (
         CASE WHEN e.nanoclaw = 'transcript' THEN coalesce(e.session_id, t.session_id)
              ELSE e.session_id END AS session_id,
         CASE WHEN e.nanoclaw = 'transcript' AND e.session_id IS NULL AND t.session_id IS NOT NULL
-             THEN left(sha256('nanoclaw' || chr(0) || e.instance || chr(0) || '' || chr(0) || t.session_id), 16)
+             THEN session_uid_of('nanoclaw', e.instance, '', t.session_id)
              ELSE e.session_uid END AS session_uid,
         coalesce(e.project_path, p.project_path, 'groups/' || f.folder) AS project_path,
         CASE WHEN dj.message_out_id IS NOT NULL OR l.x_row IS NOT NULL

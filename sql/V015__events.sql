@@ -1,7 +1,5 @@
 -- V015 events
--- Purpose: `events`, the table of the contract (OUT.parquet): the contract
---          columns in contract order, with `load_id`, `ordinal` and
---          `session_uid`.
+-- Purpose: the order of `events`, the table of the contract (OUT.parquet):
 --          ordinal = position in the session's (session_uid's) native order,
 --          first by x_group (session, record, outbound, state, transcript:
 --          the x_group_<name>() macros), then:
@@ -17,16 +15,15 @@
 --          for paths and sessions, no text), so one session of millions of
 --          rows still sorts within the memory limit; the wide rows join back.
 -- Grain:   one row per event.
--- Inputs:  events_linked (V014), params (load_id).
+-- Inputs:  events_linked (V014).
 -- Output:  order_paths (path_id: an integer per source_path, in path
 --          order), order_sessions (sess_id: an integer per (agent,
 --          instance, session_id, session_uid), in output order), ordinals
 --          (ordinal: the row's place in its session, 1…n; with its x_row,
 --          sess_id and path_id; from order_keys, the ordering columns, narrow, and
 --          order_times, order_ts: the row's time, or the time of the row
---          before it in its store and session, both in the statement);
---          events (view: the contract columns, text and native only on the
---          rows a step reads them from (x_wide); V016 points it at the plan).
+--          before it in its store and session, both in the statement).
+--          The `events` view itself is V016's, over the writer's plan.
 CREATE TABLE order_paths AS
 SELECT source_path, CAST(row_number() OVER (ORDER BY source_path) AS INTEGER) AS path_id
 FROM (SELECT DISTINCT source_path FROM events_linked);
@@ -69,20 +66,3 @@ SELECT x_row, sess_id, path_id,
                  seq NULLS FIRST, x_id NULLS FIRST, path_id, source_line, x_sub
     ) AS ordinal
 FROM order_times;
-
--- The events, lazily: V016 materializes them once, as the writer's plan.
-CREATE VIEW events AS
-SELECT
-    agent, instance, session_id, parent_session_id, project_path,
-    CAST(NULL AS VARCHAR) AS git_branch,
-    seq,
-    CAST(timestamp_utc AS TIMESTAMPTZ) AS timestamp_utc,
-    ts_local AS timestamp_local,
-    CAST(utc_offset_minutes AS INTEGER) AS utc_offset_minutes,
-    time_basis, turn_type, model, tool_name, tool_use_id, text,
-    source_kind, source_role, source_path, source_line, native,
-    (SELECT load_id FROM params) AS load_id,
-    o.ordinal,
-    session_uid
-FROM events_linked
-JOIN ordinals o USING (x_row);

@@ -28,8 +28,7 @@
 --          where the row's text and native are: x_wide, x_blob, x_off,
 --          x_text_len, x_native_len, x_bytes = their sum; stored in out_pos
 --          order, what the writer reads), events (view: the contract
---          columns of events_plan with the ids looked up; replaces V015's
---          view).
+--          columns of events_plan with the ids looked up).
 -- Where each session's rows start in OUT: its rows are ordinals 1…n, so a
 -- row's out_pos is the rows of the sessions before its own plus its ordinal
 -- (one row per session, not a sorted copy of every row's ids).
@@ -77,7 +76,7 @@ ORDER BY out_pos;
 RESET disabled_optimizers;
 
 
-CREATE OR REPLACE VIEW events AS
+CREATE VIEW events AS
 SELECT s.agent, s.instance, s.session_id, p.parent_session_id, p.project_path,
     p.git_branch, p.seq, p.timestamp_utc, p.timestamp_local, p.utc_offset_minutes,
     p.time_basis, p.turn_type, p.model, p.tool_name, p.tool_use_id, p.text,

@@ -47,9 +47,6 @@ use crate::engine::{Engine, sql_str};
 
 pub use crate::engine::TABLES;
 
-/// The total order of OUT.parquet (docs/design.md "Output order").
-pub const EVENTS_ORDER: &str = "agent, instance, session_id NULLS FIRST, session_uid NULLS FIRST, ordinal, source_kind, source_path, source_line";
-
 /// An output that could not be written (exit code 2, nothing left behind).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write {}: {message}", path.display())]
@@ -471,7 +468,8 @@ const PLAN_DIMENSIONS: [(&str, &str); 2] =
 /// An error of the events writer, on one line.
 pub type WriteError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Write `events` to the Parquet file `dest` in [`EVENTS_ORDER`]: V016's
+/// Write `events` to the Parquet file `dest` in the output order
+/// (docs/design.md "Output order"): V016's
 /// `events_plan` holds every row's narrow columns in out_pos order, the
 /// strings a session or a store repeats as ids into small tables
 /// ([`PLAN_DIMENSIONS`], read once); the plan is scanned once in its

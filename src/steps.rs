@@ -2536,8 +2536,9 @@ mod tests {
         h.run_through("events")?;
         assert_eq!(
             h.rows(
-                "SELECT ordinal, text, timestamp_utc FROM events
-                 WHERE session_id = 'websocket:c1' ORDER BY ordinal"
+                "SELECT o.ordinal, e.text, CAST(e.timestamp_utc AS TIMESTAMPTZ)
+                 FROM ordinals o JOIN events_linked e USING (x_row)
+                 WHERE e.session_id = 'websocket:c1' ORDER BY o.ordinal"
             )?,
             vec![
                 "1 | session start | 2026-03-02 12:00:00+00",
@@ -2551,9 +2552,9 @@ mod tests {
         );
         assert_eq!(
             h.rows(
-                "SELECT count(*) = count(DISTINCT (session_uid, ordinal)) AND min(ordinal) = 1
-                        AND max(ordinal) = count(*)
-                 FROM events"
+                "SELECT count(*) = count(DISTINCT (e.session_uid, o.ordinal)) AND min(o.ordinal) = 1
+                        AND max(o.ordinal) = count(*)
+                 FROM ordinals o JOIN events_linked e USING (x_row)"
             )?,
             vec!["true"]
         );

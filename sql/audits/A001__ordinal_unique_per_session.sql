@@ -2,7 +2,7 @@
 --         (agent, instance, session_id, session_uid) share an ordinal. Rows of
 --         no session (session_id and session_uid NULL) form one ordinal
 --         sequence per agent and instance, so NULLs group together here as
---         they do in V008's PARTITION BY (docs/design.md "Output order": the
+--         they do in V015's PARTITION BY (docs/design.md "Output order": the
 --         sort key ends in ordinal and is a total order).
 -- Grain:  one row per (agent, instance, session_id, session_uid, ordinal)
 --         held by more than one event.

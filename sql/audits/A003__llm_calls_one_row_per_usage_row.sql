@@ -1,5 +1,5 @@
 -- Rule:   `llm_calls` has one row per row of an `llm_usage.sqlite3`: the key
---         (instance, source_path, id) is never NULL and never repeated (V009
+--         (instance, source_path, id) is never NULL and never repeated (V017
 --         attributes each call to at most one session, docs/design.md "LLM
 --         call attribution").
 -- Grain:  one row per (instance, source_path, id) that is NULL in a part or

@@ -8,11 +8,16 @@
 //! columns                    a table's column names (pragma_table_info)
 //! value_json                 a column as JSON, every integer exact      (nanobot session databases)
 //! column_json                a column as JSON, JavaScript-safe numbers  (nanoclaw databases)
+//! tool_call_text             a tool call's text: its command / path / url, else its arguments
+//! bad_line_row(_of)          the `parser: unparseable line` row of a JSONL line that does not parse
+//! raw_native                 `native` of undecodable bytes: the raw text, capped
 //! ```
 
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use serde_json::{Map, Value, json};
+
+use crate::schema::{EventRow, Group, TurnType};
 
 /// A string field of a JSON object (`None` when absent or not a string).
 pub fn str_field<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
@@ -76,6 +81,58 @@ pub fn column_json(v: ValueRef<'_>) -> Value {
         ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Blob(b) => Value::String(format!("<{} bytes>", b.len())),
     }
+}
+
+/// The text of a tool call: the command / path / url argument, else the
+/// arguments JSON as written.
+pub fn tool_call_text(arguments: &Value) -> String {
+    let parsed: Option<Value> = match arguments {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        other => Some(other.clone()),
+    };
+    if let Some(Value::Object(o)) = &parsed {
+        for k in ["command", "path", "url"] {
+            if let Some(Value::String(s)) = o.get(k) {
+                return s.clone();
+            }
+        }
+    }
+    match arguments {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The bad-line row: `parser: unparseable line <n> (<reason>): <first 200 characters>`.
+pub fn bad_line_row(line: i64, reason: &str, raw: &[u8]) -> EventRow {
+    bad_line_row_of(EventRow::default(), line, reason, raw)
+}
+
+/// [`bad_line_row`] on top of `base` (a session's identity columns).
+pub fn bad_line_row_of(base: EventRow, line: i64, reason: &str, raw: &[u8]) -> EventRow {
+    let preview = crate::jsonl::preview(raw, 200);
+    EventRow {
+        turn_type: TurnType::System,
+        text: Some(format!(
+            "parser: unparseable line {line} ({reason}): {preview}"
+        )),
+        source_line: Some(line),
+        x_group: Group::Record,
+        native: Some(raw_native(raw)),
+        ..base
+    }
+}
+
+/// `native` of a row that stands for undecodable bytes: the raw text, capped.
+pub fn raw_native(raw: &[u8]) -> Map<String, Value> {
+    const CAP: usize = 64 * 1024;
+    let s = String::from_utf8_lossy(&raw[..raw.len().min(CAP)]);
+    let mut m = Map::new();
+    m.insert("raw".into(), Value::String(s.into_owned()));
+    if raw.len() > CAP {
+        m.insert("raw_truncated_from_bytes".into(), json!(raw.len()));
+    }
+    m
 }
 
 #[cfg(test)]

@@ -126,7 +126,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         if let Some(b) = bad {
             out.diag(DiagKind::BadLine, None, Some(b.line), b.reason.clone());
             out.push(EventRow {
-                ..super::record::bad_line_row(b.line, &b.reason, &b.raw)
+                ..crate::sources::shared::bad_line_row(b.line, &b.reason, &b.raw)
             })?;
         }
         if let Some(e) = entry {

@@ -20,11 +20,12 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::record::{bad_line_row, json_kind};
+use super::record::json_kind;
 use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
+use crate::sources::shared::bad_line_row;
 use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
 

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::schema::{EventRow, Group, TurnType};
+use crate::sources::shared::tool_call_text;
 use crate::time::parse_naive;
 
 /// Channel prefixes of messaging platforms (a session on one is relayed).
@@ -58,22 +59,15 @@ const MAPPED_KEYS: [&str; 7] = [
 /// The prefix of a `/model` switch reply.
 pub const SWITCH_PREFIX: &str = "Switched model preset to `";
 
-/// JSON text with object keys sorted at every level: the same value always
-/// gives the same text, whatever separators the writer used. serde_json's
-/// `Map` (without its `preserve_order` feature, which nothing here enables)
-/// is a sorted map, so plain serialization is already canonical
-/// (`canonical_json_ignores_separators_and_key_order` fails otherwise).
-pub fn canonical_json(v: &Value) -> String {
-    v.to_string()
-}
-
 /// A record's identity: the first 32 hex digits of SHA-256 over a
 /// canonical encoding of the value, so two copies of one record hash alike
 /// whatever separators, key order or escapes their JSON text used, and
 /// different records differently. The encoding is a tag byte per value;
 /// strings and keys as length and raw bytes (no escaping), numbers by kind
 /// and bits, arrays and objects by length, then their items (serde_json's
-/// `Map` is sorted, see [`canonical_json`]). Built in one buffer, hashed
+/// `Map`, without its `preserve_order` feature, which nothing here enables,
+/// is a sorted map: `record_hash_ignores_separators_and_key_order`). Built
+/// in one buffer, hashed
 /// once: serializing JSON into the hash was a seventh of extraction.
 pub fn record_hash(v: &Value) -> String {
     fn len(out: &mut Vec<u8>, tag: u8, n: usize) {
@@ -171,26 +165,6 @@ pub fn strip_runtime_context(text: &str, record: &Map<String, Value>) -> String 
         return t.to_string();
     }
     text.to_string()
-}
-
-/// The text of a tool call: the command / path / url argument, else the
-/// arguments JSON as written.
-pub fn tool_call_text(arguments: &Value) -> String {
-    let parsed: Option<Value> = match arguments {
-        Value::String(s) => serde_json::from_str(s).ok(),
-        other => Some(other.clone()),
-    };
-    if let Some(Value::Object(o)) = &parsed {
-        for k in ["command", "path", "url"] {
-            if let Some(Value::String(s)) = o.get(k) {
-                return s.clone();
-            }
-        }
-    }
-    match arguments {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// Per-session state of the mapper.
@@ -691,38 +665,6 @@ pub fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// The bad-line row: `parser: unparseable line <n> (<reason>): <first 200 characters>`.
-pub fn bad_line_row(line: i64, reason: &str, raw: &[u8]) -> EventRow {
-    bad_line_row_of(EventRow::default(), line, reason, raw)
-}
-
-/// [`bad_line_row`] on top of `base` (a session's identity columns).
-pub fn bad_line_row_of(base: EventRow, line: i64, reason: &str, raw: &[u8]) -> EventRow {
-    let preview = crate::jsonl::preview(raw, 200);
-    EventRow {
-        turn_type: TurnType::System,
-        text: Some(format!(
-            "parser: unparseable line {line} ({reason}): {preview}"
-        )),
-        source_line: Some(line),
-        x_group: Group::Record,
-        native: Some(raw_native(raw)),
-        ..base
-    }
-}
-
-/// `native` of a row that stands for undecodable bytes: the raw text, capped.
-pub fn raw_native(raw: &[u8]) -> Map<String, Value> {
-    const CAP: usize = 64 * 1024;
-    let s = String::from_utf8_lossy(&raw[..raw.len().min(CAP)]);
-    let mut m = Map::new();
-    m.insert("raw".into(), Value::String(s.into_owned()));
-    if raw.len() > CAP {
-        m.insert("raw_truncated_from_bytes".into(), json!(raw.len()));
-    }
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -912,13 +854,14 @@ mod tests {
     }
 
     #[test]
-    fn canonical_json_ignores_separators_and_key_order() {
+    fn record_hash_ignores_separators_and_key_order() {
         assert_eq!(
             record_hash(&v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#)),
             record_hash(&v(r#"{"a":[1,{"x":1,"y":2}],"b":1}"#))
         );
+        // the map is sorted (serde_json without `preserve_order`)
         assert_eq!(
-            canonical_json(&v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#)),
+            v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#).to_string(),
             r#"{"a":[1,{"x":1,"y":2}],"b":1}"#
         );
     }

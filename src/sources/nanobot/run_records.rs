@@ -119,7 +119,7 @@ pub fn extract_with(
             );
             return out.push(EventRow {
                 project_path: project,
-                ..super::record::bad_line_row(1, &e.0, &bytes)
+                ..crate::sources::shared::bad_line_row(1, &e.0, &bytes)
             });
         }
     };
@@ -131,7 +131,7 @@ pub fn extract_with(
         out.diag(DiagKind::BadRecord, None, None, reason.clone());
         return out.push(EventRow {
             project_path: project,
-            ..super::record::bad_line_row(1, &reason, &bytes)
+            ..crate::sources::shared::bad_line_row(1, &reason, &bytes)
         });
     };
     for row in map(o) {

@@ -206,7 +206,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 ts_local: s.created_at.as_deref().and_then(crate::time::parse_naive),
                 source_line: Some(s.rowid),
                 x_sub: 9,
-                native: Some(record::raw_native(raw.as_bytes())),
+                native: Some(crate::sources::shared::raw_native(raw.as_bytes())),
                 ..mapper.bare_row()
             })?;
         }
@@ -289,7 +289,7 @@ fn messages(
                     seq: Some(position),
                     source_line: Some(rowid),
                     x_group: Group::Record,
-                    native: Some(record::raw_native(raw.as_bytes())),
+                    native: Some(crate::sources::shared::raw_native(raw.as_bytes())),
                     ..mapper.bare_row()
                 })?;
             }

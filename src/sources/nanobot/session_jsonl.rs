@@ -241,7 +241,7 @@ pub fn message_rows(
     };
     let row = EventRow {
         seq: Some(seq),
-        ..record::bad_line_row_of(mapper.bare_row(), line, &reason, raw)
+        ..crate::sources::shared::bad_line_row_of(mapper.bare_row(), line, &reason, raw)
     };
     Err(Box::new((reason, row)))
 }

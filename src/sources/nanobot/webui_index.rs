@@ -101,7 +101,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 format!("not a sidebar index: {reason}"),
             );
             out.push(EventRow {
-                ..super::record::bad_line_row(1, &reason, &bytes)
+                ..crate::sources::shared::bad_line_row(1, &reason, &bytes)
             })
         }
     }

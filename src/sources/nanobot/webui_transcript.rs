@@ -24,10 +24,10 @@ use std::io::BufReader;
 
 use serde_json::{Map, Value, json};
 
-use super::record::{bad_line_row, tool_call_text};
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
+use crate::sources::shared::{bad_line_row, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
 
 /// The active file a segment belongs to: `<dir>/<stem>.segments/N.jsonl` → `<dir>/<stem>.jsonl`.

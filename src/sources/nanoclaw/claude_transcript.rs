@@ -41,7 +41,7 @@ use serde_json::{Map, Value, json};
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
-use crate::sources::nanobot::record::{bad_line_row, tool_call_text};
+use crate::sources::shared::{bad_line_row, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
 
 /// The continuation id a transcript file names: `<id>.jsonl[.rotated-<ms>]`,
