@@ -14,7 +14,8 @@
 --          (the kinds table row-wise).
 -- Output:  raw_events (view): the staged columns (ts_utc, ts_local as
 --          TIMESTAMP; text and native only where a step reads them, x_wide:
---          nanoclaw and `session start:` rows; every other row's are in a
+--          nanoclaw rows and the rows that start a session, x_start;
+--          every other row's are in a
 --          blob file, at x_blob, x_off, for the sink),
 --          source_role final; session_store, message_store, turn_copy,
 --          prompt_copy, nanoclaw: the row's kind traits (see kinds);
@@ -34,7 +35,7 @@ SELECT
          ELSE s.source_role END AS source_role,
     s.source_path, s.source_line, s.native,
     s.x_group, s.x_sub, s.x_record, s.x_match, s.x_id, s.x_meta, s.x_call_source,
-    s.x_msgkey, s.x_turn, s.x_rounds,
+    s.x_msgkey, s.x_turn, s.x_rounds, s.x_start,
     -- where the row's text and native are (the staged columns, or a blob file
     -- the sink reads; docs/design.md "Staging")
     s.x_wide, s.x_blob, s.x_off, s.x_text_len, s.x_native_len,

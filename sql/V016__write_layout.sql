@@ -24,8 +24,8 @@
 --          plus its ordinal), plan_sessions (sess_id →
 --          agent, instance, session_id, session_uid), plan_stores (store_id
 --          → source_kind, source_role, source_path, load_id), events_plan
---          (out_pos, sess_id, store_id, the other contract columns, and
---          where the row's text and native are: x_wide, x_blob, x_off,
+--          (out_pos, sess_id, store_id, the other contract columns, x_start
+--          for V018, and where the row's text and native are: x_wide, x_blob, x_off,
 --          x_text_len, x_native_len, x_bytes = their sum; stored in out_pos
 --          order, what the writer reads), events (view: the contract
 --          columns of events_plan with the ids looked up).
@@ -64,7 +64,7 @@ SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, o.sess_id, t.store_
     CAST(coalesce(e.utc_offset_minutes, u.offset_minutes) AS INTEGER) AS utc_offset_minutes,
     e.time_basis, e.turn_type, e.model, e.tool_name, e.tool_use_id, e.text,
     e.source_line, e.native,
-    o.ordinal,
+    o.ordinal, e.x_start,
     e.x_wide, e.x_blob, e.x_off, e.x_text_len, e.x_native_len,
     coalesce(e.x_text_len, 0) + coalesce(e.x_native_len, 0) AS x_bytes
 FROM events_linked e

@@ -22,9 +22,11 @@
 --          and summed; NULL when it has none, or when one of them has no
 --          price (a partial sum would understate it).
 -- Grain:   one row per session_uid.
--- Inputs:  events (V016), llm_calls and model_prices and the macro
+-- Inputs:  events, events_plan (x_start), plan_sessions and plan_stores
+--          (V016), llm_calls and model_prices and the macro
 --          call_cost (V017), session_identity (V001), diagnostics, kinds.
--- Output:  session_starts (j: the `session start:` row's native; pick = 1:
+-- Output:  session_starts (j: the native of a row that starts the session,
+--          x_start, its text `session start: …`; pick = 1:
 --          the one whose facts the session takes, primary first),
 --          session_losses (the session's declared losses, by code),
 --          session_continuations (continuation: the backing sessions,
@@ -35,11 +37,13 @@
 --          in_primary_store: a primary row of a message store;
 --          secondary_only: its negation).
 CREATE TABLE session_starts AS
-SELECT session_uid, source_role, native::JSON AS j, timestamp_local,
-    row_number() OVER (PARTITION BY session_uid
-                       ORDER BY source_role, source_kind, source_path) AS pick
-FROM events
-WHERE text LIKE 'session start:%' AND session_uid IS NOT NULL;
+SELECT s.session_uid, t.source_role, p.native::JSON AS j, p.timestamp_local,
+    row_number() OVER (PARTITION BY s.session_uid
+                       ORDER BY t.source_role, t.source_kind, t.source_path) AS pick
+FROM events_plan p
+JOIN plan_sessions s USING (sess_id)
+JOIN plan_stores t USING (store_id)
+WHERE p.x_start AND s.session_uid IS NOT NULL;
 
 CREATE TABLE session_losses AS
 SELECT agent, instance, session_id,

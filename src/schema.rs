@@ -14,7 +14,7 @@
 //!   ts_utc   (true UTC, when the store writes UTC)     ─┐ exactly one is set for timed rows
 //!   ts_local (naive host-local time, as written)       ─┘
 //!   x_group x_sub x_record x_match x_id x_meta x_call_source
-//!   x_namespace x_legacy x_msgkey x_turn x_rounds              (helpers)
+//!   x_namespace x_legacy x_msgkey x_turn x_rounds x_start      (helpers)
 //! ```
 
 use std::sync::Arc;
@@ -203,6 +203,11 @@ pub struct EventRow {
     /// round lacks is empty); V017 matches them to `llm_calls` tokens
     /// (docs/design.md "LLM call attribution").
     pub x_rounds: Option<String>,
+    /// The row that starts a session: a session's metadata line or record
+    /// (nanobot), its `sessions` row (nanoclaw), whose text reads
+    /// `session start: …`. V018 takes the session's facts from its native;
+    /// its text and native are staged ([`steps_read_wide`]).
+    pub x_start: bool,
 }
 
 fn ts_type() -> DataType {
@@ -243,6 +248,7 @@ pub fn events_schema() -> SchemaRef {
         s("x_msgkey", true),
         s("x_turn", true),
         s("x_rounds", true),
+        Field::new("x_start", DataType::Boolean, false),
         Field::new("x_wide", DataType::Boolean, true),
         Field::new("x_blob", DataType::Int32, true),
         Field::new("x_off", DataType::Int64, true),
@@ -254,15 +260,11 @@ pub fn events_schema() -> SchemaRef {
 
 /// Whether a SQL step reads this row's `text` and `native` (docs/design.md
 /// "Staging"): nanoclaw rows (links, deliveries, transcripts, losses) and
-/// `session start:` rows (`sessions`). Only these rows carry their text and
-/// native in the staged columns; every other row's are in a blob file,
-/// read once, by the sink.
+/// the rows that start a session (`x_start`, read by `sessions`). Only these
+/// rows carry their text and native in the staged columns; every other
+/// row's are in a blob file, read once, by the sink.
 pub fn steps_read_wide(row: &EventRow) -> bool {
-    row.agent == Some(Agent::Nanoclaw)
-        || row
-            .text
-            .as_deref()
-            .is_some_and(|t| t.starts_with("session start:"))
+    row.agent == Some(Agent::Nanoclaw) || row.x_start
 }
 
 /// Where one row's text and native went when staged.
@@ -376,6 +378,7 @@ pub fn events_batch(
         text(rows, |r| r.x_msgkey.as_deref()),
         text(rows, |r| r.x_turn.as_deref()),
         text(rows, |r| r.x_rounds.as_deref()),
+        flag(rows, |r| r.x_start),
         {
             let mut b = BooleanBuilder::with_capacity(n);
             (0..n).for_each(|i| b.append_option(wide.get(i).map(|w| w.staged)));

@@ -655,6 +655,7 @@ mod tests {
             ("x_sub", "0".to_string()),
             ("x_meta", "false".to_string()),
             ("x_legacy", "false".to_string()),
+            ("x_start", "false".to_string()),
             (
                 "x_row",
                 "=(SELECT count(*) + 1 FROM stage_events)".to_string(),
@@ -2650,6 +2651,7 @@ mod tests {
         let mut plan: Vec<&str> = vec!["out_pos", "sess_id", "store_id"];
         plan.extend(contract.iter().filter(|c| !looked_up.contains(c)));
         plan.extend([
+            "x_start",
             "x_wide",
             "x_blob",
             "x_off",

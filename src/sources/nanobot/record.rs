@@ -349,6 +349,7 @@ impl SessionMapper {
                 x_group: Group::Session,
                 x_sub: sub,
                 x_meta: meta_row,
+                x_start: sub == 0,
                 native,
                 ..self.base()
             });

@@ -337,6 +337,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 text: Some(format!("session start: {}", parts.join(" "))),
                 source_line: r.rowid,
                 x_group: Group::Session,
+                x_start: true,
                 native: Some(crate::schema::object(json!({"table": "sessions", "record": Value::Object(rec.clone()), "messaging_group": group}))),
                 ..Default::default()
             })?;
