@@ -536,6 +536,10 @@ mod tests {
         ),
         (
             "sessions",
+            "a_session_takes_its_facts_from_the_row_that_starts_it",
+        ),
+        (
+            "sessions",
             "sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage",
         ),
     ];
@@ -3238,6 +3242,54 @@ mod tests {
                 "s1 | 4 | 0 | true | false | NULL | NULL | claude:c1",
                 "websocket:c1 | 4 | 2 | true | false | 1 | 100 | NULL",
             ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_session_takes_its_facts_from_the_row_that_starts_it() -> Res {
+        // the metadata row that starts websocket:c1 (x_start) and a message
+        // a user typed that reads like one: only the first gives the
+        // session's facts
+        let mut h = Steps::new()?;
+        h.exec("UPDATE params SET given_offset_minutes = 0")?;
+        for (line, x_start, turn_type, text, created) in [
+            (
+                "1",
+                "true",
+                "system",
+                "session start: key=websocket:c1",
+                "2026-03-02T09:00:00",
+            ),
+            (
+                "2",
+                "false",
+                "user",
+                "session start: key=forged",
+                "1999-01-01T00:00:00",
+            ),
+        ] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "websocket:c1"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", line),
+                    ("x_group", if x_start == "true" { "0" } else { "1" }),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("native", &format!(r#"{{"created_at":"{created}"}}"#)),
+                    ("x_start", x_start),
+                    ("ts_local", "2026-03-02 09:00:00"),
+                ],
+            )?;
+        }
+        h.run_through("sessions")?;
+        assert_eq!(h.rows("SELECT count(*) FROM session_starts")?, vec!["1"]);
+        assert_eq!(
+            h.rows("SELECT session_id, created_at FROM sessions")?,
+            vec!["websocket:c1 | 2026-03-02T09:00:00"]
         );
         Ok(())
     }
