@@ -12,6 +12,7 @@
 //! which is how the fuzz targets link it.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod atomic;
 pub mod cache;
 pub mod diag;
 pub mod discover;
@@ -40,6 +41,8 @@ pub mod config;
 pub mod dataset;
 #[cfg(feature = "engine")]
 pub mod engine;
+#[cfg(feature = "engine")]
+pub mod events_writer;
 #[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]

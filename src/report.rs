@@ -45,8 +45,8 @@ use chrono::{NaiveDate, NaiveDateTime};
 use duckdb::Connection;
 use plotters::prelude::*;
 
+use crate::atomic::Pending;
 use crate::engine::{TABLES, sql_str};
-use crate::sink::Pending;
 
 /// Sessions drawn on the timeline, tools and models in their charts,
 /// diagnostics listed.
