@@ -2700,6 +2700,31 @@ mod tests {
         Ok(())
     }
 
+    /// A turn of chat `telegram:42` (workspace ws1): its user message,
+    /// whose turn's calls carry `source`, and its answer, each (text, naive
+    /// local time).
+    fn telegram_turn(h: &Steps, source: &str, user: (&str, &str), answer: (&str, &str)) -> Res {
+        for (seq, turn_type, (text, ts)) in [("1", "user", user), ("2", "assistant", answer)] {
+            h.event(
+                DB,
+                &[
+                    ("session_id", "telegram:42"),
+                    ("x_namespace", "ws1"),
+                    ("source_path", WS1_DB),
+                    ("source_line", &format!("1{seq}")),
+                    ("seq", seq),
+                    ("turn_type", turn_type),
+                    ("text", text),
+                    ("x_match", text),
+                    ("x_record", &format!("t{seq}")),
+                    ("x_call_source", if seq == "1" { source } else { "=NULL" }),
+                    ("ts_local", ts),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
     #[test]
     fn an_llm_call_goes_to_a_turn_of_its_own_source() -> Res {
         let mut h = Steps::new()?;
@@ -2716,27 +2741,12 @@ mod tests {
             ],
         )?;
         // a cron run in another chat, 10:02–10:04, while the user turn runs
-        for (line, seq, turn_type, text, ts) in [
-            ("1", "1", "user", "cron: digest", "2026-03-02 10:02:00"),
-            ("2", "2", "assistant", "digest", "2026-03-02 10:04:00"),
-        ] {
-            h.event(
-                DB,
-                &[
-                    ("session_id", "telegram:42"),
-                    ("x_namespace", "ws1"),
-                    ("source_path", WS1_DB),
-                    ("source_line", &format!("1{line}")),
-                    ("seq", seq),
-                    ("turn_type", turn_type),
-                    ("text", text),
-                    ("x_match", text),
-                    ("x_record", &format!("t{seq}")),
-                    ("x_call_source", if seq == "1" { "cron" } else { "=NULL" }),
-                    ("ts_local", ts),
-                ],
-            )?;
-        }
+        telegram_turn(
+            &h,
+            "cron",
+            ("cron: digest", "2026-03-02 10:02:00"),
+            ("digest", "2026-03-02 10:04:00"),
+        )?;
         for (source, utc) in [
             ("user", "2026-03-02 10:03:00"), // the user turn, not the later cron turn
             ("cron", "2026-03-02 10:03:00"), // the cron turn
@@ -2781,27 +2791,12 @@ mod tests {
             ],
         )?;
         // chat telegram:42: a user turn 10:02–10:04, inside c1's
-        for (seq, turn_type, text, ts) in [
-            ("1", "user", "quick question", "2026-03-02 10:02:00"),
-            ("2", "assistant", "quick answer", "2026-03-02 10:04:00"),
-        ] {
-            h.event(
-                DB,
-                &[
-                    ("session_id", "telegram:42"),
-                    ("x_namespace", "ws1"),
-                    ("source_path", WS1_DB),
-                    ("source_line", &format!("1{seq}")),
-                    ("seq", seq),
-                    ("turn_type", turn_type),
-                    ("text", text),
-                    ("x_match", text),
-                    ("x_record", &format!("t{seq}")),
-                    ("x_call_source", if seq == "1" { "user" } else { "=NULL" }),
-                    ("ts_local", ts),
-                ],
-            )?;
-        }
+        telegram_turn(
+            &h,
+            "user",
+            ("quick question", "2026-03-02 10:02:00"),
+            ("quick answer", "2026-03-02 10:04:00"),
+        )?;
         for (utc, duration) in [
             ("2026-03-02 10:03:00", "30000"), // ends 10:03:30: c1's tool call
             ("2026-03-02 10:03:40", "20000"), // ends 10:04:00: the telegram answer
@@ -2846,27 +2841,12 @@ mod tests {
             ],
         )?;
         // chat telegram:42: a user turn 10:04:30–10:06, started later
-        for (seq, turn_type, text, ts) in [
-            ("1", "user", "quick question", "2026-03-02 10:04:30"),
-            ("2", "assistant", "quick answer", "2026-03-02 10:06:00"),
-        ] {
-            h.event(
-                DB,
-                &[
-                    ("session_id", "telegram:42"),
-                    ("x_namespace", "ws1"),
-                    ("source_path", WS1_DB),
-                    ("source_line", &format!("1{seq}")),
-                    ("seq", seq),
-                    ("turn_type", turn_type),
-                    ("text", text),
-                    ("x_match", text),
-                    ("x_record", &format!("t{seq}")),
-                    ("x_call_source", if seq == "1" { "user" } else { "=NULL" }),
-                    ("ts_local", ts),
-                ],
-            )?;
-        }
+        telegram_turn(
+            &h,
+            "user",
+            ("quick question", "2026-03-02 10:04:30"),
+            ("quick answer", "2026-03-02 10:06:00"),
+        )?;
         for (source, utc, duration) in [
             ("user", "2026-03-02 10:04:40", "20000"), // c1's answer, returns 10:05:00
             ("system", "2026-03-02 10:05:00", "2000"), // at once: c1's title (explore seed 119)
@@ -2913,27 +2893,12 @@ mod tests {
             ],
         )?;
         // chat telegram:42: a user turn 10:03–10:04:30, started later
-        for (seq, turn_type, text, ts) in [
-            ("1", "user", "quick question", "2026-03-02 10:03:00"),
-            ("2", "assistant", "quick answer", "2026-03-02 10:04:30"),
-        ] {
-            h.event(
-                DB,
-                &[
-                    ("session_id", "telegram:42"),
-                    ("x_namespace", "ws1"),
-                    ("source_path", WS1_DB),
-                    ("source_line", &format!("1{seq}")),
-                    ("seq", seq),
-                    ("turn_type", turn_type),
-                    ("text", text),
-                    ("x_match", text),
-                    ("x_record", &format!("t{seq}")),
-                    ("x_call_source", if seq == "1" { "user" } else { "=NULL" }),
-                    ("ts_local", ts),
-                ],
-            )?;
-        }
+        telegram_turn(
+            &h,
+            "user",
+            ("quick question", "2026-03-02 10:03:00"),
+            ("quick answer", "2026-03-02 10:04:30"),
+        )?;
         for (utc, duration, finish) in [
             ("2026-03-02 10:03:10", "2000", "error"), // its retry 2 s after its end: c1
             ("2026-03-02 10:03:12", "108000", "stop"), // returns 10:05, c1's answer
