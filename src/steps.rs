@@ -1251,6 +1251,18 @@ mod tests {
         )
     }
 
+    /// `cli:direct` user rows at these naive local times (seq 1, 2, …) and
+    /// `user` calls starting at these UTC times.
+    fn users_and_calls(h: &Steps, locals: &[&str], calls: &[&str]) -> Res {
+        for (i, local) in locals.iter().enumerate() {
+            cli_user(h, &(i + 1).to_string(), "user", local)?;
+        }
+        for utc in calls {
+            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
+        }
+        Ok(())
+    }
+
     #[test]
     fn a_tie_in_the_offset_vote_goes_to_the_neighbouring_days_offset() -> Res {
         let mut h = Steps::new()?;
@@ -1324,19 +1336,21 @@ mod tests {
         // call is another's meets a call by chance at +08:45 (one pair
         // each); 04-05 is won at +09:30 by two pairs. Not +08:45, 45 minutes
         // from the strong day (explore seed 296)
-        let user = |seq: &str, local: &str| cli_user(&h, seq, "user", local);
-        user("1", "2026-04-04 06:42:00")?;
-        user("2", "2026-04-04 08:25:28")?;
-        user("3", "2026-04-05 08:00:00")?;
-        user("4", "2026-04-05 13:00:00")?;
-        for utc in [
-            "2026-04-03 20:12:02",
-            "2026-04-03 23:40:30",
-            "2026-04-04 22:30:02",
-            "2026-04-05 03:30:02",
-        ] {
-            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
-        }
+        users_and_calls(
+            &h,
+            &[
+                "2026-04-04 06:42:00",
+                "2026-04-04 08:25:28",
+                "2026-04-05 08:00:00",
+                "2026-04-05 13:00:00",
+            ],
+            &[
+                "2026-04-03 20:12:02",
+                "2026-04-03 23:40:30",
+                "2026-04-04 22:30:02",
+                "2026-04-05 03:30:02",
+            ],
+        )?;
         h.run_through("tz_offsets")?;
         assert_eq!(
             h.rows(
@@ -1569,22 +1583,23 @@ mod tests {
     /// -04:00 on 10-31; on 11-01 one pair at -04:00 (at `before`, local)
     /// and one at -05:00 (08:20), and two rows without a call (03:00, 09:00).
     fn new_york_fall_back(h: &Steps, before: &str, before_utc: &str) -> Res {
-        let user = |seq: &str, local: &str| cli_user(h, seq, "user", local);
-        user("1", "2026-10-31 10:00:00")?;
-        user("2", "2026-10-31 12:00:00")?;
-        user("3", before)?;
-        user("4", "2026-11-01 08:20:00")?;
+        users_and_calls(
+            h,
+            &[
+                "2026-10-31 10:00:00",
+                "2026-10-31 12:00:00",
+                before,
+                "2026-11-01 08:20:00",
+            ],
+            &[
+                "2026-10-31 14:00:02",
+                "2026-10-31 16:00:02",
+                before_utc,
+                "2026-11-01 13:20:02",
+            ],
+        )?;
         cli_user(h, "5", "=NULL", "2026-11-01 03:00:00")?;
-        cli_user(h, "6", "=NULL", "2026-11-01 09:00:00")?;
-        for utc in [
-            "2026-10-31 14:00:02",
-            "2026-10-31 16:00:02",
-            before_utc,
-            "2026-11-01 13:20:02",
-        ] {
-            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
-        }
-        Ok(())
+        cli_user(h, "6", "=NULL", "2026-11-01 09:00:00")
     }
 
     #[test]
@@ -1640,24 +1655,26 @@ mod tests {
         // its call at +11:00 and a later call 4 s off at +10:30; two more
         // pairs at +11:00 win the day. The switch lies between 01:59:47 and
         // 11:02:29, not nowhere (explore seed 161)
-        let user = |seq: &str, local: &str| cli_user(&h, seq, "user", local);
-        user("1", "2026-10-03 10:00:00")?;
-        user("2", "2026-10-03 12:00:00")?;
-        user("3", "2026-10-04 01:59:47")?;
-        user("4", "2026-10-04 08:53:27")?;
-        user("5", "2026-10-04 11:02:29")?;
-        user("6", "2026-10-04 12:00:00")?;
-        for utc in [
-            "2026-10-02 23:30:02",
-            "2026-10-03 01:30:02",
-            "2026-10-03 15:29:49",
-            "2026-10-03 21:53:29",
-            "2026-10-03 22:23:31",
-            "2026-10-04 00:02:31",
-            "2026-10-04 01:00:02",
-        ] {
-            h.llm_call(&[("source", "user"), ("started_at_ms", &ms(utc))])?;
-        }
+        users_and_calls(
+            &h,
+            &[
+                "2026-10-03 10:00:00",
+                "2026-10-03 12:00:00",
+                "2026-10-04 01:59:47",
+                "2026-10-04 08:53:27",
+                "2026-10-04 11:02:29",
+                "2026-10-04 12:00:00",
+            ],
+            &[
+                "2026-10-02 23:30:02",
+                "2026-10-03 01:30:02",
+                "2026-10-03 15:29:49",
+                "2026-10-03 21:53:29",
+                "2026-10-03 22:23:31",
+                "2026-10-04 00:02:31",
+                "2026-10-04 01:00:02",
+            ],
+        )?;
         h.run_through("timestamps")?;
         assert_eq!(
             h.rows(
