@@ -62,7 +62,7 @@ impl Pending {
                 .and_then(|r| r.strip_suffix(".tmp"))
                 .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
                 .and_then(|pid| pid.parse::<u32>().ok());
-            let stale = pid.is_some_and(|pid| !crate::workspace::process_alive(pid));
+            let stale = pid.is_some_and(|pid| !crate::rundir::process_alive(pid));
             if stale && e.file_type().is_ok_and(|t| t.is_file()) {
                 let _ = std::fs::remove_file(e.path());
             }

@@ -46,7 +46,7 @@ use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{EventRow, LlmCallRow};
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError};
-use crate::store::{ExtractOptions, Reads, RowSink, Store, StoreReport, hex};
+use crate::store::{ExtractOptions, Reads, RowWriter, Store, StoreReport, hex};
 
 /// Bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "nanoload-cache 1";
@@ -143,14 +143,14 @@ impl Cache {
     }
 
     /// Stage `store` from its entry, or extract it with `extract` (which
-    /// stages into the sink it is given and reports) into a new entry and
+    /// stages into the row writer it is given and reports) into a new entry and
     /// stage that.
     pub fn stage(
         &self,
         store: &Store,
         home: &Path,
         stage: &Stage,
-        extract: impl FnOnce(&dyn RowSink) -> StoreReport,
+        extract: impl FnOnce(&dyn RowWriter) -> StoreReport,
     ) -> StoreReport {
         let Some(key) = self.key(store, home) else {
             self.not_cacheable.fetch_add(1, Ordering::Relaxed);
@@ -307,7 +307,7 @@ fn file_state(h: &mut Sha256, path: &Path) {
 /// Stages rows twice: into the run and into a new cache entry.
 struct Tee<'a>(&'a Stage, &'a Stage);
 
-impl RowSink for Tee<'_> {
+impl RowWriter for Tee<'_> {
     fn write_events(
         &self,
         kind: &'static str,

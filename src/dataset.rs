@@ -228,7 +228,7 @@ fn clean_stale(dir: &Path) {
         else {
             continue;
         };
-        if !crate::workspace::process_alive(pid) {
+        if !crate::rundir::process_alive(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }

@@ -15,12 +15,12 @@ use crate::cache::{Cache, CacheCounts};
 use crate::diag::Diagnostic;
 use crate::discover::Discovery;
 use crate::progress::Progress;
+use crate::rundir::RunDir;
 use crate::schema::{EventRow, LlmCallRow, SourceRow};
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError, Staged};
-use crate::store::{ExtractOptions, RowSink, Store, StoreOutput, StoreReport};
+use crate::store::{ExtractOptions, RowWriter, Store, StoreOutput, StoreReport};
 use crate::timings::Timings;
-use crate::workspace::Workspace;
 
 /// Extraction that cannot go on (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -62,16 +62,16 @@ pub fn extract(
     discovery: &Discovery,
     home: &Path,
     options: &ExtractOptions,
-    workspace: &Workspace,
+    run_dir: &RunDir,
     threads: usize,
     cache: Option<&Cache>,
     progress: &Progress,
 ) -> Result<Extraction, ExtractError> {
-    let stage = Stage::new(&workspace.stage_dir())?;
+    let stage = Stage::new(&run_dir.stage_dir())?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    let scratch = workspace.scratch_dir();
+    let scratch = run_dir.scratch_dir();
     let stores = &discovery.stores;
     progress.extracting(stores.len() as u64, stores.iter().map(store_bytes).sum());
     let mut timings = Timings::default();
@@ -123,29 +123,29 @@ fn store_bytes(s: &Store) -> u64 {
     s.bytes + s.parts.iter().map(|p| p.bytes).sum::<u64>()
 }
 
-/// A sink that counts the event rows passing through to `--progress`.
+/// A row writer that counts the event rows passing through to `--progress`.
 struct Counted<'a> {
-    sink: &'a dyn RowSink,
+    rows_to: &'a dyn RowWriter,
     progress: &'a Progress,
     /// This store's rows counted so far.
     rows: &'a AtomicU64,
 }
 
-impl RowSink for Counted<'_> {
+impl RowWriter for Counted<'_> {
     fn write_events(
         &self,
         kind: &'static str,
         rows: &[EventRow],
         natives: &[Option<String>],
     ) -> Result<(), StageError> {
-        self.sink.write_events(kind, rows, natives)?;
+        self.rows_to.write_events(kind, rows, natives)?;
         let n = rows.len() as u64;
         self.rows.fetch_add(n, Ordering::Relaxed);
         self.progress.rows(n);
         Ok(())
     }
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
-        self.sink.write_llm_calls(rows)
+        self.rows_to.write_llm_calls(rows)
     }
 }
 
@@ -167,14 +167,14 @@ pub fn extract_all(
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
             let counted = AtomicU64::new(0);
-            let read = |sink: &dyn RowSink| {
-                let sink = Counted {
-                    sink,
+            let read = |rows_to: &dyn RowWriter| {
+                let rows_to = Counted {
+                    rows_to,
                     progress,
                     rows: &counted,
                 };
                 // the scratch dir is created by the first snapshot the store takes
-                let mut out = StoreOutput::new(store, home, options, &sink, dir.clone());
+                let mut out = StoreOutput::new(store, home, options, &rows_to, dir.clone());
                 let result = (REGISTRY[store.extractor].extract)(&mut out);
                 let report = out.finish(result);
                 // Snapshots are private copies: drop them as soon as the store is read.

@@ -20,6 +20,7 @@ pub mod extract;
 pub mod jsonl;
 pub mod prices;
 pub mod progress;
+pub mod rundir;
 pub mod schema;
 pub mod secrets;
 pub mod snapshot;
@@ -28,7 +29,6 @@ pub mod stage;
 pub mod store;
 pub mod time;
 pub mod timings;
-pub mod workspace;
 
 #[cfg(test)]
 mod testutil;

@@ -2,13 +2,13 @@
 //! over the stages, one module each.
 //!
 //! ```text
-//! config ─▶ sink::Outputs::prepare ─▶ workspace ─▶ discover ─▶ extract (rayon) ─▶ stage
+//! config ─▶ sink::Outputs::prepare ─▶ rundir ─▶ discover ─▶ extract (rayon) ─▶ stage
 //!   ─▶ engine: load, sql steps ─▶ sink: write to temp names ─▶ summary
 //!   ─▶ sink: --summary-json, check every target, rename all (exit 3 if a rename then fails)
 //!                                             (progress: drawn throughout, cleared at the end)
 //! ```
 //! Nothing is written inside HOME; scratch files live in the private
-//! workspace, removed when the run ends.
+//! run dir, removed when the run ends.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,10 +19,10 @@ use crate::discover::discover;
 use crate::engine::{Engine, EngineError};
 use crate::extract::{ExtractError, extract};
 use crate::progress::Progress;
+use crate::rundir::{RunDir, RunDirError};
 use crate::sink::{CommitError, OutputError, Outputs};
 use crate::summary::{ExitCode, Summary};
 use crate::timings::Timings;
-use crate::workspace::{Workspace, WorkspaceError};
 
 /// A run that wrote nothing (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +32,7 @@ pub enum RunError {
     #[error(transparent)]
     Output(#[from] OutputError),
     #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
+    RunDir(#[from] RunDirError),
     #[error(transparent)]
     Cache(#[from] CacheError),
     #[error("internal: {0}")]
@@ -73,7 +73,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let mut t = Timings::default();
     let config = Config::new(opts)?;
     let outputs = Outputs::prepare(&config.outputs)?;
-    let workspace = Workspace::create(&config.home)?;
+    let run_dir = RunDir::create(&config.home)?;
     let progress = Progress::start(opts.progress);
 
     let discovery = t.time("discover", || discover(&config.home, config.follow_links))?;
@@ -85,7 +85,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         &discovery,
         &config.home,
         ex,
-        &workspace,
+        &run_dir,
         config.threads,
         cache.as_ref(),
         &progress,
@@ -94,7 +94,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     test_pause("staged");
 
     let memory_limit = config.memory_limit_for(extraction.max_row_bytes());
-    let engine = Engine::open(&workspace.spill_dir(), config.threads, memory_limit)?;
+    let engine = Engine::open(&run_dir.spill_dir(), config.threads, memory_limit)?;
     let staged = &extraction.staged;
     progress.loading();
     t.time("load", || {

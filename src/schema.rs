@@ -567,6 +567,27 @@ pub fn sources_batch(rows: &[SourceRow]) -> Result<RecordBatch, ArrowError> {
 mod tests {
     use super::*;
 
+    /// Every staged `x_*` helper column has its line in docs/design.md's
+    /// glossary ("The `x_*` helper columns").
+    #[test]
+    fn every_helper_column_is_in_the_design_glossary() {
+        let design = include_str!("../docs/design.md");
+        let glossary = design
+            .split("### The `x_*` helper columns")
+            .nth(1)
+            .and_then(|g| g.split("\n## ").next())
+            .unwrap_or_default();
+        for f in events_schema().fields() {
+            if f.name().starts_with("x_") {
+                assert!(
+                    glossary.contains(&format!("`{}`", f.name())),
+                    "{} is not in the glossary",
+                    f.name()
+                );
+            }
+        }
+    }
+
     #[test]
     fn events_batch_keeps_every_column_in_schema_order() -> Result<(), ArrowError> {
         let row = EventRow {

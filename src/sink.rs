@@ -11,7 +11,7 @@
 //! ```
 //! A run first removes stale `.<name>.nanoload-<pid>.tmp` files a killed run
 //! left for the same output names — only those whose process no longer
-//! exists ([`crate::workspace::process_alive`]: a load running beside this
+//! exists ([`crate::rundir::process_alive`]: a load running beside this
 //! one keeps its temps) — and nothing else. Each output is a
 //! [`crate::atomic::Pending`] file; OUT.parquet is written by
 //! [`crate::events_writer::write_events`] from the engine's narrow plan and

@@ -8,7 +8,7 @@
 //!                                                       │                  path and role from the Store
 //!                                                       │ push_llm(LlmCallRow), diag(…)
 //!                                                       ▼
-//!                                              [`RowSink`] (the stage: Parquet per kind)
+//!                                              [`RowWriter`] (the stage: Parquet per kind)
 //! ```
 //! An extractor returns `Err(StoreError)` only when the whole store (or the
 //! rest of it) cannot be read; rows pushed before that are kept.
@@ -169,7 +169,7 @@ impl Store {
 
 /// Where a [`StoreOutput`] sends full batches: the stage in a run, a plain
 /// collector in a test.
-pub trait RowSink: Sync {
+pub trait RowWriter: Sync {
     /// Rows of one kind, each with its `native` serialized ([`native_json`]).
     fn write_events(
         &self,
@@ -180,7 +180,7 @@ pub trait RowSink: Sync {
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError>;
 }
 
-impl RowSink for Stage {
+impl RowWriter for Stage {
     fn write_events(
         &self,
         kind: &'static str,
@@ -270,7 +270,7 @@ pub struct StoreOutput<'a> {
     pub options: &'a ExtractOptions,
     /// A private directory for this store's scratch files (SQLite snapshots).
     pub scratch: PathBuf,
-    sink: &'a dyn RowSink,
+    rows_to: &'a dyn RowWriter,
     buf: Vec<EventRow>,
     /// `native` of each row of `buf`, serialized once.
     natives: Vec<Option<String>>,
@@ -287,7 +287,7 @@ impl<'a> StoreOutput<'a> {
         store: &'a Store,
         home: &'a Path,
         options: &'a ExtractOptions,
-        sink: &'a dyn RowSink,
+        rows_to: &'a dyn RowWriter,
         scratch: PathBuf,
     ) -> Self {
         StoreOutput {
@@ -295,7 +295,7 @@ impl<'a> StoreOutput<'a> {
             home,
             options,
             scratch,
-            sink,
+            rows_to,
             buf: Vec::new(),
             natives: Vec::new(),
             buf_bytes: 0,
@@ -423,14 +423,14 @@ impl<'a> StoreOutput<'a> {
 
     fn flush(&mut self) -> Result<(), StoreError> {
         if !self.buf.is_empty() {
-            self.sink
+            self.rows_to
                 .write_events(self.store.kind, &self.buf, &self.natives)?;
             self.buf.clear();
             self.natives.clear();
             self.buf_bytes = 0;
         }
         if !self.llm.is_empty() {
-            self.sink.write_llm_calls(&self.llm)?;
+            self.rows_to.write_llm_calls(&self.llm)?;
             self.llm.clear();
         }
         Ok(())

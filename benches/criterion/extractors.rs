@@ -12,7 +12,7 @@
 //! scratch dir ──▶ StoreOutput (secret scanner on, the default) ──REGISTRY[i].extract──▶ finish
 //!                      │ every BATCH rows
 //!                      ▼
-//!                 ArrowSink: events_batch / llm_calls_batch, then dropped
+//!                 ArrowRows: events_batch / llm_calls_batch, then dropped
 //! ```
 //! Measured: reading (SQLite stores: the private snapshot copy too), decoding,
 //! mapping to rows, secret redaction, Arrow batch building. Not measured:
@@ -61,7 +61,7 @@ use nanoload::schema::{EventRow, LlmCallRow, events_batch, llm_calls_batch};
 use nanoload::secrets::Scanner;
 use nanoload::sources::REGISTRY;
 use nanoload::stage::StageError;
-use nanoload::store::{ExtractOptions, RowSink, Store, StoreError, StoreOutput, StoreReport};
+use nanoload::store::{ExtractOptions, RowWriter, Store, StoreError, StoreOutput, StoreReport};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -77,11 +77,11 @@ const NANOCLAW: &str = "nanoclaw/home-a";
 const NANOCLAW_SESSION: &str = "data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io";
 const CC_TRANSCRIPT: &str = "data/v2-sessions/ag-1800000000010-ccc111/.claude-shared/projects/-workspace-agent/3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e.jsonl";
 
-// --- the sink: Arrow batches built, then dropped -----------------------------
+// --- the row writer: Arrow batches built, then dropped -----------------------------
 
-struct ArrowSink;
+struct ArrowRows;
 
-impl RowSink for ArrowSink {
+impl RowWriter for ArrowRows {
     fn write_events(
         &self,
         _kind: &'static str,
@@ -105,13 +105,13 @@ fn extract(
     options: &ExtractOptions,
     scratch: &Path,
 ) -> Vec<StoreReport> {
-    let sink = ArrowSink;
+    let rows_to = ArrowRows;
     stores
         .iter()
         .enumerate()
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
-            let mut out = StoreOutput::new(store, home, options, &sink, dir.clone());
+            let mut out = StoreOutput::new(store, home, options, &rows_to, dir.clone());
             let result = std::fs::create_dir_all(&dir)
                 .map_err(|e| StoreError::io("cannot create scratch directory", e))
                 .and_then(|()| (REGISTRY[store.extractor].extract)(&mut out));

@@ -1,4 +1,5 @@
-//! The run's private workspace: a temp dir outside HOME, removed at the end
+//! The run dir: the run's private temp dir outside HOME, removed at the end
+//! (named so as not to be confused with nanobot's workspaces)
 //! (dropped), and the stale ones of killed runs removed at the start.
 //!
 //! ```text
@@ -8,29 +9,30 @@
 //!   duckdb/     DuckDB's spill directory
 //!   sorted-*.parquet   the writer's sorted ranges of OUT (removed as written)
 //! ```
-//! Every cleaner of what killed runs leave — these workspaces, the sink's
+//! Every cleaner of what killed runs leave — these run dirs, the sink's
 //! `.<name>.nanoload-<pid>.tmp` files, the dataset's `.nanoload-tmp-<pid>-*`
 //! directories — removes only what a process that no longer exists left:
 //! [`process_alive`] decides, for all three.
 
 use std::path::{Path, PathBuf};
 
-/// A workspace that could not be made.
+/// A run dir that could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum WorkspaceError {
+pub enum RunDirError {
     #[error("temporary directory: {0}")]
     Create(#[from] std::io::Error),
     #[error("the temporary directory {0} is inside HOME; set TMPDIR elsewhere")]
     InsideHome(PathBuf),
 }
 
-pub struct Workspace {
+/// The run's private temp dir (stage/, scratch/, duckdb/).
+pub struct RunDir {
     dir: tempfile::TempDir,
 }
 
-impl Workspace {
-    /// Remove stale workspaces, then create this run's (never inside `home`).
-    pub fn create(home: &Path) -> Result<Workspace, WorkspaceError> {
+impl RunDir {
+    /// Remove stale run dirs, then create this run's (never inside `home`).
+    pub fn create(home: &Path) -> Result<RunDir, RunDirError> {
         clean_stale_tempdirs();
         let dir = tempfile::Builder::new()
             .prefix(&tempdir_prefix(std::process::id()))
@@ -38,9 +40,9 @@ impl Workspace {
         if dir.path().starts_with(home)
             || dir.path().canonicalize().is_ok_and(|t| t.starts_with(home))
         {
-            return Err(WorkspaceError::InsideHome(dir.path().to_path_buf()));
+            return Err(RunDirError::InsideHome(dir.path().to_path_buf()));
         }
-        Ok(Workspace { dir })
+        Ok(RunDir { dir })
     }
 
     pub fn path(&self) -> &Path {
