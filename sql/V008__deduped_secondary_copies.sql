@@ -17,7 +17,7 @@
 -- Grain:   copy_rows: one row per row of a turn copy with a session;
 --          copy_turns: one row per copy turn; copy_news: one per /new;
 --          copy_turn_matches: one per (copy turn, mirrored session turn);
---          window_drops: one per dropped row; events_final: the rest.
+--          window_drops: one per dropped row; events_deduped: the rest.
 -- Inputs:  events_utc (V006), offset_known, session_turns and
 --          session_turn_rows (V007).
 -- Output:  copy_rows (copy_turn: its key; offset_known: times compare),
@@ -25,7 +25,7 @@
 --          tool record; user_match; call_source: `cron` for a run record,
 --          else `user`), copy_news, copy_turn_matches, window_drops
 --          (x_row, source_kind, reason), appended to dropped_rows;
---          events_final (view: events_utc's columns).
+--          events_deduped (view: events_utc's columns).
 CREATE TABLE copy_rows AS
 SELECT e.x_row, e.source_kind, e.instance, e.session_uid, e.turn_type, e.x_match,
     e.tool_use_id, e.timestamp_utc, e.turn_copy,
@@ -138,8 +138,9 @@ WHERE w.turn_type IN ('user', 'assistant', 'thinking') AND w.x_match IS NOT NULL
 
 INSERT INTO dropped_rows SELECT * FROM window_drops;
 
--- A view, not a copy of the rows (see events_kept, V004).
-CREATE VIEW events_final AS
+-- The rows both dedups keep (V004's and this step's): a view, not a copy of
+-- the rows (see events_kept, V004).
+CREATE VIEW events_deduped AS
 SELECT e.*
 FROM events_utc e
 ANTI JOIN window_drops d USING (x_row);

@@ -5,7 +5,7 @@
 --          `groups/<folder>` of its agent group. Applied by V014.
 -- Grain:   session_projects: one row per nanobot session with a project;
 --          nc_folders: one row per nanoclaw agent group.
--- Inputs:  events_final (V008), nc_rows (V009).
+-- Inputs:  events_deduped (V008), nc_rows (V009).
 -- Output:  session_projects (project_path: the least of its session-store
 --          rows'),
 --          nc_folders (folder of each agent_group_id, from the catalog).
@@ -13,7 +13,7 @@
 -- WebUI rows take the project of their session (the transcript has none).
 CREATE TABLE session_projects AS
 SELECT session_uid, min(project_path) AS project_path
-FROM events_final
+FROM events_deduped
 WHERE agent = 'nanobot' AND project_path IS NOT NULL AND session_uid IS NOT NULL
   AND session_store IS NOT NULL
 GROUP BY ALL;

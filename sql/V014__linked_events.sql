@@ -11,11 +11,11 @@
 --          the session (WebUI) or the agent group (nanoclaw).
 -- Grain:   events_linked: one row per kept event (folded delivered rows
 --          and copies of Claude Code lines removed).
--- Inputs:  events_final (V008), session_uid_of (V001), nc_delivery_joined and nc_links (V010),
+-- Inputs:  events_deduped (V008), session_uid_of (V001), nc_delivery_joined and nc_links (V010),
 --          nc_transcript_sessions, nc_transcript_copies (removed) and
 --          nc_usage_repeats (V011),
 --          session_projects and nc_folders (V012).
--- Output:  events_linked (view: events_final's columns; the rows are
+-- Output:  events_linked (view: events_deduped's columns; the rows are
 --          materialised once, in V016's plan).
 CREATE VIEW events_linked AS
 SELECT e.* REPLACE (
@@ -39,7 +39,7 @@ SELECT e.* REPLACE (
              THEN regexp_replace(e.text, '^(session start: id=\S*( agent_group=\S*)?)',
                                  '\1' || replace(l.route, '\', '\\'))
              ELSE e.text END AS text)
-FROM events_final e
+FROM events_deduped e
 LEFT JOIN session_projects p
        ON e.turn_copy = 'webui' AND p.session_uid = e.session_uid
 LEFT JOIN nc_folders f

@@ -1934,7 +1934,7 @@ mod tests {
         );
         assert_eq!(
             h.rows(&format!(
-                "SELECT source_line, text FROM events_final WHERE source_path = {} ORDER BY 1",
+                "SELECT source_line, text FROM events_deduped WHERE source_path = {} ORDER BY 1",
                 quote(WEBUI_C1)
             ))?,
             vec!["2 | hi, but edited", "3 | hi"]
@@ -1967,7 +1967,7 @@ mod tests {
         );
         assert_eq!(
             h.rows(&format!(
-                "SELECT source_line FROM events_final WHERE source_path = {}",
+                "SELECT source_line FROM events_deduped WHERE source_path = {}",
                 quote(HISTORY)
             ))?,
             vec!["2"]
