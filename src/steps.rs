@@ -544,6 +544,47 @@ mod tests {
         ),
     ];
 
+    /// Every `disabled_optimizers` setting and every dropped table of the
+    /// steps is in design.md's list of planner workarounds.
+    #[test]
+    fn every_planner_workaround_is_listed() -> Result<(), regex::Error> {
+        let design = include_str!("../docs/design.md");
+        let list = design
+            .split("### Planner workarounds")
+            .nth(1)
+            .and_then(|l| l.split("\n### ").next())
+            .unwrap_or_default();
+        // the rows of the list that name each kind of workaround
+        let rows = |what: &str| -> Vec<&str> {
+            list.lines()
+                .filter(|l| l.starts_with(&format!("| `{what}")))
+                .collect()
+        };
+        let dropped = regex::Regex::new(r"(?im)^\s*DROP\s+TABLE\s+(\w+)")?;
+        for (name, sql) in STEPS {
+            let step = name.split("__").next().unwrap_or_default();
+            for c in dropped.captures_iter(sql) {
+                let table = regex::Regex::new(&format!(r"\b{}\b", &c[1]))?;
+                assert!(
+                    rows("DROP TABLE")
+                        .iter()
+                        .any(|r| table.is_match(r) && r.contains(&format!("| {step} |"))),
+                    "{name} drops {}, which design.md's planner workarounds do not list",
+                    &c[1]
+                );
+            }
+            if sql.contains("SET disabled_optimizers") {
+                assert!(
+                    rows("SET disabled_optimizers")
+                        .iter()
+                        .any(|r| r.contains(&format!("| {step} |"))),
+                    "{name} disables optimizers: not in design.md's planner workarounds"
+                );
+            }
+        }
+        Ok(())
+    }
+
     #[test]
     fn every_step_has_a_test_that_runs_it() {
         let source = include_str!("steps.rs");
