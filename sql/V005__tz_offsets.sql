@@ -27,7 +27,8 @@
 --          tz_utc_records (kind: the turn copy, `webui` or `run`),
 --          tz_user_slices (a session user row once per 4-hour block of its
 --          window and 10-s slice a fitting call starts in), tz_evidence (kind: `llm`, `webui` or `run`; offset_minutes: a
---          candidate, local − UTC), tz_days (offset_minutes: the day's
+--          candidate, local − UTC), tz_votes (pairs, copy_pairs: each
+--          candidate offset's votes of a day), tz_days (offset_minutes: the day's
 --          winner; pairs: its votes; day_pairs: all votes of the day),
 --          tz_offsets (the output table: pairs, agreement = the winners'
 --          share of the range's votes), the macro dst_step(a, b) (a is b
@@ -113,20 +114,22 @@ WHERE offset_minutes BETWEEN -720 AND 840;
 CREATE MACRO dst_step(a, b) AS
     b IS NULL OR abs(a - b) IN (0, 60) OR (least(a, b) = 630 AND greatest(a, b) = 660);
 
+-- Each day's votes: the pairs of each candidate offset (V006 compares a
+-- day's other offsets with its winner by them).
+CREATE TABLE tz_votes AS
+SELECT instance, day, offset_minutes, count(*) AS pairs,
+    count(*) FILTER (kind <> 'llm') AS copy_pairs
+FROM tz_evidence GROUP BY ALL;
+
 CREATE TABLE tz_days AS
-WITH votes AS (
-    SELECT instance, day, offset_minutes, count(*) AS pairs,
-        count(*) FILTER (kind <> 'llm') AS copy_pairs
-    FROM tz_evidence GROUP BY ALL
-),
-ranked AS (
+WITH ranked AS (
     SELECT *,
         sum(pairs) OVER (PARTITION BY instance, day) AS day_pairs,
         row_number() OVER (PARTITION BY instance, day
                            ORDER BY pairs DESC, offset_minutes) AS by_pairs,
         lead(pairs) OVER (PARTITION BY instance, day
                           ORDER BY pairs DESC, offset_minutes) AS runner_up
-    FROM votes
+    FROM tz_votes
 ),
 -- days whose winner has more pairs than any other offset of the day
 clear AS (
@@ -140,7 +143,7 @@ clear_strong AS (
 -- each day's nearest clear day before it and after it
 neighbours AS (
     SELECT d.instance, d.day, b.offset_minutes AS before_offset, a.offset_minutes AS after_offset
-    FROM (SELECT DISTINCT instance, day FROM votes) d
+    FROM (SELECT DISTINCT instance, day FROM tz_votes) d
     ASOF LEFT JOIN clear b ON b.instance = d.instance AND d.day > b.day
     ASOF LEFT JOIN clear a ON a.instance = d.instance AND d.day < a.day
 ),
@@ -148,7 +151,7 @@ neighbours AS (
 -- two pairs or more
 strong AS (
     SELECT d.instance, d.day, coalesce(b.offset_minutes, a.offset_minutes) AS offset_minutes
-    FROM (SELECT DISTINCT instance, day FROM votes) d
+    FROM (SELECT DISTINCT instance, day FROM tz_votes) d
     ASOF LEFT JOIN clear_strong b ON b.instance = d.instance AND d.day > b.day
     ASOF LEFT JOIN clear_strong a ON a.instance = d.instance AND d.day < a.day
 ),
@@ -185,7 +188,7 @@ kept AS (
 )
 SELECT k.instance, k.day, k.offset_minutes, coalesce(v.pairs, 0) AS pairs, k.day_pairs
 FROM kept k
-LEFT JOIN votes v USING (instance, day, offset_minutes);
+LEFT JOIN tz_votes v USING (instance, day, offset_minutes);
 
 CREATE TABLE tz_offsets AS
 WITH runs AS (

@@ -13,8 +13,8 @@
 --          offset in force at its instant by the same rules (utc_locals).
 -- Grain:   events_utc: one row per kept event; utc_locals: one row per
 --          instance and true-UTC instant.
--- Inputs:  events_kept (V004), stage_llm_calls, tz_days and tz_evidence
---          (V005), params (given_offset_minutes).
+-- Inputs:  events_kept (V004), stage_llm_calls, tz_days, tz_votes and
+--          tz_evidence (V005), params (given_offset_minutes).
 -- Output:  utc_instants (instance, t: a true-UTC instant of a row without a
 --          local time or of an LLM call; day: its local day by the offset
 --          of the latest evidence day begun by then), local_days (instance,
@@ -48,9 +48,6 @@ WITH days AS (
         lead(offset_minutes) OVER (PARTITION BY instance ORDER BY day) AS next_offset
     FROM tz_days
 ),
-votes AS (
-    SELECT instance, day, offset_minutes, count(*) AS pairs FROM tz_evidence GROUP BY ALL
-),
 candidates AS (
     SELECT instance, day, prev_offset AS before_offset, offset_minutes AS after_offset,
         true AS won, NULL AS confirmed, NULL AS tie
@@ -60,7 +57,7 @@ candidates AS (
     SELECT d.instance, d.day, d.offset_minutes, v.offset_minutes,
         false, v.offset_minutes = d.next_offset, v.pairs >= d.pairs
     FROM days d
-    JOIN votes v USING (instance, day)
+    JOIN tz_votes v USING (instance, day)
     WHERE v.offset_minutes <> d.offset_minutes AND dst_step(v.offset_minutes, d.offset_minutes)
       AND (d.prev_offset IS NULL OR d.prev_offset = d.offset_minutes)
 ),

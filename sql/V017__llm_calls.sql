@@ -25,7 +25,9 @@
 --          turn_start, turn_end: the span, end + 10 s; answered_at: its
 --          end, the final answer's time), turn_hours (a turn
 --          once per hour it touches: hour = its µs epoch // 3 600 000 000),
---          the macro call_fits_turn(call source, turn source),
+--          the macro call_fits_turn(call source, turn source), the macro
+--          end_seconds(started_at_ms, duration_ms, lo, hi) (the seconds
+--          of the window lo–hi ms after a call's end),
 --          call_answers (instance, source_path, id, session_uid: a session
 --          with an assistant row at the call's end), title_calls
 --          (instance, source_path, id, session_uid), round_claims (a turn's
@@ -83,19 +85,25 @@ CREATE MACRO call_fits_turn(call_source, turn_source) AS
     OR (call_source IN ('user', 'api') AND turn_source IN ('user', 'api'))
     OR (call_source = 'system' AND turn_source IN ('user', 'api'));
 
+-- The whole seconds a window from `lo` to `hi` ms after a call's end (start
+-- + duration) touches: the equi-join key of "within seconds of a call's
+-- end" (call_answers, title_calls, retries), instead of a range join over
+-- every call.
+CREATE MACRO end_seconds(started_at_ms, duration_ms, lo, hi) AS
+    range((started_at_ms + duration_ms + lo) // 1000, (started_at_ms + duration_ms + hi) // 1000 + 1);
+
 -- The sessions that saved a turn when a call returned: nanobot stamps the
 -- messages of a turn as it saves the turn, right after the turn's final
 -- call returns (agent/loop.py `_save_turn`), so a session's assistant row
 -- stamped from 1 s before to 2 s after a call's end (start + duration)
 -- marks that call as the final call of that session's turn. Where turns of
 -- two chats overlap, the one whose session saved at the call's end wins.
--- (Equi-joined on whole seconds, not a range join over every row.)
+-- (Equi-joined on end_seconds.)
 CREATE TABLE call_answers AS
 WITH ends AS (
     SELECT c.instance, c.source_path, c.id, c.started_at_ms + c.duration_ms AS end_ms, s.sec
     FROM stage_llm_calls c,
-        unnest(range((c.started_at_ms + c.duration_ms) // 1000 - 1,
-                     (c.started_at_ms + c.duration_ms) // 1000 + 3)) s(sec)
+        unnest(end_seconds(c.started_at_ms, c.duration_ms, -1000, 2000)) s(sec)
     WHERE c.started_at_ms IS NOT NULL AND c.duration_ms IS NOT NULL
 ),
 answers AS (
@@ -114,15 +122,14 @@ WHERE a.us BETWEEN (e.end_ms - 1000) * 1000 AND (e.end_ms + 2000) * 1000;
 -- (session/webui_turns.py `maybe_generate_webui_title_after_turn`, for a
 -- `websocket` chat only), so a `system` call starting 0–2 s after the end
 -- of a call that a WebUI chat saved as its answer (call_answers) is that
--- chat's title call. (Equi-joined on whole seconds, as call_answers.)
+-- chat's title call. (Equi-joined on end_seconds.)
 CREATE TABLE title_calls AS
 WITH answered AS (
     SELECT p.instance, p.source_path, p.started_at_ms + p.duration_ms AS end_ms,
         a.session_uid, s.sec
     FROM call_answers a
     JOIN stage_llm_calls p USING (instance, source_path, id),
-        unnest(range((p.started_at_ms + p.duration_ms) // 1000,
-                     (p.started_at_ms + p.duration_ms) // 1000 + 3)) s(sec)
+        unnest(end_seconds(p.started_at_ms, p.duration_ms, 0, 2000)) s(sec)
     WHERE p.source IN ('user', 'api')
       AND a.session_uid IN (SELECT session_uid FROM turns WHERE session_id LIKE 'websocket:%')
 )
@@ -218,13 +225,12 @@ QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
 -- turn, the one call of its source starting 0–5 s after its end. A failed
 -- attempt has no tokens for a round to name; it goes where its last retry
 -- goes (nowhere when that turn was erased), else by the turn rules.
--- (Equi-joined on whole seconds.)
+-- (Equi-joined on end_seconds.)
 CREATE TABLE retries AS
 WITH failed AS (
     SELECT f.instance, f.source_path, f.id, f.source, f.started_at_ms + f.duration_ms AS end_ms, s.sec
     FROM stage_llm_calls f,
-        unnest(range((f.started_at_ms + f.duration_ms) // 1000,
-                     (f.started_at_ms + f.duration_ms) // 1000 + 6)) s(sec)
+        unnest(end_seconds(f.started_at_ms, f.duration_ms, 0, 5000)) s(sec)
     WHERE f.finish_reason = 'error'
 )
 SELECT f.instance, f.source_path, f.id AS failed_id, min(n.id) AS next_id
