@@ -271,11 +271,11 @@ fn encode(
         Ok(chunks)
     };
     let (done, encoded) = std::sync::mpsc::channel::<(usize, Result<Chunks, WriteError>)>();
-    // the encoded groups waiting for the ones before them; the next to append
+    // take one encoded group (waiting for it when `block`), append every
+    // group now due in order; returns how many groups are appended
     let mut waiting: BTreeMap<usize, Chunks> = BTreeMap::new();
     let mut next = 0usize;
-    // take one encoded group (waiting for it when `block`), append what is due
-    let mut append = |block: bool, next: &mut usize| -> Result<(), WriteError> {
+    let mut append = |block: bool| -> Result<usize, WriteError> {
         let got = if block {
             Some(
                 encoded
@@ -288,20 +288,19 @@ fn encode(
         if let Some((group, chunks)) = got {
             waiting.insert(group, chunks?);
         }
-        while let Some(chunks) = waiting.remove(next) {
+        while let Some(chunks) = waiting.remove(&next) {
             let mut row_group = file.next_row_group()?;
             for chunk in chunks {
                 chunk.append_to_row_group(&mut row_group)?;
             }
             row_group.close()?;
-            *next += 1;
+            next += 1;
         }
-        Ok(())
+        Ok(next)
     };
     rayon::in_place_scope(|scope| -> Result<(), WriteError> {
-        let mut sent = 0usize;
-        let mut spawn = |batches: Vec<RecordBatch>| {
-            let (group, done, encode_group) = (sent, done.clone(), &encode_group);
+        let spawn = |group: usize, batches: Vec<RecordBatch>| {
+            let (done, encode_group) = (done.clone(), &encode_group);
             scope.spawn(move |_| {
                 // a panic is an error of its group, so the appender never waits for it
                 let chunks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -310,29 +309,29 @@ fn encode(
                 .unwrap_or_else(|_| Err("a row group's encoder panicked".into()));
                 let _ = done.send((group, chunks));
             });
-            sent += 1;
-            sent
         };
+        let (mut sent, mut appended) = (0usize, 0usize);
         let mut batches: Vec<RecordBatch> = Vec::new();
-        let mut in_flight = 0usize;
         for batch in receive {
             match batch {
                 Some(b) => batches.push(b),
                 None if batches.is_empty() => {}
                 None => {
-                    in_flight = spawn(std::mem::take(&mut batches));
-                    append(false, &mut next)?;
-                    while in_flight - next >= window {
-                        append(true, &mut next)?;
+                    spawn(sent, std::mem::take(&mut batches));
+                    sent += 1;
+                    appended = append(false)?;
+                    while sent - appended >= window {
+                        appended = append(true)?;
                     }
                 }
             }
         }
         if !batches.is_empty() {
-            in_flight = spawn(batches);
+            spawn(sent, batches);
+            sent += 1;
         }
-        while next < in_flight {
-            append(true, &mut next)?;
+        while appended < sent {
+            appended = append(true)?;
         }
         Ok(())
     })?;

@@ -571,12 +571,7 @@ mod tests {
     /// glossary ("The `x_*` helper columns").
     #[test]
     fn every_helper_column_is_in_the_design_glossary() {
-        let design = include_str!("../docs/design.md");
-        let glossary = design
-            .split("### The `x_*` helper columns")
-            .nth(1)
-            .and_then(|g| g.split("\n## ").next())
-            .unwrap_or_default();
+        let glossary = crate::testutil::design_section("### The `x_*` helper columns");
         for f in events_schema().fields() {
             if f.name().starts_with("x_") {
                 assert!(

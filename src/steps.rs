@@ -548,12 +548,7 @@ mod tests {
     /// steps is in design.md's list of planner workarounds.
     #[test]
     fn every_planner_workaround_is_listed() -> Result<(), regex::Error> {
-        let design = include_str!("../docs/design.md");
-        let list = design
-            .split("### Planner workarounds")
-            .nth(1)
-            .and_then(|l| l.split("\n### ").next())
-            .unwrap_or_default();
+        let list = crate::testutil::design_section("### Planner workarounds");
         // the rows of the list that name each kind of workaround
         let rows = |what: &str| -> Vec<&str> {
             list.lines()

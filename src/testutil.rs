@@ -9,3 +9,13 @@ pub fn obj(s: &str) -> Map<String, Value> {
         .and_then(|v| v.as_object().cloned())
         .unwrap_or_default()
 }
+
+/// The text of docs/design.md's section under `heading` (a `### …` line),
+/// up to the next heading of any level (empty when there is none).
+pub fn design_section(heading: &str) -> &'static str {
+    include_str!("../docs/design.md")
+        .split(&format!("{heading}\n"))
+        .nth(1)
+        .and_then(|s| s.split("\n#").next())
+        .unwrap_or_default()
+}
