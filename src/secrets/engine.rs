@@ -284,22 +284,19 @@ fn assignment_window(text: &str, i: usize) -> (usize, usize) {
 
 /// `name` ends in `key`, `token`, `secret`, `pass`, `pwd`, `passwd` or
 /// `password`, in any ASCII case.
-fn ends_secretish(name: &[u8]) -> bool {
-    const WORDS: [&[u8]; 7] = [
-        b"key",
-        b"token",
-        b"secret",
-        b"pass",
-        b"pwd",
-        b"passwd",
-        b"password",
-    ];
-    // every word ends in one of these: most names are rejected on one byte
-    name.last()
-        .is_some_and(|b| matches!(b.to_ascii_lowercase(), b'y' | b'n' | b't' | b's' | b'd'))
-        && WORDS
-            .iter()
-            .any(|w| name.len() >= w.len() && name[name.len() - w.len()..].eq_ignore_ascii_case(w))
+pub(super) fn ends_secretish(name: &[u8]) -> bool {
+    let ends =
+        |w: &[u8]| name.len() >= w.len() && name[name.len() - w.len()..].eq_ignore_ascii_case(w);
+    // most names are rejected on their last byte, the rest on one or three
+    // comparisons
+    match name.last().map(u8::to_ascii_lowercase) {
+        Some(b'y') => ends(b"key"),
+        Some(b'n') => ends(b"token"),
+        Some(b't') => ends(b"secret"),
+        Some(b's') => ends(b"pass"),
+        Some(b'd') => ends(b"pwd") || ends(b"passwd") || ends(b"password"),
+        _ => false,
+    }
 }
 
 /// How often a byte stands in ordinary text, roughly (a space in six, a
