@@ -1,0 +1,389 @@
+//! The report's charts: plotters' SVG backend (no font file: the browser
+//! sets the text), bars stacked per row in the series' colours. Every
+//! chart is drawn in one frame ([`plot`]): a white background, the axes
+//! with their labels and description, the mesh lines across the bars'
+//! length only; vertical bars per day or label ([`vbars`]), horizontal bars
+//! per label ([`hbars`]) and ranges from a start to an end per label
+//! ([`ranges`]) differ only in what they draw in it.
+
+use std::ops::Range;
+
+use chrono::{NaiveDate, NaiveDateTime};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::ReportError;
+use super::query::Data;
+
+const BG: RGBColor = RGBColor(255, 255, 255);
+const INK: RGBColor = RGBColor(68, 68, 68);
+pub(super) const BLUE_: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+pub(super) const ORANGE: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
+pub(super) const GREEN_: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
+pub(super) const RED_: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+pub(super) const PURPLE: RGBColor = RGBColor(0x94, 0x67, 0xbd);
+pub(super) const BROWN: RGBColor = RGBColor(0x8c, 0x56, 0x4b);
+pub(super) const GREY: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
+pub(super) const TEAL: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
+
+pub(super) fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+const FONT: &str = "sans-serif";
+const WIDTH: u32 = 720;
+
+/// A number on an axis: short (1.2k, 3.4M), at most 4 decimals.
+fn axis_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        let s = format!("{v:.4}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s == "-0" { "0".into() } else { s.into() }
+    }
+}
+
+/// A label cut to `n` characters (the table beside holds it whole).
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+pub(super) fn epoch_day(d: &str) -> Option<i64> {
+    let d = NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()?;
+    let e = NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    Some((d - e).num_days())
+}
+
+fn day_label(x: f64) -> String {
+    if (x - x.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    NaiveDate::from_ymd_opt(1970, 1, 1)
+        .and_then(|e| e.checked_add_signed(chrono::Duration::days(x.round() as i64)))
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+pub(super) fn epoch_seconds(t: &str) -> Option<f64> {
+    let t = NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S").ok()?;
+    Some(t.and_utc().timestamp() as f64)
+}
+
+/// The label of an integer position in `labels`, "" between them.
+fn index_label(labels: &[String], y: f64) -> String {
+    if (y - y.round()).abs() > 1e-6 || y < -0.5 {
+        return String::new();
+    }
+    labels.get(y.round() as usize).cloned().unwrap_or_default()
+}
+
+pub(super) type Stack = Vec<(f64, RGBColor)>;
+
+/// Where bars of a vertical chart stand on the x axis.
+pub(super) enum XAxis<'a> {
+    /// Days since 1970-01-01, labelled as dates.
+    Days,
+    /// Positions 0, 1, … labelled with these texts.
+    Labels(&'a [String]),
+}
+
+/// A plotters error of chart `id`, as the report's error.
+fn chart_err<E: std::fmt::Display>(id: &'static str) -> impl Fn(E) -> ReportError {
+    move |e| ReportError::Chart(id, e.to_string())
+}
+
+/// An axis: its range, how many labels it gets and how each is written.
+struct Axis<'a> {
+    range: Range<f64>,
+    labels: usize,
+    label: &'a dyn Fn(&f64) -> String,
+    /// The room for its labels, in pixels.
+    area: u32,
+}
+
+/// The frame of a chart: its size, its axes, and which one the bars stand
+/// on (`vertical`: bars rise from the x axis, the y axis is described and
+/// its mesh lines kept; else bars run along the x axis, described).
+struct Frame<'a> {
+    id: &'static str,
+    size: (u32, u32),
+    x: Axis<'a>,
+    y: Axis<'a>,
+    vertical: bool,
+    desc: &'a str,
+}
+
+type Chart2d<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draw a chart: the frame, then `draw` in it; the SVG text.
+fn plot(
+    f: Frame,
+    draw: impl FnOnce(&mut Chart2d) -> Result<(), ReportError>,
+) -> Result<String, ReportError> {
+    let id = f.id;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, f.size).into_drawing_area();
+        root.fill(&BG).map_err(chart_err(id))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(f.x.area)
+            .y_label_area_size(f.y.area)
+            .build_cartesian_2d(f.x.range, f.y.range)
+            .map_err(chart_err(id))?;
+        let mut mesh = chart.configure_mesh();
+        if f.vertical {
+            mesh.disable_x_mesh().y_desc(f.desc);
+        } else {
+            mesh.disable_y_mesh().x_desc(f.desc);
+        }
+        mesh.x_labels(f.x.labels)
+            .y_labels(f.y.labels)
+            .x_label_formatter(f.x.label)
+            .y_label_formatter(f.y.label)
+            .label_style((FONT, 13).into_font().color(&INK))
+            .axis_desc_style((FONT, 14).into_font().color(&INK))
+            .draw()
+            .map_err(chart_err(id))?;
+        draw(&mut chart)?;
+        root.present().map_err(chart_err(id))?;
+    }
+    Ok(svg)
+}
+
+/// The largest stack's total, with room above it (1 when all are empty).
+fn top(stacks: &[Stack]) -> f64 {
+    let top = stacks
+        .iter()
+        .map(|s| s.iter().map(|(v, _)| v).sum::<f64>())
+        .fold(0.0, f64::max);
+    if top > 0.0 { top * 1.08 } else { 1.0 }
+}
+
+/// A stack's segments from 0 up, the empty ones left out: (from, to, colour).
+fn segments(stack: &Stack) -> Vec<(f64, f64, RGBColor)> {
+    let mut acc = 0.0;
+    stack
+        .iter()
+        .filter(|(v, _)| *v > 0.0)
+        .map(|(v, c)| {
+            let s = (acc, acc + v, *c);
+            acc += v;
+            s
+        })
+        .collect()
+}
+
+/// Vertical stacked bars, one stack per x position; each segment a rect.
+pub(super) fn vbars(
+    id: &'static str,
+    xs: &[f64],
+    axis: XAxis,
+    stacks: &[Stack],
+    y_desc: &str,
+) -> Result<String, ReportError> {
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+    let (x0, x1) = if xs.is_empty() {
+        (-0.5, 0.5)
+    } else {
+        (lo - 0.6, hi + 0.6)
+    };
+    let n_labels = match axis {
+        XAxis::Days => 8,
+        XAxis::Labels(l) => l.len().clamp(1, 24),
+    };
+    let fmt = |x: &f64| match axis {
+        XAxis::Days => day_label(*x),
+        XAxis::Labels(l) => index_label(l, *x),
+    };
+    let frame = Frame {
+        id,
+        size: (WIDTH, 300),
+        x: Axis {
+            range: x0..x1,
+            labels: n_labels,
+            label: &fmt,
+            area: 36,
+        },
+        y: Axis {
+            range: 0f64..top(stacks),
+            labels: 6,
+            label: &|y| axis_num(*y),
+            area: 64,
+        },
+        vertical: true,
+        desc: y_desc,
+    };
+    plot(frame, |chart| {
+        let rects = xs.iter().zip(stacks).flat_map(|(x, stack)| {
+            segments(stack)
+                .into_iter()
+                .map(move |(a, b, c)| Rectangle::new([(x - 0.4, a), (x + 0.4, b)], c.filled()))
+        });
+        chart.draw_series(rects).map_err(chart_err(id))?;
+        Ok(())
+    })
+}
+
+/// The labels of rows drawn from the top (row i at y = n - 1 - i), cut to
+/// 44 characters, and the room they need.
+fn row_labels(labels: &[String]) -> (Vec<String>, u32) {
+    let shown: Vec<String> = labels.iter().map(|l| cut(l, 44)).collect();
+    let px = shown.iter().map(|l| l.chars().count()).max().unwrap_or(4) as u32 * 7 + 16;
+    (shown.into_iter().rev().collect(), px.min(340))
+}
+
+/// Horizontal stacked bars, one per label, the first on top.
+pub(super) fn hbars(
+    id: &'static str,
+    labels: &[String],
+    stacks: &[Stack],
+    x_desc: &str,
+) -> Result<String, ReportError> {
+    let n = labels.len();
+    let (by_y, label_px) = row_labels(labels);
+    let frame = Frame {
+        id,
+        size: (WIDTH, 70 + 20 * n.max(1) as u32),
+        x: Axis {
+            range: 0f64..top(stacks),
+            labels: 6,
+            label: &|x| axis_num(*x),
+            area: 40,
+        },
+        y: Axis {
+            range: -0.5f64..(n.max(1) as f64 - 0.5),
+            labels: n.max(1),
+            label: &|y| index_label(&by_y, *y),
+            area: label_px,
+        },
+        vertical: false,
+        desc: x_desc,
+    };
+    plot(frame, |chart| {
+        let rects = stacks.iter().enumerate().flat_map(|(i, stack)| {
+            let y = (n - 1 - i) as f64;
+            segments(stack)
+                .into_iter()
+                .map(move |(a, b, c)| Rectangle::new([(a, y - 0.35), (b, y + 0.35)], c.filled()))
+        });
+        chart.draw_series(rects).map_err(chart_err(id))?;
+        Ok(())
+    })
+}
+
+/// One bar of a range chart: its row (a label index), its start and end on
+/// the x axis, colour and a text drawn beside it.
+pub(super) struct Span {
+    pub(super) row: usize,
+    pub(super) start: f64,
+    pub(super) end: f64,
+    pub(super) color: RGBColor,
+    pub(super) text: String,
+}
+
+/// Bars from start to end on rows of labels (the first on top); x as
+/// seconds (`days` false: labelled as dates or times) or days.
+pub(super) fn ranges(
+    id: &'static str,
+    labels: &[String],
+    spans: &[Span],
+    days: bool,
+) -> Result<String, ReportError> {
+    let n = labels.len().max(1);
+    let (by_y, label_px) = row_labels(labels);
+    let (lo, hi) = spans.iter().fold((f64::MAX, f64::MIN), |(a, b), s| {
+        (a.min(s.start), b.max(s.end))
+    });
+    let (lo, hi) = if spans.is_empty() {
+        (0.0, 1.0)
+    } else {
+        (lo, hi)
+    };
+    let unit = if days { 1.0 } else { 60.0 };
+    let pad = ((hi - lo) * 0.03).max(unit);
+    let (x0, x1) = (lo - pad, hi + pad * 4.0);
+    // a bar is at least 0.4% of the axis wide: a one-message session shows
+    let min_w = (x1 - x0) * 0.004;
+    let span_days = (x1 - x0) / if days { 1.0 } else { 86_400.0 };
+    let fmt = |x: &f64| {
+        if days {
+            day_label(x.round())
+        } else {
+            chrono::DateTime::from_timestamp(*x as i64, 0)
+                .map(|t| {
+                    let f = if span_days > 3.0 {
+                        "%Y-%m-%d"
+                    } else {
+                        "%m-%d %H:%M"
+                    };
+                    t.naive_utc().format(f).to_string()
+                })
+                .unwrap_or_default()
+        }
+    };
+    let frame = Frame {
+        id,
+        size: (WIDTH + 180, 70 + 20 * n as u32),
+        x: Axis {
+            range: x0..x1,
+            labels: 6,
+            label: &fmt,
+            area: 40,
+        },
+        y: Axis {
+            range: -0.5f64..(n as f64 - 0.5),
+            labels: n,
+            label: &|y| index_label(&by_y, *y),
+            area: label_px,
+        },
+        vertical: false,
+        desc: if days { "local day" } else { "local time" },
+    };
+    plot(frame, |chart| {
+        chart
+            .draw_series(spans.iter().map(|s| {
+                let y = (n - 1 - s.row) as f64;
+                let end = s.end.max(s.start + min_w);
+                Rectangle::new([(s.start, y - 0.35), (end, y + 0.35)], s.color.filled())
+            }))
+            .map_err(chart_err(id))?;
+        chart
+            .draw_series(spans.iter().filter(|s| !s.text.is_empty()).map(|s| {
+                let y = (n - 1 - s.row) as f64;
+                let end = s.end.max(s.start + min_w);
+                Text::new(
+                    s.text.clone(),
+                    (end + min_w, y + 0.3),
+                    (FONT, 12).into_font().color(&INK),
+                )
+            }))
+            .map_err(chart_err(id))?;
+        Ok(())
+    })
+}
+
+/// The stacks of `data`: per row, each series column's value and colour.
+pub(super) fn stacks(data: &Data, series: &[(&'static str, RGBColor)]) -> Vec<Stack> {
+    let cols: Vec<(usize, RGBColor)> = series.iter().map(|(s, c)| (data.col(s), *c)).collect();
+    (0..data.rows.len())
+        .map(|i| {
+            cols.iter()
+                .map(|(c, color)| (data.num(i, *c), *color))
+                .collect()
+        })
+        .collect()
+}

@@ -1,0 +1,230 @@
+//! `nanoload report OUT.parquet [--tables DIR] report.html`: one
+//! self-contained HTML page over a run's output — inline CSS and inline SVG,
+//! no script, no font, image or style sheet fetched — read back with the
+//! embedded DuckDB.
+//!
+//! ```text
+//! reads   OUT.parquet (events) always; with --tables DIR every DIR/<table>.parquet
+//!         (sessions, llm_calls, tz_offsets, diagnostics, sources), all five
+//! writes  report.html, to a temp name beside it, renamed when complete
+//! ```
+//!
+//! Sections, each chart a `<figure data-chart=ID data-series=COLUMNS>` drawn
+//! by plotters (its SVG backend; no font files, the browser sets the text)
+//! with a `<table data-chart-table=ID>` beside it holding exactly the numbers
+//! drawn (`data-series` names the columns drawn as bars, one bar segment per
+//! non-zero value; a chart without it draws one bar per row):
+//!
+//! 1. **activity** (events): events per local day (`timestamp_local`),
+//!    stacked by `turn_type`; events per local hour 0–23.
+//! 2. **sessions** (events): the 50 sessions whose last local time is the
+//!    latest, each a bar from its first to its last local time.
+//! 3. **tokens and cost** (llm_calls): tokens and cost per UTC day
+//!    (`started_at_ms`) and per provider and model (30 largest); a cost no
+//!    price table row gives is `unknown`, never 0; the nanoclaw sessions'
+//!    Claude Code cost (in `sessions`, not `llm_calls`) below.
+//! 4. **tool mix** (events): `tool_use` rows per `tool_name` (40 most used).
+//! 5. **duplicates and recovered rows**: per source kind, rows read
+//!    (`sources.rows`), rows out (`events`, `llm_calls` for
+//!    `nanobot.llm_usage`), nanoclaw `delivered` rows folded into their
+//!    outbound row (`native.delivered`), and the rest: rows dropped as
+//!    duplicates (equal to the run's summary); rows kept from secondary
+//!    copies (`source_role = 'secondary'`: no primary store holds them).
+//! 6. **time offsets**: each instance's `tz_offsets` ranges (offset, pairs
+//!    of evidence, agreement); rows per instance and `time_basis` (events).
+//! 7. **diagnostics**: rows per kind and code; the first 200, sorted.
+//!
+//! Without `--tables` the sections that need a side table say so. Same
+//! input, same bytes: every query is fully ordered, costs are summed as
+//! exact decimals, and the page holds no time of its own.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use duckdb::Connection;
+
+use crate::atomic::Pending;
+use crate::engine::{TABLES, sql_str};
+
+mod chart;
+mod page;
+mod query;
+mod sections;
+#[cfg(test)]
+mod tests;
+
+pub use page::esc;
+use page::{Page, STYLE};
+
+/// Sessions drawn on the timeline, tools and models in their charts,
+/// diagnostics listed.
+pub const MAX_SESSIONS: usize = 50;
+pub const MAX_TOOLS: usize = 40;
+pub const MAX_MODELS: usize = 30;
+pub const MAX_DIAGNOSTICS: usize = 200;
+
+/// Why no report was written (the exit code is then 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// An input that does not read: a missing file, not an events table, a
+    /// missing --tables file.
+    #[error("{}: {message}", path.display())]
+    Input { path: PathBuf, message: String },
+    /// The page could not be written.
+    #[error("{}: {message}", path.display())]
+    Write { path: PathBuf, message: String },
+    /// A query of the report failed.
+    #[error("report query failed: {0}")]
+    Query(String),
+    /// A chart could not be drawn.
+    #[error("chart {0}: {1}")]
+    Chart(&'static str, String),
+}
+
+impl From<duckdb::Error> for ReportError {
+    fn from(e: duckdb::Error) -> ReportError {
+        ReportError::Query(crate::diag::one_line(&e.to_string()))
+    }
+}
+
+/// What was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub charts: usize,
+    pub bytes: usize,
+}
+
+/// The columns of `events` the report reads.
+const EVENT_COLUMNS: &str = "agent, instance, session_id, session_uid, timestamp_local, \
+     time_basis, turn_type, tool_name, source_kind, source_role, native, load_id";
+
+/// Write the report of `out` (and the `--tables` directory `tables`) to
+/// `html`: to a temp name beside it, renamed when complete.
+pub fn report(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Written, ReportError> {
+    let conn = open(out, tables, html)?;
+    let (page, charts) = build(&conn, tables.is_some(), out)?;
+    let pending = Pending::new(html);
+    pending.clean_stale();
+    let write_err = |e: std::io::Error| ReportError::Write {
+        path: html.to_path_buf(),
+        message: e.to_string(),
+    };
+    if let Err(e) = std::fs::write(&pending.tmp, page.as_bytes()) {
+        pending.discard();
+        return Err(write_err(e));
+    }
+    pending.commit().map_err(|e| {
+        pending.discard();
+        write_err(e)
+    })?;
+    Ok(Written {
+        charts,
+        bytes: page.len(),
+    })
+}
+
+/// An in-memory DuckDB with `events` and, with `tables`, each side table as
+/// a view; every input checked.
+fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, ReportError> {
+    let input = |path: &Path, message: String| ReportError::Input {
+        path: path.to_path_buf(),
+        message,
+    };
+    if !out.is_file() {
+        return Err(input(out, "no such file (OUT.parquet of a run)".into()));
+    }
+    let same = |a: &Path, b: &Path| {
+        a == b
+            || std::fs::canonicalize(a)
+                .is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    if same(out, html) {
+        return Err(input(
+            html,
+            "is the input OUT.parquet; name another file".into(),
+        ));
+    }
+    if html.is_dir() {
+        return Err(input(
+            html,
+            "is a directory; name the HTML file to write".into(),
+        ));
+    }
+    let conn = Connection::open_in_memory()?;
+    conn.execute_batch(
+        "SET autoinstall_known_extensions = false;
+         SET autoload_known_extensions = false;
+         SET enable_progress_bar = false;",
+    )?;
+    conn.execute_batch(&format!(
+        "CREATE VIEW events AS SELECT * FROM read_parquet({});",
+        sql_str(out)
+    ))
+    .and_then(|_| conn.execute_batch(&format!("SELECT {EVENT_COLUMNS} FROM events LIMIT 0")))
+    .map_err(|e| {
+        input(
+            out,
+            format!(
+                "not an events table of nanoload: {}",
+                crate::diag::one_line(&e.to_string())
+            ),
+        )
+    })?;
+    if let Some(dir) = tables {
+        if !dir.is_dir() {
+            return Err(input(
+                dir,
+                "no such directory (--tables DIR of a run)".into(),
+            ));
+        }
+        for t in TABLES {
+            let file = dir.join(format!("{t}.parquet"));
+            if !file.is_file() {
+                return Err(input(
+                    &file,
+                    "no such file (--tables writes all five)".into(),
+                ));
+            }
+            if same(&file, html) {
+                return Err(input(html, "is an input table; name another file".into()));
+            }
+            conn.execute_batch(&format!(
+                "CREATE VIEW {t} AS SELECT * FROM read_parquet({});
+                 SELECT * FROM {t} LIMIT 0;",
+                sql_str(&file)
+            ))
+            .map_err(|e| input(&file, crate::diag::one_line(&e.to_string())))?;
+        }
+    }
+    Ok(conn)
+}
+
+/// The page and its number of charts.
+fn build(conn: &Connection, have_tables: bool, out: &Path) -> Result<(String, usize), ReportError> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut p = Page {
+        html: String::new(),
+        charts: 0,
+        in_section: false,
+    };
+    let _ = write!(
+        p.html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>nanoload report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        esc(&name)
+    );
+    sections::facts(conn, &mut p, &name, have_tables)?;
+    sections::activity(conn, &mut p)?;
+    sections::sessions(conn, &mut p)?;
+    sections::tokens(conn, &mut p, have_tables)?;
+    sections::tools(conn, &mut p)?;
+    sections::duplicates(conn, &mut p, have_tables)?;
+    sections::offsets(conn, &mut p, have_tables)?;
+    sections::diagnostics(conn, &mut p, have_tables)?;
+    p.html.push_str("</section>\n</body>\n</html>\n");
+    Ok((p.html, p.charts))
+}

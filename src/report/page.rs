@@ -1,0 +1,156 @@
+//! The page: one self-contained HTML document (inline CSS and SVG, no
+//! script, nothing fetched), sections of prose, charts each beside the
+//! table of exactly the numbers drawn, and lists; every data string
+//! escaped ([`esc`]).
+
+use std::fmt::Write as _;
+
+use plotters::prelude::RGBColor;
+
+use super::chart::hex;
+use super::query::Data;
+
+/// Text for HTML: `&`, `<`, `>`, `"` and `'` escaped.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// One chart: its numbers, the columns drawn as bars and the SVG.
+pub(super) struct Chart {
+    pub(super) id: &'static str,
+    pub(super) title: String,
+    pub(super) data: Data,
+    /// Columns drawn as bar segments, with their colours; empty for a range
+    /// chart (one bar per row).
+    pub(super) series: Vec<(&'static str, RGBColor)>,
+    pub(super) svg: String,
+}
+
+pub(super) struct Page {
+    pub(super) html: String,
+    pub(super) charts: usize,
+    pub(super) in_section: bool,
+}
+
+impl Page {
+    pub(super) fn section(&mut self, id: &str, title: &str, intro: &str) {
+        if self.in_section {
+            self.html.push_str("</section>\n");
+        }
+        self.in_section = true;
+        let _ = writeln!(
+            self.html,
+            "<section id=\"{id}\">\n<h2>{}</h2>\n<p class=\"intro\">{intro}</p>",
+            esc(title)
+        );
+    }
+
+    pub(super) fn note(&mut self, html: &str) {
+        let _ = writeln!(self.html, "<p class=\"note\">{html}</p>");
+    }
+
+    pub(super) fn missing(&mut self, table: &str, what: &str) {
+        let _ = writeln!(
+            self.html,
+            "<p class=\"missing\" data-missing=\"{table}\">{} needs the side table <code>{table}</code>: \
+             run <code>nanoload report OUT.parquet --tables DIR report.html</code> with the \
+             <code>--tables DIR</code> the load wrote.</p>",
+            esc(what)
+        );
+    }
+
+    pub(super) fn chart(&mut self, c: Chart) {
+        self.charts += 1;
+        let series: Vec<&str> = c.series.iter().map(|(s, _)| *s).collect();
+        let _ = write!(self.html, "<figure data-chart=\"{}\"", c.id);
+        if !series.is_empty() {
+            let _ = write!(self.html, " data-series=\"{}\"", series.join(","));
+        }
+        let _ = write!(
+            self.html,
+            ">\n<figcaption>{} <span class=\"rows\">({} rows)</span>",
+            esc(&c.title),
+            c.data.rows.len()
+        );
+        if c.series.len() > 1 {
+            for (s, color) in &c.series {
+                let _ = write!(
+                    self.html,
+                    " <span class=\"key\"><span class=\"sw\" style=\"background:{}\"></span>{}</span>",
+                    hex(*color),
+                    esc(s)
+                );
+            }
+        }
+        self.html.push_str("</figcaption>\n");
+        if c.data.rows.is_empty() {
+            self.html.push_str("<p class=\"empty\">no rows</p>\n");
+        } else {
+            let _ = writeln!(self.html, "<div class=\"svg\">{}</div>", c.svg.trim_end());
+        }
+        let _ = writeln!(
+            self.html,
+            "<div class=\"tbl\"><table data-chart-table=\"{}\">",
+            c.id
+        );
+        table_body(&mut self.html, &c.data);
+        self.html.push_str("</table></div>\n</figure>\n");
+    }
+
+    pub(super) fn list(&mut self, id: &str, data: &Data) {
+        let _ = writeln!(
+            self.html,
+            "<div class=\"tbl list\"><table data-list=\"{id}\">"
+        );
+        table_body(&mut self.html, data);
+        self.html.push_str("</table></div>\n");
+    }
+}
+
+fn table_body(html: &mut String, data: &Data) {
+    html.push_str("<thead><tr>");
+    for c in &data.columns {
+        let _ = write!(html, "<th>{}</th>", esc(c));
+    }
+    html.push_str("</tr></thead>\n<tbody>\n");
+    for r in &data.rows {
+        html.push_str("<tr>");
+        for v in r {
+            let _ = write!(html, "<td>{}</td>", esc(v));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody>\n");
+}
+
+pub(super) const STYLE: &str = "
+body{font-family:'DejaVu Sans',sans-serif;color:#222;background:#fff;margin:0 auto;padding:8px 24px 40px;max-width:1240px}
+h1{font-size:24px;margin:16px 0 4px}h2{font-size:19px;margin:0 0 4px;border-bottom:2px solid #1f77b4;padding-bottom:3px}
+section{margin:28px 0}p{margin:6px 0;font-size:14px}.intro{color:#444}.note{color:#555;font-size:13px}
+.missing{background:#fff4e0;border-left:4px solid #ff7f0e;padding:6px 10px}
+dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-size:14px;margin:8px 0}
+dl.facts dt{color:#555}dl.facts dd{margin:0;font-weight:bold}
+figure{display:flex;flex-wrap:wrap;gap:12px 18px;align-items:flex-start;margin:14px 0;padding:8px;border:1px solid #e4e4e4;border-radius:4px}
+figcaption{flex:1 0 100%;font-weight:bold;font-size:15px}.rows{font-weight:normal;color:#777;font-size:13px}
+.key{font-weight:normal;font-size:13px;margin-left:10px;white-space:nowrap}
+.sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
+.svg svg{display:block;max-width:100%;height:auto}
+.tbl{max-height:300px;overflow:auto;border:1px solid #ddd;flex:1 1 260px}
+.list{max-height:360px}
+table{border-collapse:collapse;font-size:12px;width:100%}
+th{position:sticky;top:0;background:#f3f3f3;text-align:left;padding:3px 6px}
+td{padding:2px 6px;border-top:1px solid #eee;white-space:nowrap}
+.empty{color:#777;font-style:italic}
+code{font-size:13px;background:#f4f4f4;padding:0 3px}
+";

@@ -1,0 +1,662 @@
+//! The report's sections, in page order: each one's queries (over
+//! `events` and, with `--tables`, the side tables), its prose and its
+//! charts. A section that needs a side table the run did not give says so.
+
+use std::fmt::Write as _;
+
+use duckdb::Connection;
+use plotters::prelude::RGBColor;
+
+use super::chart::{
+    BLUE_, BROWN, GREEN_, GREY, ORANGE, PURPLE, RED_, Span, TEAL, XAxis, epoch_day, epoch_seconds,
+    hbars, ranges, stacks, vbars,
+};
+use super::page::{Chart, Page, esc};
+use super::query::{COST, Data, TS, fetch, scalar};
+use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, ReportError};
+
+pub(super) fn facts(
+    conn: &Connection,
+    p: &mut Page,
+    name: &str,
+    have_tables: bool,
+) -> Result<(), ReportError> {
+    let d = fetch(
+        conn,
+        &[
+            "events",
+            "sessions",
+            "instances",
+            "agents",
+            "load_id",
+            "first_local",
+            "last_local",
+            "without_time",
+        ],
+        &format!(
+            "SELECT count(*), count(DISTINCT session_uid), count(DISTINCT instance),
+                    array_to_string(list_sort(list(DISTINCT agent)), ', '),
+                    array_to_string(list_sort(list(DISTINCT load_id)), ', '),
+                    coalesce(strftime(min(timestamp_local), {TS}), ''),
+                    coalesce(strftime(max(timestamp_local), {TS}), ''),
+                    count(*) FILTER (WHERE timestamp_local IS NULL)
+             FROM events"
+        ),
+    )?;
+    let _ = writeln!(p.html, "<h1>nanoload report: {}</h1>", esc(name));
+    p.html.push_str(
+        "<p class=\"intro\">What one load of nanobot and nanoclaw state holds. Every chart is \
+         drawn from the table beside it; times are local (<code>timestamp_local</code>) unless \
+         said otherwise.</p>\n<dl class=\"facts\" data-facts=\"events\">\n",
+    );
+    if let Some(r) = d.rows.first() {
+        let labels = [
+            "events",
+            "sessions",
+            "instances",
+            "agents",
+            "load_id",
+            "first event (local)",
+            "last event (local)",
+            "events without a time",
+        ];
+        for (i, (l, v)) in labels.iter().zip(r).enumerate() {
+            let _ = writeln!(
+                p.html,
+                "<dt>{l}</dt><dd data-fact=\"{}\">{}</dd>",
+                d.columns[i],
+                esc(v)
+            );
+        }
+    }
+    let _ = writeln!(
+        p.html,
+        "<dt>side tables</dt><dd data-fact=\"tables\">{}</dd>\n</dl>",
+        if have_tables {
+            "read (--tables)"
+        } else {
+            "not given: the sections that need them say so"
+        }
+    );
+    Ok(())
+}
+
+pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
+    p.section(
+        "activity",
+        "Activity",
+        "Events per local day, by row type, and per local hour of the day (all days together). \
+         Rows without a time are left out (see above).",
+    );
+    let types: [(&'static str, RGBColor); 6] = [
+        ("user", BLUE_),
+        ("assistant", GREEN_),
+        ("tool_use", ORANGE),
+        ("tool_result", BROWN),
+        ("thinking", PURPLE),
+        ("system", GREY),
+    ];
+    let mut cols = vec!["day", "events"];
+    cols.extend(types.iter().map(|(t, _)| *t));
+    let filters: Vec<String> = types
+        .iter()
+        .map(|(t, _)| format!("count(*) FILTER (WHERE turn_type = '{t}')"))
+        .collect();
+    let days = fetch(
+        conn,
+        &cols,
+        &format!(
+            "SELECT strftime(timestamp_local, '%Y-%m-%d') AS day, count(*), {}
+             FROM events WHERE timestamp_local IS NOT NULL GROUP BY day ORDER BY day",
+            filters.join(", ")
+        ),
+    )?;
+    add(
+        p,
+        "activity-day",
+        "Events per local day",
+        days,
+        Draw::Vertical(XAxis::Days, types.to_vec(), "events"),
+    )?;
+    let hours = fetch(
+        conn,
+        &["hour", "events"],
+        "SELECT h.hour, count(e.timestamp_local)
+         FROM range(24) AS h(hour) LEFT JOIN events e ON hour(e.timestamp_local) = h.hour
+         GROUP BY h.hour ORDER BY h.hour",
+    )?;
+    let labels: Vec<String> = (0..24).map(|h| format!("{h:02}")).collect();
+    add(
+        p,
+        "activity-hour",
+        "Events per local hour of the day",
+        hours,
+        Draw::Vertical(XAxis::Labels(&labels), vec![("events", BLUE_)], "events"),
+    )?;
+    Ok(())
+}
+
+pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
+    p.section(
+        "sessions",
+        "Sessions",
+        "Each session (one <code>session_uid</code>) as a bar from its first to its last local \
+         time; its events counted beside.",
+    );
+    let counts = fetch(
+        conn,
+        &["sessions", "timed"],
+        "SELECT count(*), count(*) FILTER (WHERE t) FROM (
+           SELECT session_uid, bool_or(timestamp_local IS NOT NULL) AS t
+           FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid)",
+    )?;
+    let (all, timed) = counts
+        .rows
+        .first()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .unwrap_or_default();
+    let data = fetch(
+        conn,
+        &[
+            "session_uid",
+            "agent",
+            "instance",
+            "session_id",
+            "first_local",
+            "last_local",
+            "events",
+        ],
+        &format!(
+            "WITH s AS (
+               SELECT session_uid, agent, instance, session_id, min(timestamp_local) AS first,
+                      max(timestamp_local) AS last, count(*) AS events
+               FROM events WHERE session_uid IS NOT NULL
+               GROUP BY session_uid, agent, instance, session_id),
+             recent AS (
+               SELECT * FROM s WHERE last IS NOT NULL
+               ORDER BY last DESC, session_uid LIMIT {MAX_SESSIONS})
+             SELECT session_uid, agent, instance, coalesce(session_id, ''), strftime(first, {TS}),
+                    strftime(last, {TS}), events
+             FROM recent ORDER BY first, last, session_uid"
+        ),
+    )?;
+    p.note(&format!(
+        "{} sessions, {} with a time; the {} most recent by last local time are drawn \
+         (at most {MAX_SESSIONS}).",
+        esc(&all),
+        esc(&timed),
+        data.rows.len()
+    ));
+    let labels = data.labels(&[3, 2]);
+    let spans: Vec<Span> = data
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Span {
+            row: i,
+            start: epoch_seconds(&r[4]).unwrap_or(0.0),
+            end: epoch_seconds(&r[5]).unwrap_or(0.0),
+            color: if r[1] == "nanoclaw" { ORANGE } else { BLUE_ },
+            text: r[6].clone(),
+        })
+        .collect();
+    add(
+        p,
+        "sessions-timeline",
+        "Sessions from first to last local time (nanobot blue, nanoclaw orange; events beside)",
+        data,
+        Draw::Ranges(&labels, &spans, false),
+    )?;
+    Ok(())
+}
+
+pub(super) fn tokens(
+    conn: &Connection,
+    p: &mut Page,
+    have_tables: bool,
+) -> Result<(), ReportError> {
+    p.section(
+        "tokens",
+        "Tokens and cost",
+        "nanobot's LLM calls (<code>llm_calls</code>) per UTC day of <code>started_at</code> and \
+         per provider and model. nanobot's input tokens include the cached ones. Cost is the sum \
+         of the priced calls (USD); a model the price table does not know costs \
+         <code>unknown</code>, never 0, and its calls are counted as unpriced.",
+    );
+    if !have_tables {
+        p.missing("llm_calls", "Tokens and cost");
+        return Ok(());
+    }
+    let tok_series = vec![("input_tokens", BLUE_), ("output_tokens", ORANGE)];
+    let sums = "count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+                coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0)";
+    let tok_cols = [
+        "calls",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+    ];
+    let mut cols = vec!["day"];
+    cols.extend(tok_cols);
+    let days = fetch(
+        conn,
+        &cols,
+        &format!(
+            "SELECT strftime(epoch_ms(started_at_ms), '%Y-%m-%d') AS day, {sums}
+             FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
+        ),
+    )?;
+    add(
+        p,
+        "tokens-day",
+        "Tokens per UTC day",
+        days,
+        Draw::Vertical(XAxis::Days, tok_series.clone(), "tokens"),
+    )?;
+    let cost_days = fetch(
+        conn,
+        &["day", "cost_usd", "unpriced_calls"],
+        &format!(
+            "SELECT strftime(epoch_ms(started_at_ms), '%Y-%m-%d') AS day, {COST},
+                    count(*) FILTER (WHERE cost_usd IS NULL)
+             FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
+        ),
+    )?;
+    add(
+        p,
+        "cost-day",
+        "Cost per UTC day (USD, priced calls)",
+        cost_days,
+        Draw::Vertical(XAxis::Days, vec![("cost_usd", GREEN_)], "USD"),
+    )?;
+    let undated = scalar(
+        conn,
+        "SELECT count(*) FROM llm_calls WHERE started_at_ms IS NULL",
+    )?;
+    if undated != "0" {
+        p.note(&format!(
+            "{} calls have no start time and no day.",
+            esc(&undated)
+        ));
+    }
+
+    let models = scalar(
+        conn,
+        "SELECT count(*) FROM (SELECT DISTINCT provider, model FROM llm_calls)",
+    )?;
+    let mut cols = vec!["provider", "model"];
+    cols.extend(tok_cols);
+    let by_model = fetch(
+        conn,
+        &cols,
+        &format!(
+            "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {sums}
+             FROM llm_calls GROUP BY p, m
+             ORDER BY coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0) DESC, p, m
+             LIMIT {MAX_MODELS}"
+        ),
+    )?;
+    let labels = by_model.labels(&[1, 0]);
+    p.note(&format!(
+        "Provider and model pairs: {}; at most {MAX_MODELS} are drawn, the most tokens first.",
+        esc(&models)
+    ));
+    add(
+        p,
+        "tokens-model",
+        "Tokens per model",
+        by_model,
+        Draw::Horizontal(&labels, tok_series, "tokens"),
+    )?;
+    let cost_model = fetch(
+        conn,
+        &["provider", "model", "cost_usd", "unpriced_calls"],
+        &format!(
+            "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {COST},
+                    count(*) FILTER (WHERE cost_usd IS NULL)
+             FROM llm_calls GROUP BY p, m
+             ORDER BY sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, p, m
+             LIMIT {MAX_MODELS}"
+        ),
+    )?;
+    let labels = cost_model.labels(&[1, 0]);
+    add(
+        p,
+        "cost-model",
+        "Cost per model (USD; unknown: no price)",
+        cost_model,
+        Draw::Horizontal(&labels, vec![("cost_usd", GREEN_)], "USD"),
+    )?;
+    let nc = fetch(
+        conn,
+        &["sessions", "priced", "cost_usd"],
+        &format!("SELECT count(*), count(cost_usd), {COST} FROM sessions WHERE agent = 'nanoclaw'"),
+    )?;
+    if let Some(r) = nc.rows.first().filter(|r| r[0] != "0") {
+        p.note(&format!(
+            "nanoclaw: Claude Code usage is not in <code>llm_calls</code>; <code>sessions.cost_usd</code> \
+             prices it: {} nanoclaw sessions, {} with a cost, together <span data-fact=\"nanoclaw_cost_usd\">{}</span> USD.",
+            esc(&r[0]),
+            esc(&r[1]),
+            esc(&r[2])
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn tools(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
+    p.section(
+        "tools",
+        "Tool mix",
+        "Tool calls (<code>tool_use</code> rows) per tool name, and in how many sessions each \
+         was called.",
+    );
+    let all = scalar(
+        conn,
+        "SELECT count(DISTINCT coalesce(tool_name, '(none)')) FROM events WHERE turn_type = 'tool_use'",
+    )?;
+    let data = fetch(
+        conn,
+        &["tool", "calls", "sessions"],
+        &format!(
+            "SELECT coalesce(tool_name, '(none)') AS tool, count(*) AS calls, count(DISTINCT session_uid)
+             FROM events WHERE turn_type = 'tool_use'
+             GROUP BY tool ORDER BY calls DESC, tool LIMIT {MAX_TOOLS}"
+        ),
+    )?;
+    p.note(&format!(
+        "Tools called: {}; at most {MAX_TOOLS} are drawn, the most called first.",
+        esc(&all)
+    ));
+    let labels = data.labels(&[0]);
+    add(
+        p,
+        "tools",
+        "Tool calls per tool",
+        data,
+        Draw::Horizontal(&labels, vec![("calls", ORANGE)], "tool calls"),
+    )?;
+    Ok(())
+}
+
+pub(super) fn duplicates(
+    conn: &Connection,
+    p: &mut Page,
+    have_tables: bool,
+) -> Result<(), ReportError> {
+    p.section(
+        "copies",
+        "Duplicates dropped and rows recovered",
+        "Per source kind: the rows its stores held (<code>sources.rows</code>), the rows in the \
+         output (<code>events</code>; <code>llm_calls</code> for <code>nanobot.llm_usage</code>), \
+         nanoclaw <code>delivered</code> rows folded into their outbound row \
+         (<code>native.delivered</code>), and the rest: rows dropped as copies of a row the \
+         output keeps. The reasons are in the load's summary (<code>--summary-json</code> \
+         <code>drop_reasons</code>).",
+    );
+    if have_tables {
+        let data = fetch(
+            conn,
+            &[
+                "source_kind",
+                "stores",
+                "rows_read",
+                "rows_out",
+                "folded",
+                "duplicates",
+            ],
+            "WITH r AS (
+               SELECT source_kind, count(*) AS stores, coalesce(sum(rows), 0) AS rows_read
+               FROM sources GROUP BY source_kind),
+             o AS (
+               SELECT source_kind, count(*) AS n FROM events GROUP BY source_kind
+               UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls),
+             f AS (
+               SELECT count(*) AS n FROM events
+               WHERE source_kind = 'nanoclaw.outbound'
+                 AND json_extract(native, '$.delivered') IS NOT NULL)
+             SELECT r.source_kind, r.stores, r.rows_read, coalesce(o.n, 0) AS rows_out,
+                    CASE WHEN r.source_kind = 'nanoclaw.inbound' THEN f.n ELSE 0 END AS folded,
+                    r.rows_read - rows_out - folded
+             FROM r LEFT JOIN o USING (source_kind) CROSS JOIN f
+             ORDER BY r.source_kind",
+        )?;
+        let labels = data.labels(&[0]);
+        add(
+            p,
+            "duplicates",
+            "Rows dropped as duplicates per source kind",
+            data,
+            Draw::Horizontal(
+                &labels,
+                vec![("duplicates", RED_)],
+                "rows dropped as duplicates",
+            ),
+        )?;
+    } else {
+        p.missing("sources", "Duplicates dropped");
+    }
+    p.note(
+        "Rows recovered: rows of secondary copies (WebUI transcripts, run records, CLI history, \
+         frozen and legacy session files, the sidebar cache) that no primary store holds — a \
+         chat erased by <code>/new</code> or deleted survives only there.",
+    );
+    let data = fetch(
+        conn,
+        &["source_kind", "rows", "sessions"],
+        "SELECT source_kind, count(*), count(DISTINCT session_uid) FROM events
+         WHERE source_role = 'secondary' GROUP BY source_kind ORDER BY source_kind",
+    )?;
+    let labels = data.labels(&[0]);
+    add(
+        p,
+        "recovered",
+        "Rows recovered from secondary copies per source kind",
+        data,
+        Draw::Horizontal(&labels, vec![("rows", TEAL)], "rows from secondary copies"),
+    )?;
+    if have_tables {
+        let only = scalar(conn, "SELECT count(*) FROM sessions WHERE secondary_only")?;
+        p.note(&format!(
+            "<span data-fact=\"secondary_only_sessions\">{}</span> sessions are known only from secondary copies.",
+            esc(&only)
+        ));
+    }
+    Ok(())
+}
+
+fn offset_text(minutes: &str) -> String {
+    let Ok(m) = minutes.parse::<i64>() else {
+        return String::new();
+    };
+    let sign = if m < 0 { '-' } else { '+' };
+    format!("{sign}{:02}:{:02}", m.abs() / 60, m.abs() % 60)
+}
+
+pub(super) fn offsets(
+    conn: &Connection,
+    p: &mut Page,
+    have_tables: bool,
+) -> Result<(), ReportError> {
+    p.section(
+        "offsets",
+        "Time offsets",
+        "nanobot writes local times; each instance's UTC offset is derived per local day from \
+         evidence pairs (a local and a true-UTC record of the same moment). Each range of days \
+         with one offset is a bar: the offset, its pairs of evidence and their agreement. Below, \
+         how each instance's rows got their time (<code>time_basis</code>).",
+    );
+    if have_tables {
+        let data = fetch(
+            conn,
+            &[
+                "instance",
+                "first_day",
+                "last_day",
+                "offset_minutes",
+                "pairs",
+                "agreement",
+            ],
+            "SELECT instance, strftime(first_day, '%Y-%m-%d'), strftime(last_day, '%Y-%m-%d'),
+                    offset_minutes, pairs, agreement
+             FROM tz_offsets ORDER BY instance, first_day, last_day",
+        )?;
+        let mut instances: Vec<String> = data.rows.iter().map(|r| r[0].clone()).collect();
+        instances.dedup();
+        let spans: Vec<Span> = data
+            .rows
+            .iter()
+            .map(|r| Span {
+                row: instances.iter().position(|i| *i == r[0]).unwrap_or(0),
+                start: epoch_day(&r[1]).unwrap_or(0) as f64,
+                end: epoch_day(&r[2]).unwrap_or(0) as f64 + 1.0,
+                color: PURPLE,
+                text: format!("{} ({} pairs)", offset_text(&r[3]), r[4]),
+            })
+            .collect();
+        add(
+            p,
+            "offsets",
+            "UTC offset ranges per instance (tz_offsets)",
+            data,
+            Draw::Ranges(&instances, &spans, true),
+        )?;
+    } else {
+        p.missing("tz_offsets", "The offset ranges");
+    }
+    let data = fetch(
+        conn,
+        &["instance", "time_basis", "rows"],
+        "SELECT instance, coalesce(time_basis, '(none)') AS b, count(*)
+         FROM events GROUP BY instance, b ORDER BY instance, b",
+    )?;
+    let labels = data.labels(&[0, 1]);
+    add(
+        p,
+        "time-basis",
+        "Rows per instance and time basis",
+        data,
+        Draw::Horizontal(&labels, vec![("rows", PURPLE)], "rows"),
+    )?;
+    Ok(())
+}
+
+pub(super) fn diagnostics(
+    conn: &Connection,
+    p: &mut Page,
+    have_tables: bool,
+) -> Result<(), ReportError> {
+    p.section(
+        "diagnostics",
+        "Diagnostics",
+        "What the load could not read or declared lost (<code>diagnostics</code>): rows per kind \
+         and code, then the rows themselves.",
+    );
+    if !have_tables {
+        p.missing("diagnostics", "Diagnostics");
+        return Ok(());
+    }
+    let data = fetch(
+        conn,
+        &["kind", "code", "rows"],
+        "SELECT kind, coalesce(code, '') AS c, count(*) AS n FROM diagnostics
+         GROUP BY kind, c ORDER BY n DESC, kind, c",
+    )?;
+    let labels: Vec<String> = data
+        .rows
+        .iter()
+        .map(|r| {
+            if r[1].is_empty() {
+                r[0].clone()
+            } else {
+                format!("{} · {}", r[0], r[1])
+            }
+        })
+        .collect();
+    add(
+        p,
+        "diagnostics",
+        "Diagnostics per kind and code",
+        data,
+        Draw::Horizontal(&labels, vec![("rows", RED_)], "diagnostics"),
+    )?;
+    let all = scalar(conn, "SELECT count(*) FROM diagnostics")?;
+    let list = fetch(
+        conn,
+        &[
+            "kind",
+            "code",
+            "agent",
+            "instance",
+            "source_path",
+            "source_line",
+            "session_id",
+            "message",
+        ],
+        &format!(
+            "SELECT kind, coalesce(code, ''), coalesce(agent, ''), coalesce(instance, ''),
+                    coalesce(source_path, ''), coalesce(source_line::VARCHAR, ''),
+                    coalesce(session_id, ''), coalesce(message, '')
+             FROM diagnostics ORDER BY ALL LIMIT {MAX_DIAGNOSTICS}"
+        ),
+    )?;
+    p.note(&format!(
+        "{} diagnostics; {} listed (at most {MAX_DIAGNOSTICS}, sorted).",
+        esc(&all),
+        list.rows.len()
+    ));
+    p.list("diagnostics", &list);
+    Ok(())
+}
+
+/// A series: the columns of a chart's rows drawn as bar segments, with
+/// their colours.
+type Series = Vec<(&'static str, RGBColor)>;
+
+/// What a chart draws of its rows.
+enum Draw<'a> {
+    /// One stack per row, rising: at the date of the row's first column
+    /// (`XAxis::Days`) or at 0, 1, … labelled; the y axis described.
+    Vertical(XAxis<'a>, Series, &'a str),
+    /// One bar per row, along the x axis (described), labelled.
+    Horizontal(&'a [String], Series, &'a str),
+    /// Spans from a start to an end on rows of labels, over days or
+    /// seconds (one bar per span, no series).
+    Ranges(&'a [String], &'a [Span], bool),
+}
+
+/// A chart of `data` added to the page: drawn, then shown beside its table.
+fn add(
+    p: &mut Page,
+    id: &'static str,
+    title: &str,
+    data: Data,
+    draw: Draw,
+) -> Result<(), ReportError> {
+    let (svg, series) = match draw {
+        Draw::Vertical(axis, series, desc) => {
+            let xs: Vec<f64> = match axis {
+                XAxis::Days => data
+                    .rows
+                    .iter()
+                    .map(|r| epoch_day(&r[0]).unwrap_or(0) as f64)
+                    .collect(),
+                XAxis::Labels(_) => (0..data.rows.len()).map(|i| i as f64).collect(),
+            };
+            (vbars(id, &xs, axis, &stacks(&data, &series), desc)?, series)
+        }
+        Draw::Horizontal(labels, series, desc) => {
+            (hbars(id, labels, &stacks(&data, &series), desc)?, series)
+        }
+        Draw::Ranges(labels, spans, days) => (ranges(id, labels, spans, days)?, Vec::new()),
+    };
+    p.chart(Chart {
+        id,
+        title: title.into(),
+        data,
+        series,
+        svg,
+    });
+    Ok(())
+}
