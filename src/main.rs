@@ -58,20 +58,20 @@ fn main() -> std::process::ExitCode {
     }
     tune_allocator();
     let args = Args::parse();
-    if args.no_redact {
+    if args.options.no_redact {
         eprintln!(
             "nanoload: warning: --no-redact: secrets in chat text and native values are written verbatim; keep the output private"
         );
     }
-    match run(&args.options()) {
+    match run(&args.options) {
         Ok(summary) => {
-            for line in summary.stderr_lines(args.quiet) {
+            for line in summary.stderr_lines(args.options.quiet) {
                 eprintln!("{line}");
             }
-            if !args.quiet {
+            if !args.options.quiet {
                 eprintln!("{}", summary.render());
             }
-            if args.timings {
+            if args.options.timings {
                 eprintln!("{}", summary.timings.render());
             }
             std::process::ExitCode::from(summary.exit as u8)

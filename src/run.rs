@@ -74,7 +74,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let config = Config::new(opts)?;
     let outputs = Outputs::prepare(&config.outputs)?;
     let run_dir = RunDir::create(&config.home)?;
-    let progress = Progress::start(opts.progress);
+    let progress = Progress::start(opts.progress_shown());
 
     let discovery = t.time("discover", || discover(&config.home, config.follow_links))?;
     let load_id = discovery.load_id(&config.load_options);
