@@ -81,7 +81,7 @@ SELECT 'warning' AS kind, e.agent, e.instance, min(e.source_path) AS source_path
          ELSE CAST(any_value(i.holders) AS VARCHAR) || ' namespaces of ' || e.instance || ' hold this key' END
     || '; the rows of ' || CAST(count(DISTINCT e.source_path) AS VARCHAR)
     || ' store(s) keep namespace '''' (their own session_uid)' AS message,
-    e.session_id, 'namespace_unresolved' AS code
+    e.session_id, diag_code('namespace_unresolved') AS code
 FROM stage_events e
 JOIN session_identity i
   ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id

@@ -21,7 +21,7 @@ CREATE TABLE promoted_stores AS
 SELECT DISTINCT s.source_path
 FROM sources s
 JOIN (SELECT regexp_replace(source_path, '/sessions\.sqlite3$', '') AS ns_dir
-      FROM diagnostics WHERE code = 'session_db_empty') d
+      FROM diagnostics WHERE code = diag_code('session_db_empty')) d
   ON s.source_role = 'secondary'
  AND s.source_path LIKE d.ns_dir || '/%' AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
 -- canonical files only: a legacy-named one is never loaded by nanobot

@@ -144,7 +144,7 @@ SELECT 'warning' AS kind, 'nanoclaw' AS agent, instance, source_path,
     CAST(NULL AS BIGINT) AS source_line,
     'question ' || question_id || ': ' || coalesce(len(cards), 0) || ' card(s) and '
         || coalesce(len(answers), 0) || ' answer(s) in the session: not linked' AS message,
-    session_id, 'question_link_ambiguous' AS code
+    session_id, diag_code('question_link_ambiguous') AS code
 FROM nc_questions
 WHERE coalesce(len(cards), 0) > 1 OR coalesce(len(answers), 0) > 1;
 
@@ -153,7 +153,7 @@ SELECT 'warning' AS kind, 'nanoclaw' AS agent, instance, source_path,
     CAST(NULL AS BIGINT) AS source_line,
     relation || ' at seq ' || seq || ' names ' || target || ', which ' || len(target_seqs)
         || ' messages of the session answer to: not linked' AS message,
-    session_id, 'link_target_ambiguous' AS code
+    session_id, diag_code('link_target_ambiguous') AS code
 FROM nc_operation_targets
 WHERE len(target_seqs) > 1;
 
@@ -162,6 +162,6 @@ SELECT 'warning' AS kind, 'nanoclaw' AS agent, instance, source_path,
     CAST(NULL AS BIGINT) AS source_line,
     'session ' || session_id || ': messaging group ' || messaging_group_id || ' (' || channel_type
         || ' ' || platform_id || ') does not match the session''s route (' || seen || '): not joined' AS message,
-    session_id, 'route_mismatch' AS code
+    session_id, diag_code('route_mismatch') AS code
 FROM nc_routes
 WHERE NOT matched AND seen IS NOT NULL;

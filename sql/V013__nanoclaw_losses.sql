@@ -22,7 +22,7 @@ INSERT INTO diagnostics BY NAME
 SELECT DISTINCT 'loss' AS kind, 'nanoclaw' AS agent, r.instance,
     regexp_replace(r.source_path, '/[^/]*$', '') AS source_path, CAST(NULL AS BIGINT) AS source_line,
     'session folder has no row in data/v2.db sessions: its rows are kept, the agent group taken from the path' AS message,
-    r.session_id, 'catalog_row_missing' AS code
+    r.session_id, diag_code('catalog_row_missing') AS code
 FROM nc_rows r
 WHERE r.nanoclaw IN ('inbound', 'outbound')
   AND NOT EXISTS (SELECT 1 FROM nc_rows c
@@ -36,7 +36,7 @@ SELECT DISTINCT 'loss' AS kind, 'nanoclaw' AS agent, c.instance,
         || 'data/v2-sessions/' || (c.j->'record'->>'agent_group_id') || '/' || c.session_id AS source_path,
     CAST(NULL AS BIGINT) AS source_line,
     'session folder missing (inbound.db and outbound.db are created with the session): only the catalog row remains' AS message,
-    c.session_id, 'session_folder_missing' AS code
+    c.session_id, diag_code('session_folder_missing') AS code
 FROM nc_rows c
 WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
   AND NOT EXISTS (SELECT 1 FROM sources s
@@ -70,23 +70,23 @@ INSERT INTO diagnostics BY NAME
 SELECT 'loss' AS kind, 'nanoclaw' AS agent, s.instance, s.place AS source_path,
     CAST(NULL AS BIGINT) AS source_line, d.message, s.session_id, d.code
 FROM nc_sessions s,
-    (VALUES ('model_rendering_absent',
+    (VALUES (diag_code('model_rendering_absent'),
              'what the model saw (system prompt, composed CLAUDE.md, tool schemas, context window) is not stored: only the messages in and out'),
-            ('lineage_unknown',
+            (diag_code('lineage_unknown'),
              'nanoclaw records no parent, child or copy relation between sessions, nor the context before the first outbound message')) d(code, message)
 UNION ALL
 SELECT 'loss', 'nanoclaw', instance, place, NULL,
     'mutable state without history: only the latest ' || state_tables || ' values exist (earlier continuations, routes and acks are overwritten)',
-    session_id, 'state_without_history'
+    session_id, diag_code('state_without_history')
 FROM nc_sessions WHERE state_tables IS NOT NULL
 UNION ALL
 SELECT 'loss', 'nanoclaw', instance, place, NULL,
     cards || ' question card(s): answered questions and resolved approvals are deleted from data/v2.db (pending_questions, pending_approvals); only the cards and answers in the session remain',
-    session_id, 'questions_deleted'
+    session_id, diag_code('questions_deleted')
 FROM nc_sessions WHERE cards > 0
 UNION ALL
 SELECT 'loss', 'nanoclaw', s.instance, s.place, NULL,
     'no token usage: nanoclaw''s databases keep no model, tool-call or usage evidence and no backing transcript with usage was read',
-    s.session_id, 'usage_absent'
+    s.session_id, diag_code('usage_absent')
 FROM nc_sessions s
 ANTI JOIN nc_usage_sessions u USING (instance, session_id);

@@ -346,7 +346,7 @@ SELECT 'warning' AS kind, u.agent, u.instance, u.source_path,
     || ': cost_usd is NULL for its ' || CAST(u.uses AS VARCHAR)
     || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows' ELSE ' Claude Code responses' END
     || ' (--prices FILE can price it)' AS message,
-    CAST(NULL AS VARCHAR) AS session_id, 'price_unknown' AS code
+    CAST(NULL AS VARCHAR) AS session_id, diag_code('price_unknown') AS code
 FROM model_uses u
 JOIN model_prices m ON m.agent = u.agent AND m.provider IS NOT DISTINCT FROM u.provider
                    AND m.model = u.model
@@ -384,7 +384,7 @@ SELECT 'loss' AS kind, x.agent, x.instance, min(x.source_path) AS source_path,
                  CASE WHEN sum(x.calls) > 0 THEN CAST(sum(x.calls) AS VARCHAR) || ' llm_calls rows' END)
     || ' with only a UTC time: instance ' || x.instance || ' holds no evidence of its UTC '
     || 'offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)' AS message,
-    CAST(NULL AS VARCHAR) AS session_id, 'local_time_unknown' AS code
+    CAST(NULL AS VARCHAR) AS session_id, diag_code('local_time_unknown') AS code
 FROM (
     SELECT s.agent, s.instance, t.source_path, count(*) AS events, 0 AS calls
     FROM events_plan p

@@ -47,11 +47,11 @@ WHERE p.x_start AND s.session_uid IS NOT NULL;
 
 CREATE TABLE session_losses AS
 SELECT agent, instance, session_id,
-    bool_or(code = 'outbound_missing') AS outbound_missing,
-    bool_or(code = 'inbound_missing') AS inbound_missing,
-    bool_or(code = 'catalog_row_missing') AS catalog_row_missing,
-    bool_or(code = 'transcript_missing') AS transcript_missing,
-    bool_or(code = 'session_folder_missing') AS session_folder_missing,
+    bool_or(code = diag_code('outbound_missing')) AS outbound_missing,
+    bool_or(code = diag_code('inbound_missing')) AS inbound_missing,
+    bool_or(code = diag_code('catalog_row_missing')) AS catalog_row_missing,
+    bool_or(code = diag_code('transcript_missing')) AS transcript_missing,
+    bool_or(code = diag_code('session_folder_missing')) AS session_folder_missing,
     string_agg(DISTINCT code, ',' ORDER BY code) AS losses
 FROM diagnostics
 WHERE kind = 'loss' AND session_id IS NOT NULL

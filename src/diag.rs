@@ -69,6 +69,98 @@ impl DiagKind {
     }
 }
 
+/// `diagnostics.code`: what a loss or warning is, machine-readable — one
+/// list. Extractors name a code by this enum; the SQL steps spell it through
+/// the `diag_code('…')` macro, created from this list, which fails a step
+/// that names a code not on it (`steps::tests::every_diagnostic_code_of_the_steps_is_listed`).
+/// Declared in alphabetical order, so the derived order is the text's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DiagCode {
+    /// a nanoclaw session folder with no row in the central catalog.
+    CatalogRowMissing,
+    /// a nanoclaw session's inbound.db missing beside its outbound.db.
+    InboundMissing,
+    /// nanoclaw records no relation between sessions.
+    LineageUnknown,
+    /// a nanoclaw edit or reaction whose target matches more than one message.
+    LinkTargetAmbiguous,
+    /// an llm_calls row whose local time no offset gives.
+    LocalTimeUnknown,
+    /// what the model saw is not stored (nanoclaw).
+    ModelRenderingAbsent,
+    /// a nanobot JSONL namespace no workspace names.
+    NamespaceUnresolved,
+    /// a nanoclaw session's outbound.db missing beside its inbound.db.
+    OutboundMissing,
+    /// a model the price table does not price.
+    PriceUnknown,
+    /// a nanoclaw answer that fits more than one question.
+    QuestionLinkAmbiguous,
+    /// nanoclaw deletes answered questions.
+    QuestionsDeleted,
+    /// a nanoclaw route that differs from its session's.
+    RouteMismatch,
+    /// a nanobot session database with no session.
+    SessionDbEmpty,
+    /// a nanoclaw catalog row with no session folder.
+    SessionFolderMissing,
+    /// nanoclaw state overwritten in place.
+    StateWithoutHistory,
+    /// a nanoclaw session's Claude Code transcript missing.
+    TranscriptMissing,
+    /// a nanoclaw session whose transcripts hold no usage.
+    UsageAbsent,
+}
+
+impl DiagCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagCode::CatalogRowMissing => "catalog_row_missing",
+            DiagCode::InboundMissing => "inbound_missing",
+            DiagCode::LineageUnknown => "lineage_unknown",
+            DiagCode::LinkTargetAmbiguous => "link_target_ambiguous",
+            DiagCode::LocalTimeUnknown => "local_time_unknown",
+            DiagCode::ModelRenderingAbsent => "model_rendering_absent",
+            DiagCode::NamespaceUnresolved => "namespace_unresolved",
+            DiagCode::OutboundMissing => "outbound_missing",
+            DiagCode::PriceUnknown => "price_unknown",
+            DiagCode::QuestionLinkAmbiguous => "question_link_ambiguous",
+            DiagCode::QuestionsDeleted => "questions_deleted",
+            DiagCode::RouteMismatch => "route_mismatch",
+            DiagCode::SessionDbEmpty => "session_db_empty",
+            DiagCode::SessionFolderMissing => "session_folder_missing",
+            DiagCode::StateWithoutHistory => "state_without_history",
+            DiagCode::TranscriptMissing => "transcript_missing",
+            DiagCode::UsageAbsent => "usage_absent",
+        }
+    }
+
+    /// Every code, in declaration (alphabetical) order.
+    pub const ALL: [DiagCode; 17] = [
+        DiagCode::CatalogRowMissing,
+        DiagCode::InboundMissing,
+        DiagCode::LineageUnknown,
+        DiagCode::LinkTargetAmbiguous,
+        DiagCode::LocalTimeUnknown,
+        DiagCode::ModelRenderingAbsent,
+        DiagCode::NamespaceUnresolved,
+        DiagCode::OutboundMissing,
+        DiagCode::PriceUnknown,
+        DiagCode::QuestionLinkAmbiguous,
+        DiagCode::QuestionsDeleted,
+        DiagCode::RouteMismatch,
+        DiagCode::SessionDbEmpty,
+        DiagCode::SessionFolderMissing,
+        DiagCode::StateWithoutHistory,
+        DiagCode::TranscriptMissing,
+        DiagCode::UsageAbsent,
+    ];
+
+    pub fn parse(s: &str) -> Option<DiagCode> {
+        DiagCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Diagnostic {
     pub source_path: String,
@@ -79,8 +171,8 @@ pub struct Diagnostic {
     pub message: String,
     /// The session the diagnostic concerns, when one does.
     pub session_id: Option<String>,
-    /// A stable machine-readable code (`outbound_missing`, `transcript_missing`…).
-    pub code: Option<String>,
+    /// What a loss or warning is ([`DiagCode`]).
+    pub code: Option<DiagCode>,
 }
 
 impl Diagnostic {
@@ -107,8 +199,8 @@ impl Diagnostic {
         self
     }
 
-    pub fn code(mut self, code: &str) -> Self {
-        self.code = Some(code.to_string());
+    pub fn code(mut self, code: DiagCode) -> Self {
+        self.code = Some(code);
         self
     }
 
@@ -129,7 +221,7 @@ impl Diagnostic {
             "instance": self.instance,
             "message": self.message,
             "session_id": self.session_id,
-            "code": self.code,
+            "code": self.code.map(DiagCode::as_str),
         })
     }
 
@@ -152,7 +244,10 @@ impl Diagnostic {
             instance: text("instance"),
             message: text("message")?,
             session_id: text("session_id"),
-            code: text("code"),
+            code: match v.get("code")? {
+                serde_json::Value::Null => None,
+                c => Some(DiagCode::parse(c.as_str()?)?),
+            },
         })
     }
 }
@@ -160,22 +255,18 @@ impl Diagnostic {
 /// The losses nanoclaw's registry entry declares for every session they apply
 /// to (`sql/V013__nanoclaw_losses.sql`): one `diagnostics` row per session
 /// and code, but one stderr line per code (they are expected, not faults).
-pub const DECLARED_LOSSES: [&str; 5] = [
-    "model_rendering_absent",
-    "lineage_unknown",
-    "state_without_history",
-    "questions_deleted",
-    "usage_absent",
+pub const DECLARED_LOSSES: [DiagCode; 5] = [
+    DiagCode::ModelRenderingAbsent,
+    DiagCode::LineageUnknown,
+    DiagCode::StateWithoutHistory,
+    DiagCode::QuestionsDeleted,
+    DiagCode::UsageAbsent,
 ];
 
 impl Diagnostic {
     /// Whether this is one of the [`DECLARED_LOSSES`].
     pub fn is_declared_loss(&self) -> bool {
-        self.kind == DiagKind::Loss
-            && self
-                .code
-                .as_deref()
-                .is_some_and(|c| DECLARED_LOSSES.contains(&c))
+        self.kind == DiagKind::Loss && self.code.is_some_and(|c| DECLARED_LOSSES.contains(&c))
     }
 }
 
@@ -232,7 +323,7 @@ pub fn diagnostics_batch(rows: &[Diagnostic]) -> Result<RecordBatch, ArrowError>
         line.append_option(d.source_line);
         msg.append_value(&d.message);
         session.append_option(d.session_id.as_deref());
-        code.append_option(d.code.as_deref());
+        code.append_option(d.code.map(DiagCode::as_str));
     }
     let cols: Vec<ArrayRef> = vec![
         Arc::new(kind.finish()),

@@ -180,7 +180,9 @@ impl Engine {
                 source_line: r.get(4)?,
                 message: r.get(5)?,
                 session_id: r.get(6)?,
-                code: r.get(7)?,
+                code: r
+                    .get::<_, Option<String>>(7)?
+                    .and_then(|c| crate::diag::DiagCode::parse(&c)),
             })
         })?;
         let mut v = rows.collect::<duckdb::Result<Vec<_>>>()?;

@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use duckdb::Connection;
 
+use crate::diag::DiagCode;
 use crate::schema::Group;
 use crate::sources::REGISTRY;
-use crate::store::KindTraits;
+use crate::store::{KindTraits, NanoclawPart, SessionLayout, TurnCopy};
 
 /// `(file name, its text)`: the file embedded.
 macro_rules! step {
@@ -103,15 +104,21 @@ type TraitColumn = (&'static str, &'static str, fn(&KindTraits) -> String);
 
 /// The [`KindTraits`] fields as `kinds` columns, in column order.
 const TRAIT_COLUMNS: [TraitColumn; 5] = [
-    ("session_store", "VARCHAR", |t| opt(t.session_store)),
+    ("session_store", "VARCHAR", |t| {
+        opt(t.session_store.map(SessionLayout::as_str))
+    }),
     ("message_store", "BOOLEAN NOT NULL", |t| {
         t.message_store.to_string()
     }),
-    ("turn_copy", "VARCHAR", |t| opt(t.turn_copy)),
+    ("turn_copy", "VARCHAR", |t| {
+        opt(t.turn_copy.map(TurnCopy::as_str))
+    }),
     ("prompt_copy", "BOOLEAN NOT NULL", |t| {
         t.prompt_copy.to_string()
     }),
-    ("nanoclaw", "VARCHAR", |t| opt(t.nanoclaw)),
+    ("nanoclaw", "VARCHAR", |t| {
+        opt(t.nanoclaw.map(NanoclawPart::as_str))
+    }),
 ];
 
 fn text(s: &str) -> String {
@@ -155,6 +162,14 @@ pub fn kinds_sql() -> String {
             g as i32
         ));
     }
+    // the diagnostic codes: a step names one as diag_code('…'), which fails
+    // the step (when it is planned) for a code not on the list
+    let codes: Vec<String> = DiagCode::ALL.iter().map(|c| text(c.as_str())).collect();
+    sql.push_str(&format!(
+        "CREATE MACRO diag_code(c) AS CASE WHEN c IN ({}) THEN c \
+         ELSE error('diagnostic code not in diag::DiagCode: ' || c) END;\n",
+        codes.join(", ")
+    ));
     // The same traits row-wise, `kind_<trait>(source_kind)`: a step over the
     // wide rows asks these instead of joining `kinds`, since DuckDB may build
     // that join's hash table on the wide side (V003 ran out of memory at 256
@@ -269,11 +284,11 @@ mod tests {
                 (
                     e.kind.to_string(),
                     e.agent.as_str().to_string(),
-                    t.session_store.map(String::from),
+                    t.session_store.map(|v| v.as_str().to_string()),
                     t.message_store,
-                    t.turn_copy.map(String::from),
+                    t.turn_copy.map(|v| v.as_str().to_string()),
                     t.prompt_copy,
-                    t.nanoclaw.map(String::from),
+                    t.nanoclaw.map(|v| v.as_str().to_string()),
                 )
             })
             .collect();
@@ -543,6 +558,136 @@ mod tests {
             "sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage",
         ),
     ];
+
+    /// Every trait value a step compares a `kinds` trait with
+    /// (`nanoclaw = 'outbound'`, `kind_turn_copy(source_kind) = 'webui'`,
+    /// `nanoclaw IN ('inbound', 'outbound')`) is a value of its enum.
+    #[test]
+    fn every_trait_value_the_steps_compare_is_listed() -> Result<(), regex::Error> {
+        let values = |t: &str| -> Vec<&'static str> {
+            match t {
+                "session_store" => SessionLayout::ALL.iter().map(|v| v.as_str()).collect(),
+                "turn_copy" => TurnCopy::ALL.iter().map(|v| v.as_str()).collect(),
+                _ => NanoclawPart::ALL.iter().map(|v| v.as_str()).collect(),
+            }
+        };
+        let eq = regex::Regex::new(
+            r"\b(?:kind_)?(session_store|turn_copy|nanoclaw)\b(?:\(\w+\))?\s*(?:=|<>|!=)\s*'([a-z_]+)'",
+        )?;
+        let within = regex::Regex::new(
+            r"(?i)\b(?:kind_)?(session_store|turn_copy|nanoclaw)\b(?:\(\w+\))?\s+(?:NOT\s+)?IN\s*\(([^)]*)\)",
+        )?;
+        let literal = regex::Regex::new(r"'([a-z_]+)'")?;
+        let mut compared = 0;
+        for (file, sql) in STEPS {
+            for c in eq.captures_iter(sql) {
+                assert!(
+                    values(&c[1]).contains(&&c[2]),
+                    "{file}: {} = '{}'",
+                    &c[1],
+                    &c[2]
+                );
+                compared += 1;
+            }
+            for c in within.captures_iter(sql) {
+                for l in literal.captures_iter(&c[2]) {
+                    assert!(
+                        values(&c[1]).contains(&&l[1]),
+                        "{file}: {} IN '{}'",
+                        &c[1],
+                        &l[1]
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 40, "{compared} comparisons found");
+        Ok(())
+    }
+
+    /// The diagnostic codes are one list, `DiagCode`: every step names a code
+    /// through `diag_code('…')` (no bare literal of one, none off the list),
+    /// every code on the list is written by a step or an extractor, the
+    /// macro fails a step for a code not on it, and design.md's table lists
+    /// exactly the enum.
+    #[test]
+    fn every_diagnostic_code_of_the_steps_is_listed() -> Result<(), Box<dyn std::error::Error>> {
+        let listed: Vec<&str> = DiagCode::ALL.iter().map(|c| c.as_str()).collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, listed, "DiagCode::ALL is alphabetical, each once");
+        let wrapped = regex::Regex::new(r"diag_code\('([a-z_]+)'\)")?;
+        let literal = regex::Regex::new(r"'([a-z][a-z_]*)'")?;
+        let bare_code = regex::Regex::new(r"(?i)'[a-z_]+'\s+AS\s+code\b")?;
+        let mut named = std::collections::BTreeSet::new();
+        for (file, sql) in STEPS {
+            for c in wrapped.captures_iter(sql) {
+                assert!(
+                    listed.contains(&&c[1]),
+                    "{file}: diag_code('{}') is not in DiagCode",
+                    &c[1]
+                );
+                named.insert(c[1].to_string());
+            }
+            for m in literal.find_iter(sql) {
+                let code = &sql[m.start() + 1..m.end() - 1];
+                let in_macro = sql[..m.start()].ends_with("diag_code(");
+                assert!(
+                    in_macro || !listed.contains(&code),
+                    "{file}: the code '{code}' bare, not as diag_code('{code}')"
+                );
+            }
+            assert!(
+                bare_code.find(sql).is_none(),
+                "{file}: a code literal not through diag_code()"
+            );
+        }
+        // the extractors' codes, named by the enum in src/sources
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sources");
+        for e in walkdir::WalkDir::new(root)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            if e.path().extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(e.path())?;
+                for c in DiagCode::ALL {
+                    if text.contains(&format!("DiagCode::{c:?}")) {
+                        named.insert(c.as_str().to_string());
+                    }
+                }
+            }
+        }
+        let unused: Vec<&&str> = listed.iter().filter(|c| !named.contains(**c)).collect();
+        assert!(
+            unused.is_empty(),
+            "codes no step or extractor writes: {unused:?}"
+        );
+        // the macro: a listed code is itself, another fails the statement
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(&kinds_sql())?;
+        let got: String = conn.query_row("SELECT diag_code('price_unknown')", [], |r| r.get(0))?;
+        assert_eq!(got, "price_unknown");
+        let err = conn
+            .query_row("SELECT diag_code('price_unknwon')", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("diagnostic code not in diag::DiagCode: price_unknwon"),
+            "{err}"
+        );
+        // design.md's table: exactly the enum, in its order
+        let table = crate::testutil::design_section("### Diagnostic codes");
+        let rows: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .collect();
+        assert_eq!(rows, listed);
+        Ok(())
+    }
 
     /// Every `disabled_optimizers` setting and every dropped table of the
     /// steps is in design.md's list of planner workarounds.

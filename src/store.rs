@@ -91,17 +91,60 @@ pub enum StoreRole {
 pub struct KindTraits {
     /// A nanobot session store (`db` or `jsonl` layout): a session's
     /// messages with their turn order; its primary copy is the store of record.
-    pub session_store: Option<&'static str>,
+    pub session_store: Option<SessionLayout>,
     /// The agent's own store of a session's messages: a session with no
     /// primary row in such a store survives only in copies (`sessions.in_primary_store`).
     pub message_store: bool,
     /// A secondary copy of session turns, matched turn by turn: `webui` (a
     /// transcript, turns by `turn_id`) or `run` (one run record per turn).
-    pub turn_copy: Option<&'static str>,
+    pub turn_copy: Option<TurnCopy>,
     /// A secondary copy of user prompts, matched by text and local time (CLI history).
     pub prompt_copy: bool,
     /// A nanoclaw store: `catalog`, `inbound`, `outbound` or `transcript`.
-    pub nanoclaw: Option<&'static str>,
+    pub nanoclaw: Option<NanoclawPart>,
+}
+
+/// An enum of trait values, each spelled in SQL as its text (`as_str`),
+/// with the list of all of them (`ALL`) that the steps are held to
+/// (`steps::tests::every_trait_value_the_steps_compare_is_listed`).
+macro_rules! trait_values {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $($variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+    };
+}
+
+trait_values! {
+    /// A nanobot session store's layout (`kinds.session_store`).
+    SessionLayout { Db = "db", Jsonl = "jsonl" }
+}
+
+trait_values! {
+    /// A secondary copy of session turns (`kinds.turn_copy`).
+    TurnCopy { Webui = "webui", Run = "run" }
+}
+
+trait_values! {
+    /// Which of a nanoclaw install's stores (`kinds.nanoclaw`).
+    NanoclawPart {
+        Catalog = "catalog",
+        Inbound = "inbound",
+        Outbound = "outbound",
+        Transcript = "transcript",
+    }
 }
 
 /// The traits of a kind the SQL steps treat like any other row.

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cache::CacheCounts;
-use crate::diag::{DiagKind, Diagnostic};
+use crate::diag::{DiagCode, DiagKind, Diagnostic};
 use crate::discover::Discovery;
 use crate::engine::Counts;
 use crate::extract::Extraction;
@@ -82,7 +82,7 @@ impl Summary {
             }
             if d.is_declared_loss() {
                 *declared
-                    .entry(d.code.as_deref().unwrap_or_default())
+                    .entry(d.code.map_or("", DiagCode::as_str))
                     .or_default() += 1;
             } else {
                 lines.push(format!("nanoload: {d}"));

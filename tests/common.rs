@@ -4,9 +4,10 @@
 //! checks. Test modules import from here (and from `fixture_homes`), never
 //! from each other.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use assert_cmd::Command;
 use duckdb::Connection;
@@ -114,8 +115,69 @@ pub fn query(c: &Connection, sql: &str) -> Result<Vec<Vec<String>>, duckdb::Erro
 }
 
 /// Run `nanoload HOME <tmp>/out.parquet --tables <tmp>/tables [extra…]`.
-pub fn run_home(home: &Path, extra: &[&str]) -> Result<Run, Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
+///
+/// A committed fixture home (under `fixtures/`) is loaded once per (home,
+/// flags) for the whole test binary and the load shared: a fixture never
+/// changes while the tests run and a test only reads a load's files (a test
+/// that must change one copies the home or runs the binary itself). Any
+/// other home, and any flags naming a path (`--db`, `--dataset`, `--cache`:
+/// a run that writes or reads beyond its own directory), get their own run.
+pub fn run_home(home: &Path, extra: &[&str]) -> Result<Arc<Run>, Box<dyn std::error::Error>> {
+    if !home.starts_with(fixture("")) || extra.iter().any(|a| a.contains('/')) {
+        return Ok(Arc::new(fresh_run(home, extra, &std::env::temp_dir())?));
+    }
+    let key = (
+        home.to_path_buf(),
+        extra.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+    );
+    let cell = {
+        let mut loads = SHARED
+            .lock()
+            .map_err(|_| "a test panicked holding the shared loads")?;
+        Arc::clone(loads.entry(key).or_default())
+    };
+    let mut slot = cell
+        .lock()
+        .map_err(|_| "a test panicked loading a shared home")?;
+    if let Some(run) = slot.as_ref() {
+        return Ok(Arc::clone(run));
+    }
+    let run = Arc::new(fresh_run(home, extra, &shared_root()?)?);
+    *slot = Some(Arc::clone(&run));
+    Ok(run)
+}
+
+/// The shared loads, by (fixture home, flags).
+type SharedLoads = HashMap<(PathBuf, Vec<String>), Arc<Mutex<Option<Arc<Run>>>>>;
+static SHARED: LazyLock<Mutex<SharedLoads>> = LazyLock::new(Mutex::default);
+
+/// Where this test process keeps its shared loads: a static is never
+/// dropped, so they live under cargo's target tmp dir, one directory per
+/// process, and the directories of processes that have ended are removed.
+fn shared_root() -> Result<PathBuf, Box<dyn std::error::Error>> {
+    static ROOT: LazyLock<Result<PathBuf, String>> = LazyLock::new(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-loads");
+        if let Ok(rd) = std::fs::read_dir(&base) {
+            for e in rd.filter_map(Result::ok) {
+                let alive = e
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                if !alive {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let root = base.join(std::process::id().to_string());
+        std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+        Ok(root)
+    });
+    Ok(ROOT.clone()?)
+}
+
+fn fresh_run(home: &Path, extra: &[&str], tmp: &Path) -> Result<Run, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir_in(tmp)?;
     let out = dir.path().join("out.parquet");
     let tables = dir.path().join("tables");
     let mut cmd = Command::cargo_bin("nanoload")?;
@@ -227,7 +289,7 @@ pub fn all_outputs(
 pub fn run_with_all_outputs(
     home: &Path,
     extra: &[&str],
-) -> Result<(Run, String), Box<dyn std::error::Error>> {
+) -> Result<(Arc<Run>, String), Box<dyn std::error::Error>> {
     let db = tempfile::tempdir()?;
     let db_file = db.path().join("all.duckdb");
     let mut args: Vec<&str> = vec!["--db", db_file.to_str().ok_or("path")?];

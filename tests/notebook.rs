@@ -8,6 +8,7 @@ use std::process::Command;
 use crate::common::{TestResult, fixture, run_home};
 
 #[test]
+#[ignore = "tools tier (Jupyter): scripts/check.sh runs it (cargo test -- --ignored)"]
 fn the_analysis_notebook_runs_on_fresh_output_and_its_totals_equal_sessions() -> TestResult {
     let run = run_home(&fixture("nanobot/home-a"), &[])?;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());

@@ -9,7 +9,10 @@
 use std::path::Path;
 
 use crate::schema::{Agent, Role};
-use crate::store::{Extractor, Glob, GlobPart, KindTraits, PLAIN, Reads, StoreRole};
+use crate::store::{
+    Extractor, Glob, GlobPart, KindTraits, NanoclawPart, PLAIN, Reads, SessionLayout, StoreRole,
+    TurnCopy,
+};
 
 pub mod nanobot;
 pub mod nanoclaw;
@@ -38,7 +41,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store(".nanobot*/sessions/*/sessions.sqlite3")],
         role: StoreRole::Fixed(Role::Primary),
         traits: KindTraits {
-            session_store: Some("db"),
+            session_store: Some(SessionLayout::Db),
             message_store: true,
             ..PLAIN
         },
@@ -60,7 +63,7 @@ pub static REGISTRY: &[Extractor] = &[
         ],
         role: StoreRole::ByPath(nanobot::session_jsonl::role),
         traits: KindTraits {
-            session_store: Some("jsonl"),
+            session_store: Some(SessionLayout::Jsonl),
             message_store: true,
             ..PLAIN
         },
@@ -80,7 +83,7 @@ pub static REGISTRY: &[Extractor] = &[
         ],
         role: StoreRole::Fixed(Role::Secondary),
         traits: KindTraits {
-            turn_copy: Some("webui"),
+            turn_copy: Some(TurnCopy::Webui),
             ..PLAIN
         },
         reads: Reads::Own,
@@ -122,7 +125,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store(".nanobot*/**/cron/runs/*.json")],
         role: StoreRole::Fixed(Role::Secondary),
         traits: KindTraits {
-            turn_copy: Some("run"),
+            turn_copy: Some(TurnCopy::Run),
             ..PLAIN
         },
         reads: Reads::Also(nanobot::workspace::governing_files),
@@ -134,7 +137,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store(".nanobot*/**/triggers/runs/*.json")],
         role: StoreRole::Fixed(Role::Secondary),
         traits: KindTraits {
-            turn_copy: Some("run"),
+            turn_copy: Some(TurnCopy::Run),
             ..PLAIN
         },
         reads: Reads::Also(nanobot::workspace::governing_files),
@@ -176,7 +179,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store("**/data/v2.db")],
         role: StoreRole::Fixed(Role::Primary),
         traits: KindTraits {
-            nanoclaw: Some("catalog"),
+            nanoclaw: Some(NanoclawPart::Catalog),
             ..PLAIN
         },
         reads: Reads::Install,
@@ -188,7 +191,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store("**/data/v2-sessions/*/*/inbound.db")],
         role: StoreRole::Fixed(Role::Primary),
         traits: KindTraits {
-            nanoclaw: Some("inbound"),
+            nanoclaw: Some(NanoclawPart::Inbound),
             message_store: true,
             ..PLAIN
         },
@@ -201,7 +204,7 @@ pub static REGISTRY: &[Extractor] = &[
         globs: &[store("**/data/v2-sessions/*/*/outbound.db")],
         role: StoreRole::Fixed(Role::Primary),
         traits: KindTraits {
-            nanoclaw: Some("outbound"),
+            nanoclaw: Some(NanoclawPart::Outbound),
             message_store: true,
             ..PLAIN
         },
@@ -218,7 +221,7 @@ pub static REGISTRY: &[Extractor] = &[
         ],
         role: StoreRole::Fixed(Role::Primary),
         traits: KindTraits {
-            nanoclaw: Some("transcript"),
+            nanoclaw: Some(NanoclawPart::Transcript),
             ..PLAIN
         },
         reads: Reads::Install,

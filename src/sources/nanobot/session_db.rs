@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::record::{self, SessionMapper, SessionMeta};
 use super::workspace;
-use crate::diag::DiagKind;
+use crate::diag::{DiagCode, DiagKind};
 use crate::jsonl::decode_text;
 use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::{has_table, no_tables, value_json};
@@ -67,7 +67,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     "no tables: the one-time JSONL import never completed; the namespace's JSONL files stay the store of record",
                 )
                 .of(store.agent, &store.instance)
-                .code("session_db_empty"),
+                .code(DiagCode::SessionDbEmpty),
             );
             return Ok(());
         }

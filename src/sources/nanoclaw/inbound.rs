@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
+use crate::diag::DiagCode;
 use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
@@ -78,7 +79,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let db = SessionDb::open(
         out,
         "outbound.db",
-        "outbound_missing",
+        DiagCode::OutboundMissing,
         "the session's outbound messages, acks and state are lost",
     )?;
     db.push_messages(

@@ -16,7 +16,7 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::diag::{DiagKind, Diagnostic};
+use crate::diag::{DiagCode, DiagKind, Diagnostic};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::snapshot::Snapshot;
 use crate::sources::shared::{column_json, columns, has_table};
@@ -203,7 +203,7 @@ impl SessionDb {
     pub fn open(
         out: &mut StoreOutput<'_>,
         sibling: &str,
-        code: &str,
+        code: DiagCode,
         lost: &str,
     ) -> Result<SessionDb, StoreError> {
         let store = out.store;

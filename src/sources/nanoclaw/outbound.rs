@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
-use crate::diag::{DiagKind, Diagnostic};
+use crate::diag::{DiagCode, DiagKind, Diagnostic};
 use crate::schema::{Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
@@ -76,7 +76,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let db = SessionDb::open(
         out,
         "inbound.db",
-        "inbound_missing",
+        DiagCode::InboundMissing,
         "the session's inbound messages and deliveries are lost",
     )?;
     db.push_messages(
@@ -130,7 +130,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 )
                 .of(store.agent, &store.instance)
                 .session(&db.session)
-                .code("transcript_missing"),
+                .code(DiagCode::TranscriptMissing),
             );
         },
     )
