@@ -848,11 +848,15 @@ fn design_names_only_tests_that_exist() -> TestResult {
         {
             continue;
         }
-        let files: Vec<PathBuf> = if let Some(src) = path.strip_suffix("::tests") {
+        let files: Vec<PathBuf> = if let Some((src, module)) = path.split_once("::tests::") {
+            // a test in a module of a tests folder: src/steps::tests::v005_tz_offsets
+            vec![root.join(format!("{src}/tests/{}.rs", module.replace("::", "/")))]
+        } else if let Some(src) = path.strip_suffix("::tests") {
             vec![
                 root.join(format!("{src}.rs")),
                 root.join(format!("{src}/mod.rs")),
                 root.join(format!("{src}/tests.rs")),
+                root.join(format!("{src}/tests/mod.rs")),
             ]
         } else if ident(path) {
             vec![root.join(format!("tests/{path}.rs"))]

@@ -1,0 +1,200 @@
+//! The steps: the numbered SQL files of `sql/`, embedded in the binary and
+//! run in order inside DuckDB. Each step creates tables, named by what they are.
+//!
+//! ```text
+//! engine (run.rs)  params, prices, stage_events, stage_llm_calls, diagnostics, sources
+//! run_all          kinds (one row per registry entry), x_group_<name>() macros
+//!                  sql/V001__session_identity.sql … sql/V0NN__<name>.sql, in order
+//!                  (zero-padded, contiguous, unique)
+//! ```
+//! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines.
+//! No step spells a source kind's name or an `x_group` number: a step asks
+//! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
+//! its macro ([`crate::schema::Group`]).
+
+use std::time::{Duration, Instant};
+
+use duckdb::Connection;
+
+use crate::diag::DiagCode;
+use crate::schema::Group;
+use crate::sources::REGISTRY;
+use crate::store::{KindTraits, NanoclawPart, SessionLayout, TurnCopy};
+
+/// `(file name, its text)`: the file embedded.
+macro_rules! step {
+    ($file:literal) => {
+        ($file, include_str!(concat!("../../sql/", $file)))
+    };
+}
+
+/// (file name, SQL text), in version order: the dataflow.
+pub const STEPS: &[(&str, &str)] = &[
+    step!("V001__session_identity.sql"),
+    step!("V002__store_roles.sql"),
+    step!("V003__raw_events.sql"),
+    step!("V004__deduped_session_copies.sql"),
+    step!("V005__tz_offsets.sql"),
+    step!("V006__timestamps.sql"),
+    step!("V007__session_turns.sql"),
+    step!("V008__deduped_secondary_copies.sql"),
+    step!("V009__nanoclaw_rows.sql"),
+    step!("V010__nanoclaw_links.sql"),
+    step!("V011__nanoclaw_transcript_sessions.sql"),
+    step!("V012__project_paths.sql"),
+    step!("V013__nanoclaw_losses.sql"),
+    step!("V014__linked_events.sql"),
+    step!("V015__events.sql"),
+    step!("V016__write_layout.sql"),
+    step!("V017__llm_calls.sql"),
+    step!("V018__sessions.sql"),
+];
+
+#[derive(Debug, thiserror::Error)]
+#[error("sql/{file}: {source}")]
+pub struct StepError {
+    pub file: &'static str,
+    #[source]
+    pub source: duckdb::Error,
+}
+
+/// What [`StepError::file`] names when the `kinds` table or the `x_group`
+/// macros (built here, before the first file) fail.
+pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
+
+/// Run the `kinds` prelude, then every step in order; `starting` is told
+/// each one's index and file name (`kinds` first) before it runs.
+pub fn run_all(
+    conn: &Connection,
+    starting: &mut dyn FnMut(usize, &'static str),
+) -> Result<Vec<(&'static str, Duration)>, StepError> {
+    let mut times = Vec::with_capacity(STEPS.len() + 1);
+    let started = Instant::now();
+    starting(0, "kinds");
+    run_kinds(conn)?;
+    times.push(("kinds", started.elapsed()));
+    for (i, step) in STEPS.iter().enumerate() {
+        let started = Instant::now();
+        starting(i + 1, step.0);
+        run_step(conn, step)?;
+        times.push((step.0, started.elapsed()));
+    }
+    Ok(times)
+}
+
+/// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]).
+fn run_kinds(conn: &Connection) -> Result<(), StepError> {
+    conn.execute_batch(&kinds_sql())
+        .map_err(|source| StepError {
+            file: KINDS,
+            source,
+        })
+}
+
+fn run_step(
+    conn: &Connection,
+    (file, sql): &(&'static str, &'static str),
+) -> Result<(), StepError> {
+    conn.execute_batch(sql)
+        .map_err(|source| StepError { file, source })
+}
+
+/// One trait column of `kinds`: name, SQL type, its value in a registry entry.
+type TraitColumn = (&'static str, &'static str, fn(&KindTraits) -> String);
+
+/// The [`KindTraits`] fields as `kinds` columns, in column order.
+const TRAIT_COLUMNS: [TraitColumn; 5] = [
+    ("session_store", "VARCHAR", |t| {
+        opt(t.session_store.map(SessionLayout::as_str))
+    }),
+    ("message_store", "BOOLEAN NOT NULL", |t| {
+        t.message_store.to_string()
+    }),
+    ("turn_copy", "VARCHAR", |t| {
+        opt(t.turn_copy.map(TurnCopy::as_str))
+    }),
+    ("prompt_copy", "BOOLEAN NOT NULL", |t| {
+        t.prompt_copy.to_string()
+    }),
+    ("nanoclaw", "VARCHAR", |t| {
+        opt(t.nanoclaw.map(NanoclawPart::as_str))
+    }),
+];
+
+fn text(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn opt(s: Option<&str>) -> String {
+    s.map_or_else(|| "NULL".to_string(), text)
+}
+
+/// The `kinds` table — one row per [`crate::sources::REGISTRY`] entry: its
+/// `source_kind`, `agent` and one column per [`KindTraits`] field — one
+/// macro per [`Group`], `x_group_<name>()`, whose value is the group's
+/// `x_group`, and the traits row-wise, `kind_<trait>(source_kind)`.
+pub fn kinds_sql() -> String {
+    let columns: Vec<String> = TRAIT_COLUMNS
+        .iter()
+        .map(|(name, ty, _)| format!(",\n    {name} {ty}"))
+        .collect();
+    let rows: Vec<String> = REGISTRY
+        .iter()
+        .map(|e| {
+            let traits: Vec<String> = TRAIT_COLUMNS.iter().map(|(_, _, v)| v(&e.traits)).collect();
+            format!(
+                "    ({}, {}, {})",
+                text(e.kind),
+                text(e.agent.as_str()),
+                traits.join(", ")
+            )
+        })
+        .collect();
+    let mut sql = format!(
+        "CREATE TABLE kinds (\n    source_kind VARCHAR PRIMARY KEY,\n    agent VARCHAR NOT NULL{}\n);\nINSERT INTO kinds VALUES\n{};\n",
+        columns.concat(),
+        rows.join(",\n")
+    );
+    for g in Group::ALL {
+        sql.push_str(&format!(
+            "CREATE MACRO x_group_{}() AS {};\n",
+            g.name(),
+            g as i32
+        ));
+    }
+    // the diagnostic codes: a step names one as diag_code('…'), which fails
+    // the step (when it is planned) for a code not on the list
+    let codes: Vec<String> = DiagCode::ALL.iter().map(|c| text(c.as_str())).collect();
+    sql.push_str(&format!(
+        "CREATE MACRO diag_code(c) AS CASE WHEN c IN ({}) THEN c \
+         ELSE error('diagnostic code not in diag::DiagCode: ' || c) END;\n",
+        codes.join(", ")
+    ));
+    // The same traits row-wise, `kind_<trait>(source_kind)`: a step over the
+    // wide rows asks these instead of joining `kinds`, since DuckDB may build
+    // that join's hash table on the wide side (V003 ran out of memory at 256
+    // MiB on 50 000 session files when it joined `kinds`).
+    for (name, ty, value) in TRAIT_COLUMNS {
+        let arms: String = REGISTRY
+            .iter()
+            .map(|e| format!(" WHEN {} THEN {}", text(e.kind), value(&e.traits)))
+            .collect();
+        let ty = ty.trim_end_matches(" NOT NULL");
+        sql.push_str(&format!(
+            "CREATE MACRO kind_{name}(k) AS CAST(CASE k{arms} END AS {ty});\n"
+        ));
+    }
+    sql
+}
+
+/// The version number of a step file name (`V012__x.sql` → 12).
+pub fn version_of(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('V')?;
+    let (num, tail) = rest.split_once("__")?;
+    (num.len() == 3 && tail.ends_with(".sql"))
+        .then(|| num.parse().ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,100 @@
+//! The tests of `sql/V013__nanoclaw_losses.sql`.
+
+use super::*;
+
+#[test]
+fn a_folder_without_catalog_row_and_a_catalog_session_without_folder_are_losses() -> Res {
+    let mut h = Steps::new()?;
+    let catalog = |id: &str| {
+        let native =
+            format!(r#"{{"table":"sessions","record":{{"id":"{id}","agent_group_id":"ag1"}}}}"#);
+        h.event(
+            CATALOG,
+            &[
+                ("session_id", id),
+                ("x_group", &group(Group::Session)),
+                ("native", &native),
+            ],
+        )
+    };
+    catalog("s1")?;
+    catalog("s3")?;
+    for id in ["s1", "s2"] {
+        let path = format!("data/v2-sessions/ag1/{id}/inbound.db");
+        h.source(INBOUND, &path, &[])?;
+        h.event(INBOUND, &[("session_id", id), ("source_path", &path)])?;
+    }
+    h.run_through("nanoclaw_losses")?;
+    assert_eq!(
+        h.rows(
+            "SELECT kind, code, session_id, source_path FROM diagnostics
+                    WHERE code IN ('catalog_row_missing', 'session_folder_missing') ORDER BY code"
+        )?,
+        vec![
+            // s2 has a folder but no catalog row
+            "loss | catalog_row_missing | s2 | data/v2-sessions/ag1/s2",
+            // s3 has a catalog row but no folder
+            "loss | session_folder_missing | s3 | data/v2-sessions/ag1/s3",
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn declared_losses_are_one_per_session_and_kind_where_they_apply() -> Res {
+    let mut h = Steps::new()?;
+    let path = "data/v2-sessions/ag1/s1/outbound.db";
+    // s1: a question card and two state rows; s2: one message
+    h.event(
+        OUTBOUND,
+        &[
+            ("session_id", "s1"),
+            ("source_path", path),
+            (
+                "native",
+                r#"{"table":"messages_out","content_type":"ask_question","question_id":"q"}"#,
+            ),
+        ],
+    )?;
+    for table in ["session_state", "container_state"] {
+        h.event(
+            OUTBOUND,
+            &[
+                ("session_id", "s1"),
+                ("source_path", path),
+                ("x_group", &group(Group::State)),
+                ("native", &format!(r#"{{"table":"{table}"}}"#)),
+            ],
+        )?;
+    }
+    h.event(
+        INBOUND,
+        &[
+            ("session_id", "s2"),
+            ("source_path", "data/v2-sessions/ag1/s2/inbound.db"),
+            ("native", r#"{"table":"messages_in"}"#),
+        ],
+    )?;
+    h.run_through("nanoclaw_losses")?;
+    assert_eq!(
+            h.rows("SELECT session_id, code, source_path FROM diagnostics
+                    WHERE code NOT IN ('catalog_row_missing', 'session_folder_missing') ORDER BY ALL")?,
+            vec![
+                "s1 | lineage_unknown | data/v2-sessions/ag1/s1",
+                "s1 | model_rendering_absent | data/v2-sessions/ag1/s1",
+                "s1 | questions_deleted | data/v2-sessions/ag1/s1",
+                "s1 | state_without_history | data/v2-sessions/ag1/s1",
+                "s1 | usage_absent | data/v2-sessions/ag1/s1",
+                "s2 | lineage_unknown | data/v2-sessions/ag1/s2",
+                "s2 | model_rendering_absent | data/v2-sessions/ag1/s2",
+                "s2 | usage_absent | data/v2-sessions/ag1/s2",
+            ]
+        );
+    assert_eq!(
+        h.rows("SELECT message FROM diagnostics WHERE code = 'state_without_history'")?,
+        vec![
+            "mutable state without history: only the latest container_state, session_state values exist (earlier continuations, routes and acks are overwritten)"
+        ]
+    );
+    Ok(())
+}
