@@ -1,14 +1,17 @@
-//! Golden outputs: what every fixture home loads to, kept in
-//! `tests/golden/<fixture>.txt` so that a change of code that must not change
-//! behaviour (a refactor) proves it, and a change that does shows its diff.
+//! Golden outputs: what every fixture home loads to, kept per table in
+//! `tests/golden/<fixture>/` so that a change of code that must not change
+//! behaviour (a refactor) proves it, and a change that does shows its diff
+//! in the table it touches.
 //!
 //! ```text
-//! tests/golden/nanobot-home-a.txt        one file per fixture home (`/` → `-`)
-//!   exit 0                               the run's exit code
-//!   sha256 out.parquet <hex>             bytes of OUT.parquet and of each --tables file
-//!   sha256 tables/sessions.parquet <hex>
-//!   ## events (123 rows)                 every table of the --db file, each row as
-//!   {"agent":"nanobot",…}                its JSON text, ORDER BY that text
+//! tests/golden/nanobot-home-a/           one folder per fixture home (`/` → `-`)
+//!   bytes.txt                            the run's exit code; the SHA-256 of OUT.parquet and of
+//!     exit 1                             each --tables file (byte determinism, its own test)
+//!     sha256 out.parquet <hex>
+//!   events.txt                           every table of the --db file, one file each:
+//!     ## events (119 rows)               its row count, then each row as its JSON text,
+//!     {"agent":"nanobot",…}              ORDER BY that text
+//!   sessions.txt, llm_calls.txt, …
 //! ```
 //! The homes are loaded by `fixture_homes` (copied to a temp dir, every
 //! file's mtime set to `fixture_homes::MTIME`, so `load_id` and mtime-stamped
@@ -26,8 +29,26 @@ fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-fn golden_file(home: &str) -> PathBuf {
-    golden_dir().join(format!("{}.txt", home.replace('/', "-")))
+fn golden_home(home: &str) -> PathBuf {
+    golden_dir().join(home.replace('/', "-"))
+}
+
+/// A home's rendering as its golden files: `bytes.txt` (the exit code and
+/// the output files' hashes, everything before the first table), then one
+/// `<table>.txt` per `## <table> (N rows)` section, in the rendering's order;
+/// the parts put together are the rendering.
+fn parts(rendering: &str) -> Vec<(String, String)> {
+    let mut out = vec![("bytes.txt".to_string(), String::new())];
+    for line in rendering.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("## ") {
+            let table = rest.split(' ').next().unwrap_or_default();
+            out.push((format!("{table}.txt"), String::new()));
+        }
+        if let Some((_, text)) = out.last_mut() {
+            text.push_str(line);
+        }
+    }
+    out
 }
 
 /// The first 300 characters of a line (never cut inside a character).
@@ -56,45 +77,74 @@ fn first_differences(want: &str, got: &str) -> String {
     s
 }
 
-/// Every fixture home loads to exactly its golden text: the same exit code,
-/// the same bytes of OUT.parquet and of every `--tables` file, the same rows
-/// in every table of the `--db` file.
-#[test]
-fn every_fixture_loads_to_its_golden_output() -> TestResult {
+/// Compare (or, with `NANOLOAD_BLESS`, write) the golden files of every
+/// fixture home that `pick` selects from its parts: one failure per file
+/// that differs.
+fn check(pick: fn(&str) -> bool) -> TestResult {
     let bless = std::env::var_os("NANOLOAD_BLESS").is_some();
     let mut failures = Vec::new();
     for home in homes()? {
-        let got = load(&home)?.rendering;
-        let file = golden_file(&home);
+        let dir = golden_home(&home);
+        let got = parts(&load(&home)?.rendering);
         if bless {
-            std::fs::create_dir_all(golden_dir())?;
-            std::fs::write(&file, &got)?;
-            continue;
+            std::fs::create_dir_all(&dir)?;
         }
-        let want = std::fs::read_to_string(&file).unwrap_or_default();
-        if want != got {
-            failures.push(format!(
-                "{home}: output differs from {} (NANOLOAD_BLESS=1 rewrites it)\n{}",
-                file.display(),
-                first_differences(&want, &got)
-            ));
+        for (name, text) in got.iter().filter(|(n, _)| pick(n)) {
+            let file = dir.join(name);
+            if bless {
+                std::fs::write(&file, text)?;
+                continue;
+            }
+            let want = std::fs::read_to_string(&file).unwrap_or_default();
+            if want != *text {
+                failures.push(format!(
+                    "{home}: {name} differs from {} (NANOLOAD_BLESS=1 rewrites it)\n{}",
+                    file.display(),
+                    first_differences(&want, text)
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     Ok(())
 }
 
-/// Every golden file belongs to a fixture home that is still loaded.
+/// Every fixture home's run gives its golden exit code and the same bytes
+/// of OUT.parquet and of every `--tables` file.
+#[test]
+fn every_fixture_writes_its_golden_bytes() -> TestResult {
+    check(|name| name == "bytes.txt")
+}
+
+/// Every fixture home loads to exactly its golden rows, table by table, in
+/// every table of the `--db` file.
+#[test]
+fn every_fixture_loads_to_its_golden_tables() -> TestResult {
+    check(|name| name != "bytes.txt")
+}
+
+/// Every golden folder belongs to a fixture home that is still loaded, and
+/// holds exactly the files its load gives (no table left over or missing).
 #[test]
 fn every_golden_file_has_its_fixture() -> TestResult {
-    let want: Vec<PathBuf> = homes()?.iter().map(|h| golden_file(h)).collect();
-    let mut on_disk: Vec<PathBuf> = std::fs::read_dir(golden_dir())?
+    let mut want: Vec<PathBuf> = Vec::new();
+    for home in homes()? {
+        let dir = golden_home(&home);
+        want.extend(
+            parts(&load(&home)?.rendering)
+                .into_iter()
+                .map(|(n, _)| dir.join(n)),
+        );
+    }
+    want.sort();
+    let mut on_disk: Vec<PathBuf> = walkdir::WalkDir::new(golden_dir())
+        .min_depth(1)
+        .into_iter()
         .filter_map(Result::ok)
-        .map(|e| e.path())
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| e.into_path())
         .collect();
     on_disk.sort();
-    let mut want_sorted = want.clone();
-    want_sorted.sort();
-    assert_eq!(on_disk, want_sorted);
+    assert_eq!(on_disk, want);
     Ok(())
 }
