@@ -102,6 +102,9 @@ phase "cargo fmt --check" cargo fmt --check
 phase "clippy (all targets, engine)" cargo clippy --all-targets --locked -- -D warnings
 # the library without the engine (what the fuzz crate links)
 phase "clippy (library, no engine)" cargo clippy --lib --no-default-features --locked -- -D warnings
+# the fuzz targets: their own crate over the engine-free library, type-checked
+# on stable (fuzzing itself needs nightly's cargo-fuzz: fuzz/run.sh)
+phase "fuzz crate: check" cargo check --manifest-path fuzz/Cargo.toml --locked
 # the Criterion benches: their own crate over the engine-free library
 phase "benches: fmt, clippy" sh -c 'cargo fmt --check --manifest-path benches/criterion/Cargo.toml &&
   cargo clippy --manifest-path benches/criterion/Cargo.toml --all-targets --locked -- -D warnings'
