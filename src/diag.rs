@@ -16,50 +16,26 @@ use arrow::record_batch::RecordBatch;
 
 use crate::schema::Agent;
 
-/// `diagnostics.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DiagKind {
-    /// Data known to be missing (a store deleted, evidence the agent never keeps).
-    Loss,
-    /// A line of a text store that does not decode.
-    BadLine,
-    /// A record or row of a database or JSON store that does not decode.
-    BadRecord,
-    /// A whole store (or file) that could not be read.
-    Unreadable,
-    /// A symlink to agent state that was not followed (out of HOME without
-    /// `--follow-links`, or dangling).
-    SkippedLink,
-    /// Read, but something is odd (a key that disagrees with its file name…).
-    Warning,
+text_enum! {
+    /// `diagnostics.kind`.
+    DiagKind {
+        /// Data known to be missing (a store deleted, evidence the agent never keeps).
+        Loss = "loss",
+        /// A line of a text store that does not decode.
+        BadLine = "bad_line",
+        /// A record or row of a database or JSON store that does not decode.
+        BadRecord = "bad_record",
+        /// A whole store (or file) that could not be read.
+        Unreadable = "unreadable",
+        /// A symlink to agent state that was not followed (out of HOME without
+        /// `--follow-links`, or dangling).
+        SkippedLink = "skipped_link",
+        /// Read, but something is odd (a key that disagrees with its file name…).
+        Warning = "warning",
+    }
 }
 
 impl DiagKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DiagKind::Loss => "loss",
-            DiagKind::BadLine => "bad_line",
-            DiagKind::BadRecord => "bad_record",
-            DiagKind::Unreadable => "unreadable",
-            DiagKind::SkippedLink => "skipped_link",
-            DiagKind::Warning => "warning",
-        }
-    }
-
-    /// Every kind, in declaration order.
-    pub const ALL: [DiagKind; 6] = [
-        DiagKind::Loss,
-        DiagKind::BadLine,
-        DiagKind::BadRecord,
-        DiagKind::Unreadable,
-        DiagKind::SkippedLink,
-        DiagKind::Warning,
-    ];
-
-    pub fn parse(s: &str) -> Option<DiagKind> {
-        DiagKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
     /// Whether this kind makes the run's exit code 1.
     pub fn is_read_failure(self) -> bool {
         matches!(
@@ -69,95 +45,47 @@ impl DiagKind {
     }
 }
 
-/// `diagnostics.code`: what a loss or warning is, machine-readable — one
-/// list. Extractors name a code by this enum; the SQL steps spell it through
-/// the `diag_code('…')` macro, created from this list, which fails a step
-/// that names a code not on it (`steps::tests::every_diagnostic_code_of_the_steps_is_listed`).
-/// Declared in alphabetical order, so the derived order is the text's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DiagCode {
-    /// a nanoclaw session folder with no row in the central catalog.
-    CatalogRowMissing,
-    /// a nanoclaw session's inbound.db missing beside its outbound.db.
-    InboundMissing,
-    /// nanoclaw records no relation between sessions.
-    LineageUnknown,
-    /// a nanoclaw edit or reaction whose target matches more than one message.
-    LinkTargetAmbiguous,
-    /// an llm_calls row whose local time no offset gives.
-    LocalTimeUnknown,
-    /// what the model saw is not stored (nanoclaw).
-    ModelRenderingAbsent,
-    /// a nanobot JSONL namespace no workspace names.
-    NamespaceUnresolved,
-    /// a nanoclaw session's outbound.db missing beside its inbound.db.
-    OutboundMissing,
-    /// a model the price table does not price.
-    PriceUnknown,
-    /// a nanoclaw answer that fits more than one question.
-    QuestionLinkAmbiguous,
-    /// nanoclaw deletes answered questions.
-    QuestionsDeleted,
-    /// a nanoclaw route that differs from its session's.
-    RouteMismatch,
-    /// a nanobot session database with no session.
-    SessionDbEmpty,
-    /// a nanoclaw catalog row with no session folder.
-    SessionFolderMissing,
-    /// nanoclaw state overwritten in place.
-    StateWithoutHistory,
-    /// a nanoclaw session's Claude Code transcript missing.
-    TranscriptMissing,
-    /// a nanoclaw session whose transcripts hold no usage.
-    UsageAbsent,
-}
-
-impl DiagCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DiagCode::CatalogRowMissing => "catalog_row_missing",
-            DiagCode::InboundMissing => "inbound_missing",
-            DiagCode::LineageUnknown => "lineage_unknown",
-            DiagCode::LinkTargetAmbiguous => "link_target_ambiguous",
-            DiagCode::LocalTimeUnknown => "local_time_unknown",
-            DiagCode::ModelRenderingAbsent => "model_rendering_absent",
-            DiagCode::NamespaceUnresolved => "namespace_unresolved",
-            DiagCode::OutboundMissing => "outbound_missing",
-            DiagCode::PriceUnknown => "price_unknown",
-            DiagCode::QuestionLinkAmbiguous => "question_link_ambiguous",
-            DiagCode::QuestionsDeleted => "questions_deleted",
-            DiagCode::RouteMismatch => "route_mismatch",
-            DiagCode::SessionDbEmpty => "session_db_empty",
-            DiagCode::SessionFolderMissing => "session_folder_missing",
-            DiagCode::StateWithoutHistory => "state_without_history",
-            DiagCode::TranscriptMissing => "transcript_missing",
-            DiagCode::UsageAbsent => "usage_absent",
-        }
-    }
-
-    /// Every code, in declaration (alphabetical) order.
-    pub const ALL: [DiagCode; 17] = [
-        DiagCode::CatalogRowMissing,
-        DiagCode::InboundMissing,
-        DiagCode::LineageUnknown,
-        DiagCode::LinkTargetAmbiguous,
-        DiagCode::LocalTimeUnknown,
-        DiagCode::ModelRenderingAbsent,
-        DiagCode::NamespaceUnresolved,
-        DiagCode::OutboundMissing,
-        DiagCode::PriceUnknown,
-        DiagCode::QuestionLinkAmbiguous,
-        DiagCode::QuestionsDeleted,
-        DiagCode::RouteMismatch,
-        DiagCode::SessionDbEmpty,
-        DiagCode::SessionFolderMissing,
-        DiagCode::StateWithoutHistory,
-        DiagCode::TranscriptMissing,
-        DiagCode::UsageAbsent,
-    ];
-
-    pub fn parse(s: &str) -> Option<DiagCode> {
-        DiagCode::ALL.into_iter().find(|c| c.as_str() == s)
+text_enum! {
+    /// `diagnostics.code`: what a loss or warning is, machine-readable — one
+    /// list. Extractors name a code by this enum; the SQL steps spell it through
+    /// the `diag_code('…')` macro, created from this list, which fails a step
+    /// that names a code not on it (`steps::tests::every_diagnostic_code_of_the_steps_is_listed`).
+    /// Declared in alphabetical order, so the derived order is the text's.
+    DiagCode {
+        /// A nanoclaw session folder with no row in the central catalog.
+        CatalogRowMissing = "catalog_row_missing",
+        /// A nanoclaw session's inbound.db missing beside its outbound.db.
+        InboundMissing = "inbound_missing",
+        /// nanoclaw records no relation between sessions.
+        LineageUnknown = "lineage_unknown",
+        /// A nanoclaw edit or reaction whose target matches more than one message.
+        LinkTargetAmbiguous = "link_target_ambiguous",
+        /// An llm_calls row whose local time no offset gives.
+        LocalTimeUnknown = "local_time_unknown",
+        /// What the model saw is not stored (nanoclaw).
+        ModelRenderingAbsent = "model_rendering_absent",
+        /// A nanobot JSONL namespace no workspace names.
+        NamespaceUnresolved = "namespace_unresolved",
+        /// A nanoclaw session's outbound.db missing beside its inbound.db.
+        OutboundMissing = "outbound_missing",
+        /// A model the price table does not price.
+        PriceUnknown = "price_unknown",
+        /// A nanoclaw answer that fits more than one question.
+        QuestionLinkAmbiguous = "question_link_ambiguous",
+        /// nanoclaw deletes answered questions.
+        QuestionsDeleted = "questions_deleted",
+        /// A nanoclaw route that differs from its session's.
+        RouteMismatch = "route_mismatch",
+        /// A nanobot session database with no session.
+        SessionDbEmpty = "session_db_empty",
+        /// A nanoclaw catalog row with no session folder.
+        SessionFolderMissing = "session_folder_missing",
+        /// nanoclaw state overwritten in place.
+        StateWithoutHistory = "state_without_history",
+        /// A nanoclaw session's Claude Code transcript missing.
+        TranscriptMissing = "transcript_missing",
+        /// A nanoclaw session whose transcripts hold no usage.
+        UsageAbsent = "usage_absent",
     }
 }
 

@@ -12,6 +12,42 @@
 //! which is how the fuzz targets link it.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+/// An enum whose values are spelled as text in the tables and the SQL steps:
+/// the variants with their text, in declaration order (which is also their
+/// order), `ALL` (every value, that order), `as_str` and `parse`. One list
+/// per enum: `diag::DiagKind`, `diag::DiagCode`, the kind traits' values
+/// (`store::SessionLayout`, `TurnCopy`, `NanoclawPart`).
+macro_rules! text_enum {
+    (
+        $(#[$doc:meta])*
+        $name:ident {
+            $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The value spelled `s`.
+            pub fn parse(s: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == s)
+            }
+        }
+    };
+}
+
 pub mod atomic;
 pub mod cache;
 pub mod diag;

@@ -104,40 +104,20 @@ pub struct KindTraits {
     pub nanoclaw: Option<NanoclawPart>,
 }
 
-/// An enum of trait values, each spelled in SQL as its text (`as_str`),
-/// with the list of all of them (`ALL`) that the steps are held to
-/// (`steps::tests::every_trait_value_the_steps_compare_is_listed`).
-macro_rules! trait_values {
-    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name {
-            $($variant),+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-    };
-}
-
-trait_values! {
-    /// A nanobot session store's layout (`kinds.session_store`).
+text_enum! {
+    /// A nanobot session store's layout (`kinds.session_store`). The trait
+    /// values are spelled in SQL as their text; every value a step compares
+    /// a trait with is listed
+    /// (`steps::tests::every_trait_value_the_steps_compare_is_listed`).
     SessionLayout { Db = "db", Jsonl = "jsonl" }
 }
 
-trait_values! {
+text_enum! {
     /// A secondary copy of session turns (`kinds.turn_copy`).
     TurnCopy { Webui = "webui", Run = "run" }
 }
 
-trait_values! {
+text_enum! {
     /// Which of a nanoclaw install's stores (`kinds.nanoclaw`).
     NanoclawPart {
         Catalog = "catalog",
