@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 use assert_cmd::Command;
 use duckdb::Connection;
@@ -130,25 +130,25 @@ pub fn run_home(home: &Path, extra: &[&str]) -> Result<Arc<Run>, Box<dyn std::er
         home.to_path_buf(),
         extra.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
     );
-    let cell = {
-        let mut loads = SHARED
+    // one cell per (home, flags), as fixture_homes::load keeps its loads
+    let cell = Arc::clone(
+        SHARED
             .lock()
-            .map_err(|_| "a test panicked holding the shared loads")?;
-        Arc::clone(loads.entry(key).or_default())
-    };
-    let mut slot = cell
-        .lock()
-        .map_err(|_| "a test panicked loading a shared home")?;
-    if let Some(run) = slot.as_ref() {
-        return Ok(Arc::clone(run));
-    }
-    let run = Arc::new(fresh_run(home, extra, &shared_root()?)?);
-    *slot = Some(Arc::clone(&run));
-    Ok(run)
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(key)
+            .or_default(),
+    );
+    let run = cell.get_or_init(|| {
+        shared_root()
+            .and_then(|root| fresh_run(home, extra, &root))
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    });
+    Ok(Arc::clone(run.as_ref().map_err(|e| e.clone())?))
 }
 
 /// The shared loads, by (fixture home, flags).
-type SharedLoads = HashMap<(PathBuf, Vec<String>), Arc<Mutex<Option<Arc<Run>>>>>;
+type SharedLoads = HashMap<(PathBuf, Vec<String>), Arc<OnceLock<Result<Arc<Run>, String>>>>;
 static SHARED: LazyLock<Mutex<SharedLoads>> = LazyLock::new(Mutex::default);
 
 /// Where this test process keeps its shared loads: a static is never
@@ -163,7 +163,7 @@ fn shared_root() -> Result<PathBuf, Box<dyn std::error::Error>> {
                     .file_name()
                     .to_str()
                     .and_then(|n| n.parse::<u32>().ok())
-                    .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                    .is_some_and(nanoload::rundir::process_alive);
                 if !alive {
                     let _ = std::fs::remove_dir_all(e.path());
                 }
