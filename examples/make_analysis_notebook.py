@@ -29,14 +29,21 @@ con.execute(f"CREATE VIEW events AS SELECT * FROM read_parquet('{OUT}')")
 for t in ["sessions", "llm_calls", "tz_offsets", "diagnostics", "sources"]:
     con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{TABLES}/{t}.parquet')")
 con.sql("SELECT agent, count(*) AS events, count(DISTINCT session_uid) AS sessions FROM events GROUP BY ALL ORDER BY ALL").df()"""),
-    ("markdown", "## Usage per day (local time)"),
+    ("markdown", """## Usage per day
+
+The host's local day where the load derived its UTC offset; the UTC day
+where it could not (nanoclaw keeps only UTC times)."""),
     ("code", """per_day = con.sql(\"\"\"
-    SELECT CAST(timestamp_local AS DATE) AS day, turn_type, count(*) AS n
-    FROM events WHERE timestamp_local IS NOT NULL GROUP BY ALL ORDER BY ALL\"\"\").df()
-ax = (per_day.pivot(index="day", columns="turn_type", values="n").fillna(0)
-      .plot.bar(stacked=True, figsize=(9, 3), title="Events per local day"))
-ax.set_ylabel("events")
-plt.show()
+    SELECT coalesce(CAST(timestamp_local AS DATE), CAST(timestamp_utc AS DATE)) AS day,
+           turn_type, count(*) AS n
+    FROM events WHERE coalesce(timestamp_local, timestamp_utc) IS NOT NULL
+    GROUP BY ALL ORDER BY ALL\"\"\").df()
+if len(per_day):
+    ax = (per_day.pivot(index="day", columns="turn_type", values="n").fillna(0)
+          .plot.bar(stacked=True, figsize=(9, 3), title="Events per day (local; UTC without an offset)"))
+    ax.set_xlabel("day")
+    ax.set_ylabel("events")
+    plt.show()
 per_day.groupby("day")["n"].sum()"""),
     ("markdown", "## Tokens and cost by model"),
     ("code", """by_model = con.sql(\"\"\"
@@ -44,18 +51,25 @@ per_day.groupby("day")["n"].sum()"""),
            sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
            sum(cost_usd) AS cost_usd
     FROM llm_calls GROUP BY ALL ORDER BY input_tokens DESC NULLS LAST\"\"\").df()
-fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3))
-by_model.set_index("model")[["input_tokens", "output_tokens"]].plot.barh(ax=a, title="Tokens by model")
-by_model.set_index("model")["cost_usd"].fillna(0).plot.barh(ax=b, title="Cost (USD) by model; unpriced models show 0")
-plt.tight_layout()
-plt.show()
+if len(by_model):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3))
+    by_model.set_index("model")[["input_tokens", "output_tokens"]].fillna(0).plot.barh(
+        ax=a, title="Tokens by model (both agents)")
+    a.set_xlabel("tokens")
+    by_model.set_index("model")["cost_usd"].fillna(0).plot.barh(
+        ax=b, title="Cost (USD) by model; unpriced models show 0")
+    b.set_xlabel("USD")
+    plt.tight_layout()
+    plt.show()
 by_model"""),
     ("markdown", "## The tool mix"),
     ("code", """tools = con.sql(\"\"\"
     SELECT tool_name, count(*) AS calls FROM events
     WHERE turn_type = 'tool_use' GROUP BY ALL ORDER BY calls DESC, tool_name\"\"\").df()
-tools.set_index("tool_name")["calls"].plot.barh(figsize=(7, 3), title="Tool calls")
-plt.show()
+if len(tools):
+    ax = tools.set_index("tool_name")["calls"].plot.barh(figsize=(7, 3), title="Tool calls")
+    ax.set_xlabel("calls")
+    plt.show()
 tools"""),
     ("markdown", "## One session's timeline (the session with the most rows)"),
     ("code", """top = con.execute(\"\"\"
@@ -63,14 +77,17 @@ tools"""),
     WHERE session_uid IS NOT NULL GROUP BY ALL ORDER BY count(*) DESC, session_uid LIMIT 1\"\"\").fetchone()
 timeline = con.execute(\"\"\"
     SELECT ordinal, timestamp_utc, turn_type, tool_name, left(text, 60) AS text
-    FROM events WHERE session_uid = ? ORDER BY ordinal\"\"\", [top[0]]).df()
-fig, ax = plt.subplots(figsize=(9, 3))
-for kind, rows in timeline.groupby("turn_type"):
-    ax.scatter(rows["timestamp_utc"], rows["ordinal"], label=kind, s=14)
-ax.set_title(f"Session {top[1]}: each row at its UTC time")
-ax.set_ylabel("ordinal")
-ax.legend(fontsize=7)
-plt.show()
+    FROM events WHERE session_uid = ? AND timestamp_utc IS NOT NULL
+    ORDER BY ordinal\"\"\", [top[0] if top else None]).df()
+if len(timeline):
+    fig, ax = plt.subplots(figsize=(9, 3))
+    for kind, rows in timeline.groupby("turn_type"):
+        ax.scatter(rows["timestamp_utc"], rows["ordinal"], label=kind, s=14)
+    ax.set_title(f"Session {top[1]}: each row at its UTC time")
+    ax.set_xlabel("UTC time")
+    ax.set_ylabel("ordinal")
+    ax.legend(fontsize=7)
+    plt.show()
 timeline.head(20)"""),
     ("markdown", """## What was recovered after deletes
 
@@ -80,8 +97,9 @@ backup session files) are history the store of record no longer holds."""),
     SELECT coalesce(session_id, '(none)') AS session_id, source_kind, count(*) AS rows
     FROM events WHERE source_role = 'secondary' GROUP BY ALL ORDER BY ALL\"\"\").df()
 if len(recovered):
-    recovered.pivot(index="session_id", columns="source_kind", values="rows").fillna(0).plot.barh(
+    ax = recovered.pivot(index="session_id", columns="source_kind", values="rows").fillna(0).plot.barh(
         stacked=True, figsize=(8, 3), title="Rows only in secondary copies")
+    ax.set_xlabel("rows")
     plt.show()
 recovered"""),
     ("markdown", "## Totals equal the `sessions` table"),

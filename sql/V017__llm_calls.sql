@@ -13,8 +13,12 @@
 --          response (nanoclaw, `anthropic`) matched to a `prices` row by
 --          exact `provider/model`, exact `model`, then both normalised
 --          (`price_name`); unmatched: cost NULL and one `price_unknown`
---          warning per (agent, provider, model).
--- Grain:   one row per llm_calls row of each instance; turns: one row per
+--          warning per (agent, provider, model). Then (appended) nanoclaw's
+--          calls: each Claude Code response with counted usage, one row
+--          per usage identity (docs/design.md "LLM calls of both agents"),
+--          and the column `agent` that tells the two apart.
+-- Grain:   one row per llm_calls row of each nanobot instance and per
+--          counted Claude Code response of nanoclaw; turns: one row per
 --          turn; model_prices: one row per (agent, provider, model) priced.
 -- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), utc_locals (V006), session_turns (V007),
 --          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
@@ -36,6 +40,8 @@
 --          (failed_id, next_id: a failed attempt and the next),
 --          llm_attribution (a failed attempt goes where its last retry does),
 --          price_names (name, norm: the names each price row answers to),
+--          transcript_usage (the counted Claude Code responses with their
+--          usage as numbers; V018 reads it),
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
 --          model_prices (price_model: the prices row, price_step: 1–4 the
@@ -43,7 +49,8 @@
 --          price_name(s) and call_cost(…) (V018 prices Claude Code usage
 --          with them), llm_calls (the output table; cost_usd, then
 --          started_at_local and utc_offset_minutes appended: the local time
---          by utc_locals of V006), and rows appended to diagnostics
+--          by utc_locals of V006; then agent, message_id, request_id), and
+--          rows appended to diagnostics
 --          (`price_unknown`; `local_time_unknown`: per instance, the events
 --          and llm_calls rows left without a local time).
 -- Every turn of the session stores (V007), and each copy turn that mirrors
@@ -297,6 +304,23 @@ FROM (SELECT model AS name, 0 AS alias, model FROM prices
       SELECT provider || '/' || model, 1, model FROM prices
       WHERE provider IS NOT NULL AND NOT starts_with(model, provider || '/'));
 
+-- nanoclaw's calls: each Claude Code response with counted usage (the row
+-- that keeps `native.usage`, one per usage identity: docs/design.md
+-- "nanoclaw: Claude Code transcripts"), with its usage as numbers
+CREATE TABLE transcript_usage AS
+SELECT instance, session_id, session_uid, source_path, source_line, timestamp_utc,
+    timestamp_local, utc_offset_minutes, model,
+    j->>'message_id' AS message_id, j->>'requestId' AS request_id, j->>'stop_reason' AS stop_reason,
+    TRY_CAST(j->'usage'->>'input_tokens' AS BIGINT) AS input,
+    TRY_CAST(j->'usage'->>'output_tokens' AS BIGINT) AS output,
+    TRY_CAST(j->'usage'->>'cache_read_input_tokens' AS BIGINT) AS cache_read,
+    TRY_CAST(j->'usage'->>'cache_creation_input_tokens' AS BIGINT) AS cache_write
+FROM (SELECT instance, session_id, session_uid, source_path, source_line, timestamp_utc,
+          timestamp_local, utc_offset_minutes, model, native::JSON AS j
+      FROM events
+      WHERE kind_nanoclaw(source_kind) = 'transcript')
+WHERE (j->>'usage_counted') = 'true';
+
 CREATE TABLE model_uses AS
 SELECT 'nanobot' AS agent, provider, model,
     min(instance) AS instance, min(source_path) AS source_path, count(*) AS uses
@@ -306,9 +330,8 @@ GROUP BY provider, model
 UNION ALL
 -- Claude Code's responses go to Anthropic's API
 SELECT 'nanoclaw', 'anthropic', model, min(instance), min(source_path), count(*)
-FROM events
-WHERE kind_nanoclaw(source_kind) = 'transcript' AND model IS NOT NULL
-  AND (native::JSON->>'usage_counted') = 'true'
+FROM transcript_usage
+WHERE model IS NOT NULL
 GROUP BY model;
 
 CREATE TABLE model_prices AS
@@ -365,12 +388,42 @@ SELECT c.instance,
     CAST(call_cost(c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens,
                    m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd,
     make_timestamp(c.started_at_ms * 1000) + to_minutes(u.offset_minutes) AS started_at_local,
-    u.offset_minutes AS utc_offset_minutes
+    u.offset_minutes AS utc_offset_minutes,
+    'nanobot' AS agent,
+    CAST(NULL AS VARCHAR) AS message_id,
+    CAST(NULL AS VARCHAR) AS request_id
 FROM stage_llm_calls c
 LEFT JOIN llm_attribution a USING (instance, source_path, id)
 LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
                         AND m.model = c.model
-LEFT JOIN utc_locals u ON u.instance = c.instance AND u.t = make_timestamp(c.started_at_ms * 1000);
+LEFT JOIN utc_locals u ON u.instance = c.instance AND u.t = make_timestamp(c.started_at_ms * 1000)
+UNION ALL
+-- nanoclaw's Claude Code responses in nanobot's terms: `id` the
+-- transcript line, input counting the cache reads and writes (Anthropic's
+-- input_tokens leave them out), total = input + output
+SELECT t.instance,
+    t.source_line, epoch_ms(t.timestamp_utc), NULL, 'anthropic', t.model, NULL, NULL,
+    t.stop_reason,
+    t.in_tokens, t.output,
+    CASE WHEN t.in_tokens IS NOT NULL OR t.output IS NOT NULL
+         THEN coalesce(t.in_tokens, 0) + coalesce(t.output, 0) END,
+    t.cache_read, t.cache_write,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    t.timestamp_utc,
+    t.session_id,
+    t.source_path,
+    t.session_uid,
+    CAST(call_cost(t.in_tokens, t.cache_read, t.cache_write, t.output,
+                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE),
+    t.timestamp_local,
+    t.utc_offset_minutes,
+    'nanoclaw', t.message_id, t.request_id
+FROM (SELECT *,
+          CASE WHEN input IS NOT NULL OR cache_read IS NOT NULL OR cache_write IS NOT NULL
+               THEN coalesce(input, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0)
+          END AS in_tokens
+      FROM transcript_usage) t
+LEFT JOIN model_prices m ON m.agent = 'nanoclaw' AND m.provider = 'anthropic' AND m.model = t.model;
 
 -- What has no local time and why: an instance without offset evidence (no
 -- session message pairs with an LLM call, a WebUI record or a run record;
@@ -393,7 +446,7 @@ FROM (
     WHERE p.time_basis = 'utc' AND p.timestamp_local IS NULL
     GROUP BY ALL
     UNION ALL
-    SELECT 'nanobot', instance, source_path, 0, count(*)
+    SELECT agent, instance, source_path, 0, count(*)
     FROM llm_calls WHERE started_at_local IS NULL
     GROUP BY ALL
 ) x

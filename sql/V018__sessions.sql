@@ -5,9 +5,9 @@
 --          first/last event time (UTC), row counts by turn type, tool
 --          calls, parent, model preset, project, whether the primary store
 --          still has the session (deleted sessions survive only in
---          secondary copies), the llm_calls attributed to it with their
---          token sums (NULL when nothing is reported: not reported is not
---          zero), and for nanoclaw the agent group, messaging group,
+--          secondary copies), the llm_calls attributed to it (both
+--          agents': V017) with their token sums (NULL when nothing is
+--          reported: not reported is not zero), and for nanoclaw the agent group, messaging group,
 --          thread, status, message counts, the backing continuation and
 --          the declared losses.
 --          The namespace and session_uid follow; then (appended) for
@@ -16,11 +16,11 @@
 --          without counted usage, `losses` (every loss code declared for the
 --          session, comma-separated) and the nanoclaw route's channel_type
 --          and platform_id (only when the messaging group joined, V010);
---          then (appended) `cost_usd` (docs/design.md "Cost"): a nanobot
---          session's llm_calls costs summed, a nanoclaw session's Claude
---          Code responses with counted usage priced (model_prices, V017)
---          and summed; NULL when it has none, or when one of them has no
---          price (a partial sum would understate it).
+--          then (appended) `cost_usd` (docs/design.md "Cost"): the
+--          session's llm_calls costs summed (a nanoclaw session's: its
+--          Claude Code responses with counted usage); NULL when it has
+--          none, or when one of them has no price (a partial sum would
+--          understate it).
 -- Grain:   one row per session_uid.
 -- Inputs:  events, events_plan (x_start), plan_sessions and plan_stores
 --          (V016), llm_calls and model_prices and the macro
@@ -31,9 +31,7 @@
 --          session_losses (the session's declared losses, by code),
 --          session_continuations (continuation: the backing sessions,
 --          `provider:id`, comma-separated), session_transcript_turns
---          (turns, turns_with_usage), session_transcript_costs
---          (usage_rows, unpriced, cost: the counted Claude Code usage
---          priced), sessions (the output table;
+--          (turns, turns_with_usage), sessions (the output table;
 --          in_primary_store: a primary row of a message store;
 --          secondary_only: its negation).
 CREATE TABLE session_starts AS
@@ -78,27 +76,6 @@ FROM (SELECT session_uid, j->>'usage_counted' = 'true' AS counted,
       WHERE (j->'usage_counted') IS NOT NULL)
 GROUP BY ALL;
 
--- Claude Code's input_tokens leave out the cache reads and writes (Anthropic's
--- usage): call_cost takes the input with them, as nanobot counts it
-CREATE TABLE session_transcript_costs AS
-SELECT t.session_uid,
-    count(*) AS usage_rows,
-    count(*) FILTER (m.price_model IS NULL) AS unpriced,
-    sum(call_cost(coalesce(t.input, 0) + coalesce(t.cache_read, 0) + coalesce(t.cache_write, 0),
-                  t.cache_read, t.cache_write, t.output,
-                  m.input, m.output, m.cache_read, m.cache_write)) AS cost
-FROM (SELECT session_uid, model,
-          TRY_CAST(j->'usage'->>'input_tokens' AS BIGINT) AS input,
-          TRY_CAST(j->'usage'->>'output_tokens' AS BIGINT) AS output,
-          TRY_CAST(j->'usage'->>'cache_read_input_tokens' AS BIGINT) AS cache_read,
-          TRY_CAST(j->'usage'->>'cache_creation_input_tokens' AS BIGINT) AS cache_write
-      FROM (SELECT session_uid, model, native::JSON AS j
-            FROM events
-            WHERE kind_nanoclaw(source_kind) = 'transcript' AND session_uid IS NOT NULL)
-      WHERE (j->>'usage_counted') = 'true') t
-LEFT JOIN model_prices m ON m.agent = 'nanoclaw' AND m.provider = 'anthropic' AND m.model = t.model
-GROUP BY t.session_uid;
-
 CREATE TABLE sessions AS
 WITH ev AS (
     SELECT agent, instance, session_id, session_uid,
@@ -138,7 +115,7 @@ calls AS (
         sum(call_cost(l.input_tokens, l.cache_read_tokens, l.cache_write_tokens, l.output_tokens,
                       m.input, m.output, m.cache_read, m.cache_write)) AS cost
     FROM llm_calls l
-    LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM l.provider
+    LEFT JOIN model_prices m ON m.agent = l.agent AND m.provider IS NOT DISTINCT FROM l.provider
                             AND m.model = l.model
     WHERE l.session_uid IS NOT NULL
     GROUP BY ALL
@@ -160,7 +137,7 @@ SELECT ev.agent, ev.instance, ev.session_id,
     coalesce(ev.in_primary_store, false) AS in_primary_store,
     NOT coalesce(ev.in_primary_store, false) AS secondary_only,
     ev.source_kinds,
-    CASE WHEN ev.agent = 'nanobot' THEN CAST(coalesce(c.llm_calls, 0) AS BIGINT) END AS llm_calls,
+    CAST(coalesce(c.llm_calls, 0) AS BIGINT) AS llm_calls,
     CAST(c.input_tokens AS BIGINT) AS input_tokens,
     CAST(c.output_tokens AS BIGINT) AS output_tokens,
     CAST(c.total_tokens AS BIGINT) AS total_tokens,
@@ -186,13 +163,11 @@ SELECT ev.agent, ev.instance, ev.session_id,
     l.losses,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'channel_type' END AS channel_type,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS platform_id,
-    CAST(CASE WHEN ev.agent = 'nanobot' AND c.unpriced = 0 THEN c.cost
-              WHEN ev.agent = 'nanoclaw' AND tc.unpriced = 0 THEN tc.cost END AS DOUBLE) AS cost_usd
+    CAST(CASE WHEN c.unpriced = 0 THEN c.cost END AS DOUBLE) AS cost_usd
 FROM ev
 LEFT JOIN session_starts s ON s.session_uid = ev.session_uid AND s.pick = 1
-LEFT JOIN calls c ON ev.agent = 'nanobot' AND c.session_uid = ev.session_uid
+LEFT JOIN calls c ON c.session_uid = ev.session_uid
 LEFT JOIN session_losses l ON l.agent = ev.agent AND l.instance = ev.instance AND l.session_id = ev.session_id
 LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.session_uid = ev.session_uid
 LEFT JOIN (SELECT DISTINCT session_uid, namespace FROM session_identity) ns ON ns.session_uid = ev.session_uid
-LEFT JOIN session_transcript_turns tt ON ev.agent = 'nanoclaw' AND tt.session_uid = ev.session_uid
-LEFT JOIN session_transcript_costs tc ON ev.agent = 'nanoclaw' AND tc.session_uid = ev.session_uid;
+LEFT JOIN session_transcript_turns tt ON ev.agent = 'nanoclaw' AND tt.session_uid = ev.session_uid;

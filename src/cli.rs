@@ -5,6 +5,17 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::config::Options;
+use crate::usage::View;
+
+const EXAMPLES: &str = "Examples:
+  nanoload ~ out.parquet --tables tables
+      every agent under ~: the events, and the side tables in tables/
+  nanoload ~ out.parquet --cache ~/.cache/nanoload
+      again, reusing the stores that did not change since the last load
+  nanoload report out.parquet --tables tables report.html
+      one self-contained HTML page of that load
+  nanoload usage ~ --by model
+      what the agents' LLM calls cost, per provider and model";
 
 /// Load everything the nanobot and nanoclaw agents left under HOME into one
 /// Parquet table of events.
@@ -19,13 +30,17 @@ use crate::config::Options;
 /// a link to agent state out of HOME was not followed (listed on stderr and
 /// in the `diagnostics` table); 2 nothing written; 3 outputs partly replaced
 /// (a rename failed after the others succeeded: stderr lists each output as
-/// new or old).
+/// new or old); 4 nothing written: no agent state under HOME (the error says
+/// where nanoload looked).
 ///
 /// `nanoload report OUT.parquet [--tables DIR] report.html` writes an HTML
-/// report of a load's output (see `nanoload report --help`); a HOME named
-/// `report` is given as `./report`.
+/// report of a load's output (see `nanoload report --help`);
+/// `nanoload usage HOME` (or `OUT.parquet --tables DIR`) shows what the
+/// agents' LLM calls cost per day, week, month, session or model (see
+/// `nanoload usage --help`). A HOME named `report` or `usage` is given as
+/// `./report`, `./usage`.
 #[derive(Debug, Parser)]
-#[command(name = "nanoload", version, about, long_about)]
+#[command(name = "nanoload", version, about, long_about, after_long_help = EXAMPLES)]
 pub struct Args {
     #[command(flatten)]
     pub options: Options,
@@ -65,4 +80,73 @@ pub struct ReportArgs {
     /// The HTML file to write (replaced if it exists).
     #[arg(value_name = "report.html")]
     pub html: PathBuf,
+}
+
+const USAGE_EXAMPLES: &str = "Examples:
+  nanoload usage ~
+      load ~ now: calls, tokens and cost per local day
+  nanoload usage ~ --by model --since 2026-11-01
+  nanoload usage out.parquet --tables tables --by session --json
+  nanoload usage ~ --by monthly --timezone Europe/Berlin";
+
+/// Show what both agents' LLM calls used and cost — tokens and USD per
+/// local day (default), week, month, session or model, with a TOTAL row —
+/// from a load's output or straight from a HOME.
+///
+/// The calls are `llm_calls`: nanobot's llm_usage rows and nanoclaw's
+/// Claude Code responses with counted usage. Days are the host's local days
+/// from the UTC offsets the load derived (a call whose instance has none is
+/// placed by its UTC time, and a note says how many); `--timezone` places
+/// every call in one zone instead. A call without a price is counted as
+/// unpriced, never as $0.
+///
+/// Exit codes: 0 shown; 1 shown, but loading HOME could not read some input
+/// (listed on stderr); 2 nothing shown (bad arguments, an output that is
+/// not nanoload's, a HOME that did not load).
+#[derive(Debug, Parser)]
+#[command(
+    name = "nanoload usage",
+    bin_name = "nanoload usage",
+    version,
+    about,
+    long_about,
+    after_long_help = USAGE_EXAMPLES
+)]
+pub struct UsageArgs {
+    /// A HOME to load now (into a private temp dir, removed after), or the
+    /// events table of a load (OUT.parquet, with --tables DIR).
+    #[arg(value_name = "HOME|OUT.parquet")]
+    pub source: PathBuf,
+
+    /// The side tables of the load that wrote OUT.parquet (`--tables DIR`):
+    /// the calls are read from DIR/llm_calls.parquet.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+
+    /// One row per local day, week (from Monday), month, session, or
+    /// provider and model.
+    #[arg(long, value_enum, default_value = "daily", value_name = "VIEW")]
+    pub by: View,
+
+    /// The first local date shown (YYYY-MM-DD or YYYYMMDD).
+    #[arg(long, value_name = "DATE", value_parser = crate::usage::parse_date)]
+    pub since: Option<chrono::NaiveDate>,
+
+    /// The last local date shown, inclusive.
+    #[arg(long, value_name = "DATE", value_parser = crate::usage::parse_date)]
+    pub until: Option<chrono::NaiveDate>,
+
+    /// Place every call in this zone instead of the derived local time:
+    /// UTC, an offset (+05:30) or a tz database name (Europe/Berlin).
+    #[arg(long, value_name = "ZONE", value_parser = crate::usage::Zone::parse)]
+    pub timezone: Option<crate::usage::Zone>,
+
+    /// Print the rows and totals as one JSON document instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Price the calls with this price table when loading HOME (as
+    /// `nanoload --prices`); an output's costs were priced by its load.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }

@@ -6,7 +6,7 @@
 //!   secret patterns compiled (a bad regex is a usage error)
 //!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --summary-json FILE,
 //!                   --cache DIR: absolute, never inside HOME; the dataset host name checked
-//!   prices          data/prices.json, or the --prices FILE that replaces it, parsed
+//!   prices          data/prices.json, with the --prices FILE laid over it (or alone), parsed
 //!   load_options    the options given that change the output (load_id folds them in)
 //! ```
 
@@ -118,13 +118,18 @@ pub struct Options {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
-    /// The price table of llm_calls.cost_usd and sessions.cost_usd: a JSON
-    /// file in the format of the built-in data/prices.json (USD per token of
-    /// each model, generated from LiteLLM's price list), used instead of it.
-    /// A model it does not price gets cost NULL and one price_unknown
-    /// warning.
+    /// Prices for llm_calls.cost_usd and sessions.cost_usd: a JSON file in
+    /// the format of the built-in data/prices.json (USD per token of each
+    /// model, generated from LiteLLM's price list), laid over it: a model
+    /// the file names takes its prices, every other model keeps the
+    /// built-in ones (--prices-replace: the file alone). A model no table
+    /// prices gets cost NULL and one price_unknown warning.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+
+    /// Price with the --prices FILE alone, not laid over the built-in table.
+    #[arg(long, requires = "prices")]
+    pub prices_replace: bool,
 
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
@@ -172,6 +177,7 @@ impl Options {
             memory_limit: 256 << 20,
             cache: None,
             prices: None,
+            prices_replace: false,
             quiet: false,
             progress: When::Never,
             summary_json: None,
@@ -310,6 +316,14 @@ impl Config {
             Some(file) => std::fs::read_to_string(file)
                 .map_err(|e| crate::prices::PriceError(e.to_string()))
                 .and_then(|text| PriceTable::parse(&text))
+                .and_then(|file| {
+                    if opts.prices_replace {
+                        return Ok(file);
+                    }
+                    let mut table = PriceTable::builtin()?;
+                    table.models.extend(file.models);
+                    Ok(table)
+                })
                 .map_err(|e| {
                     crate::prices::PriceError(format!("--prices {}: {e}", file.display()))
                 }),
@@ -496,9 +510,15 @@ pub fn parse_offset(s: &str) -> Result<i32, String> {
         _ => return Err(bad()),
     };
     let (h, m) = rest.split_once(':').ok_or_else(bad)?;
-    let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
-    if h.to_string().len() > 2 || !(0..60).contains(&m) || h > 14 || (h == 14 && m > 0) {
+    let digits = |x: &str, n| (1..=n).contains(&x.len()) && x.bytes().all(|b| b.is_ascii_digit());
+    if !digits(h, 2) || !digits(m, 2) {
         return Err(bad());
+    }
+    let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+    if m >= 60 || h > 14 || (h == 14 && m > 0) {
+        return Err(format!(
+            "{s:?} is out of range: an offset runs from -14:00 to +14:00, minutes below 60"
+        ));
     }
     Ok(sign * (h * 60 + m))
 }

@@ -195,7 +195,8 @@ impl Engine {
         Ok(Counts {
             rows_out: self.pairs(
                 "SELECT source_kind, count(*) FROM events GROUP BY 1
-                 UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls HAVING count(*) > 0",
+                 UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls
+                 WHERE agent = 'nanobot' HAVING count(*) > 0",
             )?,
             duplicates: self.pairs("SELECT source_kind, count(*) FROM dropped_rows GROUP BY 1")?,
             drop_reasons: self
@@ -215,6 +216,19 @@ impl Engine {
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
+}
+
+/// An in-memory DuckDB to read a load's output back with (`nanoload
+/// report`, `nanoload usage`): no extension installed or loaded on its own,
+/// no progress bar on the terminal.
+pub fn reader() -> Result<Connection, duckdb::Error> {
+    let conn = Connection::open_in_memory()?;
+    conn.execute_batch(
+        "SET autoinstall_known_extensions = false;
+         SET autoload_known_extensions = false;
+         SET enable_progress_bar = false;",
+    )?;
+    Ok(conn)
 }
 
 /// A path as a SQL string literal.

@@ -89,6 +89,8 @@ pub mod sink;
 pub mod steps;
 #[cfg(feature = "engine")]
 pub mod summary;
+#[cfg(feature = "engine")]
+pub mod usage;
 
 #[cfg(feature = "engine")]
 pub use config::Options;

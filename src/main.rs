@@ -1,9 +1,10 @@
 //! `nanoload HOME OUT.parquet`: a thin shell over [`nanoload::run`];
 //! `nanoload report OUT.parquet [--tables DIR] report.html` over
-//! [`nanoload::report::report`].
+//! [`nanoload::report::report`]; `nanoload usage HOME|OUT.parquet` over
+//! [`nanoload::usage`].
 
 use clap::Parser;
-use nanoload::cli::{Args, ReportArgs};
+use nanoload::cli::{Args, ReportArgs, UsageArgs};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
@@ -52,15 +53,130 @@ fn report_main() -> std::process::ExitCode {
     }
 }
 
+/// `nanoload usage …`: the table (or JSON) on stdout, errors on stderr.
+fn usage_main() -> std::process::ExitCode {
+    use nanoload::usage::{self, Layout, Query, UsageError, Zone};
+    use std::io::Write as _;
+    let args = UsageArgs::parse_from(
+        std::iter::once(std::ffi::OsString::from("nanoload usage"))
+            .chain(std::env::args_os().skip(2)),
+    );
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("nanoload: error: {e}");
+        std::process::ExitCode::from(ExitCode::Failed as u8)
+    };
+    if !args.source.exists() {
+        return fail(&UsageError::Input {
+            path: args.source.clone(),
+            message: "no such file or directory (a HOME, or OUT.parquet of a load)".into(),
+        });
+    }
+    let mut exit = ExitCode::Ok;
+    // a HOME loads into a temp dir that lives until the table is shown
+    let work;
+    let tables = if args.source.is_dir() {
+        if args.tables.is_some() {
+            return fail(&format!(
+                "{}: is a directory (a HOME); --tables goes with OUT.parquet",
+                args.source.display()
+            ));
+        }
+        work = match tempfile::Builder::new().prefix("nanoload-usage-").tempdir() {
+            Ok(w) => w,
+            Err(e) => return fail(&format!("temp dir: {e}")),
+        };
+        match usage::load_home(&args.source, work.path(), args.prices.as_deref()) {
+            Ok(summary) => {
+                for line in summary.stderr_lines(true) {
+                    eprintln!("{line}");
+                }
+                exit = summary.exit;
+            }
+            Err(e) => return fail(&e),
+        }
+        work.path().join("tables")
+    } else {
+        if args.prices.is_some() {
+            return fail(
+                &"--prices prices a HOME's load; an output's costs were priced by its load",
+            );
+        }
+        match &args.tables {
+            Some(t) => t.clone(),
+            None => {
+                return fail(&UsageError::Input {
+                    path: args.source.clone(),
+                    message: "the calls are in the load's side tables: give --tables DIR (the --tables of the load), or a HOME to load now".into(),
+                });
+            }
+        }
+    };
+    let q = Query {
+        view: args.by,
+        since: args.since,
+        until: args.until,
+        zone: args.timezone.clone().unwrap_or(Zone::Local),
+    };
+    let shown = usage::open(&tables).and_then(|c| usage::usage(&c, &q));
+    let u = match shown {
+        Ok(u) => u,
+        Err(e) => return fail(&e),
+    };
+    let text = if args.json {
+        usage::json(&u)
+    } else {
+        usage::table(
+            &u,
+            Layout {
+                width: terminal_width(),
+            },
+        )
+    };
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
+        return std::process::ExitCode::from(ExitCode::Failed as u8);
+    }
+    std::process::ExitCode::from(exit as u8)
+}
+
+/// The width a table must fit: the terminal's when stdout is one, else
+/// `COLUMNS` when set, else none (a pipe takes every column).
+fn terminal_width() -> Option<usize> {
+    let term = console::Term::stdout();
+    if term.is_term() {
+        let (_, cols) = term.size();
+        return Some(usize::from(cols));
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|c| *c > 0)
+}
+
 fn main() -> std::process::ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "report") {
-        return report_main();
+    match std::env::args_os().nth(1) {
+        Some(a) if a == "report" => return report_main(),
+        Some(a) if a == "usage" => return usage_main(),
+        _ => {}
     }
     tune_allocator();
     let args = Args::parse();
     if args.options.no_redact {
         eprintln!(
             "nanoload: warning: --no-redact: secrets in chat text and native values are written verbatim; keep the output private"
+        );
+    }
+    if let Some(out) = args.options.out.as_ref().filter(|o| {
+        !o.extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("parquet"))
+    }) {
+        eprintln!(
+            "nanoload: warning: {} does not end in .parquet; it is written as a Parquet file all the same",
+            out.display()
         );
     }
     match run(&args.options) {

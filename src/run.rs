@@ -45,14 +45,46 @@ pub enum RunError {
     /// replaced and the others not (exit code 3).
     #[error(transparent)]
     Commit(#[from] CommitError),
+    /// HOME holds no store of either agent: nothing to load (exit code 4).
+    #[error("{}: no agent state found{}", home.display(), no_stores_hint(home))]
+    NoStores { home: std::path::PathBuf },
+}
+
+/// Where nanoload looked, and what HOME should be instead when it is an
+/// agent's own directory.
+fn no_stores_hint(home: &Path) -> String {
+    let name = home
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = home
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let instead = if name.starts_with(".nanobot") {
+        format!(
+            "; {name} is a nanobot instance itself: give the directory that holds it ({parent})"
+        )
+    } else if name == "data" && home.join("v2.db").is_file() {
+        format!(
+            "; this is a nanoclaw install's data directory: give the install root ({parent}) or a directory above it"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        " (nanoload reads nanobot instances, the .nanobot* directories directly under HOME, and nanoclaw install roots, directories under HOME holding data/v2.db){instead}"
+    )
 }
 
 impl RunError {
     /// The process exit code: 3 when the outputs are partly this run's
-    /// ([`crate::sink::PartialCommit`]), else 2 (nothing written).
+    /// ([`crate::sink::PartialCommit`]), 4 when HOME holds no store, else 2
+    /// (nothing written).
     pub fn exit_code(&self) -> ExitCode {
         match self {
             RunError::Commit(CommitError::Partly(_)) => ExitCode::PartlyReplaced,
+            RunError::NoStores { .. } => ExitCode::NoStores,
             _ => ExitCode::Failed,
         }
     }
@@ -77,6 +109,11 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let progress = Progress::start(opts.progress_shown());
 
     let discovery = t.time("discover", || discover(&config.home, config.follow_links))?;
+    if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
+        return Err(RunError::NoStores {
+            home: opts.home.clone(),
+        });
+    }
     let load_id = discovery.load_id(&config.load_options);
     test_pause("discovered");
     let ex = &config.extract;

@@ -36,6 +36,9 @@ pub enum ExitCode {
     /// passed and others had succeeded; stderr lists each output as `new`
     /// (this run's) or `old` (as before the run).
     PartlyReplaced = 3,
+    /// Nothing written: HOME holds no store of either agent (the error says
+    /// where nanoload looked).
+    NoStores = 4,
 }
 
 /// Counts per source kind.

@@ -9,8 +9,10 @@ use crate::common::*;
 
 #[test]
 fn help_explains_every_flag() -> TestResult {
+    // wrapped to the width given (a terminal's, here COLUMNS)
     let o = assert_cmd::Command::cargo_bin("nanoload")?
         .arg("--help")
+        .env("COLUMNS", "100")
         .output()?;
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("help", String::from_utf8_lossy(&o.stdout));
@@ -28,6 +30,15 @@ fn bad_arguments_exit_2_with_one_line() -> TestResult {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(err.starts_with("error: invalid value '2' for '--utc-offset <±HH:MM>': \"2\" is not an offset of the form +HH:MM or -HH:MM"), "{err}");
+    // a well-formed offset out of range says so
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg(fixture("nanobot/home-a"))
+        .arg("/tmp/x.parquet")
+        .arg("--utc-offset=+25:00")
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.starts_with("error: invalid value '+25:00' for '--utc-offset <±HH:MM>': \"+25:00\" is out of range: an offset runs from -14:00 to +14:00, minutes below 60"), "{err}");
     let dir = tempfile::tempdir()?;
     let o = assert_cmd::Command::cargo_bin("nanoload")?
         .arg(fixture("nanobot/home-a"))
@@ -119,9 +130,27 @@ fn timings_name_every_phase_in_order() -> TestResult {
 fn report_help_explains_every_argument() -> TestResult {
     let o = assert_cmd::Command::cargo_bin("nanoload")?
         .args(["report", "--help"])
+        .env("COLUMNS", "100")
         .output()?;
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("report_help", String::from_utf8_lossy(&o.stdout));
+    Ok(())
+}
+
+/// `nanoload usage --help`: every argument, the views, the examples; no
+/// line wider than the 80 columns given.
+#[test]
+fn usage_help_explains_every_argument() -> TestResult {
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .args(["usage", "--help"])
+        .env("COLUMNS", "80")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&o.stdout);
+    for line in help.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+    insta::assert_snapshot!("usage_help", help);
     Ok(())
 }
 
@@ -159,7 +188,7 @@ fn report_bad_arguments_exit_2_and_a_home_named_report_loads_as_dot_slash() -> T
         "{err}"
     );
 
-    std::fs::create_dir(dir.path().join("report"))?;
+    crate::common::copy_tree(&fixture("nanoclaw/home-cc"), &dir.path().join("report"))?;
     let o = assert_cmd::Command::cargo_bin("nanoload")?
         .current_dir(dir.path())
         .args(["./report", "out.parquet"])
@@ -245,5 +274,73 @@ fn load_id_names_every_option_that_changes_the_output() -> TestResult {
     ] {
         assert_eq!(id(&args)?, default, "{args:?}");
     }
+    Ok(())
+}
+
+/// A HOME without agent state is refused: exit 4, one line naming HOME and
+/// where nanoload looks, nothing written; given an agent's own directory
+/// (`~/.nanobot`, a nanoclaw install's `data/`) the line names the
+/// directory to give instead.
+#[test]
+fn a_home_without_agent_state_exits_4_and_says_where_nanoload_looked() -> TestResult {
+    let looked = "(nanoload reads nanobot instances, the .nanobot* directories directly under HOME, and nanoclaw install roots, directories under HOME holding data/v2.db)";
+    let empty = tempfile::tempdir()?;
+    let a = fixture("nanobot/home-a");
+    let cc = fixture("nanoclaw/home-cc");
+    let cases = [
+        (empty.path().to_path_buf(), String::new()),
+        (
+            a.join(".nanobot"),
+            format!(
+                "; .nanobot is a nanobot instance itself: give the directory that holds it ({})",
+                a.display()
+            ),
+        ),
+        (
+            cc.join("data"),
+            format!(
+                "; this is a nanoclaw install's data directory: give the install root ({}) or a directory above it",
+                cc.display()
+            ),
+        ),
+    ];
+    for (home, instead) in cases {
+        let out = tempfile::tempdir()?;
+        let o = assert_cmd::Command::cargo_bin("nanoload")?
+            .arg(&home)
+            .arg(out.path().join("out.parquet"))
+            .output()?;
+        assert_eq!(o.status.code(), Some(4), "{}", home.display());
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!(
+                "nanoload: error: {}: no agent state found {looked}{instead}\n",
+                home.display()
+            )
+        );
+        assert_eq!(std::fs::read_dir(out.path())?.count(), 0, "written");
+    }
+    Ok(())
+}
+
+/// OUT without `.parquet` loads as usual, with one warning line first.
+#[test]
+fn an_out_not_ending_in_parquet_is_written_with_a_warning() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("out.db");
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg(fixture("nanoclaw/home-cc"))
+        .arg(&out)
+        .arg("--quiet")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "nanoload: warning: {} does not end in .parquet; it is written as a Parquet file all the same\n",
+            out.display()
+        )
+    );
+    assert!(std::fs::read(&out)?.starts_with(b"PAR1"));
     Ok(())
 }

@@ -260,6 +260,16 @@ pub fn copy_home(src: &Path) -> Result<tempfile::TempDir, Box<dyn std::error::Er
     Ok(dir)
 }
 
+/// A home of both agents: `fixtures/nanobot/home-a` (its `.nanobot*`) with
+/// `fixtures/nanoclaw/home-cc` as the nanoclaw install root `nanoclaw/`,
+/// each as its agent wrote it.
+pub fn mixed_home() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = copy_home(&fixture("nanobot/home-a"))?;
+    std::fs::remove_file(dir.path().join("EXPECTED.md"))?;
+    copy_tree(&fixture("nanoclaw/home-cc"), &dir.path().join("nanoclaw"))?;
+    Ok(dir)
+}
+
 /// Every value of every table, decoded and rendered as text, as one string.
 pub fn all_text(c: &Connection, tables: &[&str]) -> Result<String, duckdb::Error> {
     let mut s = String::new();

@@ -99,26 +99,205 @@ fn a_nanoclaw_sessions_claude_code_usage_is_priced() -> TestResult {
         r.rows(
             "SELECT session_id, transcript_turns_with_usage, llm_calls, cost_usd FROM sessions"
         )?,
-        strs(&[&["sess-1800000000110-cccccc", "5", "NULL", "0.0119055"]])
+        strs(&[&["sess-1800000000110-cccccc", "5", "5", "0.0119055"]])
+    );
+    // each counted response is an llm_calls row, in nanobot's terms: input
+    // with the cache reads and writes (EXPECTED-home-cc.md: msg_A's larger
+    // copy, line 4; msg_B from the first file naming it), priced at Claude
+    // Sonnet 4.5's 3e-6 / 15e-6 / 3e-7 / 3.75e-6 per token
+    assert_eq!(
+        r.rows(
+            "SELECT agent, regexp_extract(source_path, '[^/]+$'), id, started_at_ms, provider,
+                    model, finish_reason, input_tokens, output_tokens, total_tokens,
+                    cache_read_tokens, cache_write_tokens, cost_usd, message_id, request_id,
+                    session_id, duration_ms, source
+             FROM llm_calls ORDER BY started_at_ms"
+        )?,
+        strs(&[
+            &[
+                "nanoclaw",
+                "3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e.jsonl.rotated-1772719200000",
+                "2",
+                "1772719202000",
+                "anthropic",
+                "claude-sonnet-4-5-20250929",
+                "end_turn",
+                "105",
+                "20",
+                "125",
+                "0",
+                "100",
+                "0.00069",
+                "msg_Z",
+                "req_Z",
+                "sess-1800000000110-cccccc",
+                "NULL",
+                "NULL"
+            ],
+            &[
+                "nanoclaw",
+                "3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e.jsonl",
+                "4",
+                "1772719802500",
+                "anthropic",
+                "claude-sonnet-4-5-20250929",
+                "tool_use",
+                "3003",
+                "96",
+                "3099",
+                "2000",
+                "1000",
+                "0.005799",
+                "msg_A",
+                "req_A",
+                "sess-1800000000110-cccccc",
+                "NULL",
+                "NULL"
+            ],
+            &[
+                "nanoclaw",
+                "agent-a1b2c3d4.jsonl",
+                "2",
+                "1772719814000",
+                "anthropic",
+                "claude-sonnet-4-5-20250929",
+                "end_turn",
+                "707",
+                "30",
+                "737",
+                "400",
+                "300",
+                "0.001716",
+                "msg_E",
+                "req_E",
+                "sess-1800000000110-cccccc",
+                "NULL",
+                "NULL"
+            ],
+            &[
+                "nanoclaw",
+                "3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e.jsonl",
+                "6",
+                "1772719818000",
+                "anthropic",
+                "claude-sonnet-4-5-20250929",
+                "end_turn",
+                "3052",
+                "41",
+                "3093",
+                "3000",
+                "50",
+                "0.0017085",
+                "msg_B",
+                "req_B",
+                "sess-1800000000110-cccccc",
+                "NULL",
+                "NULL"
+            ],
+            &[
+                "nanoclaw",
+                "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl",
+                "4",
+                "1772721005000",
+                "anthropic",
+                "claude-sonnet-4-5-20250929",
+                "end_turn",
+                "3164",
+                "55",
+                "3219",
+                "3100",
+                "60",
+                "0.001992",
+                "msg_F",
+                "req_F",
+                "sess-1800000000110-cccccc",
+                "NULL",
+                "NULL"
+            ],
+        ])
+    );
+    // so the session's token columns are its calls' sums
+    assert_eq!(
+        r.rows(
+            "SELECT input_tokens, output_tokens, total_tokens, cache_read_tokens,
+                    cache_write_tokens FROM sessions"
+        )?,
+        strs(&[&["10031", "242", "10273", "8500", "1510"]])
     );
     Ok(())
 }
 
-/// `--prices FILE` replaces the table: here it prices Claude Sonnet 4.5
-/// only (input 1e-6, output 2e-6, cache read 1e-7), so home-a's
-/// claude-haiku-4.5 and gpt-5.4-mini calls cost NULL — never 0 — each model
-/// named by one warning, and a session holding such a call costs NULL.
+/// A home of both agents: `llm_calls` holds nanobot's calls exactly as a
+/// load of the nanobot home alone writes them, and nanoclaw's responses
+/// exactly as a load of the nanoclaw home alone; each session's token and
+/// cost columns are its own agent's calls summed.
 #[test]
-fn an_unknown_model_costs_null_and_is_named_once() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let prices = dir.path().join("prices.json");
+fn llm_calls_holds_both_agents_usage_on_a_mixed_home() -> TestResult {
+    let home = crate::common::mixed_home()?;
+    let mixed = run_home(home.path(), &[])?;
+    // home-a's torn line and bad record (EXPECTED.md)
+    assert_eq!(mixed.code(), Some(1), "{}", mixed.stderr());
+    // the nanoclaw root's path (its instance, and so its session_uids)
+    // differs: `.` alone, `nanoclaw` in the mixed home
+    let all = "SELECT * EXCLUDE (source_path, instance, session_uid),
+                      regexp_replace(source_path, '^nanoclaw/', ''),
+                      CASE WHEN agent = 'nanobot' THEN instance || session_uid END
+               FROM llm_calls WHERE agent = '{}' ORDER BY ALL";
+    for (agent, alone) in [
+        ("nanobot", "nanobot/home-a"),
+        ("nanoclaw", "nanoclaw/home-cc"),
+    ] {
+        let one = run_home(&fixture(alone), &[])?;
+        let q = all.replace("{}", agent);
+        let want = one.rows(&q)?;
+        assert!(!want.is_empty(), "{agent}");
+        assert_eq!(mixed.rows(&q)?, want, "{agent}");
+        assert_eq!(
+            one.rows(
+                "SELECT count(*) FROM llm_calls WHERE agent <> '{}'"
+                    .replace("{}", agent)
+                    .as_str()
+            )?,
+            strs(&[&["0"]])
+        );
+    }
+    assert_eq!(
+        mixed.rows(
+            "SELECT s.agent, count(*) FROM sessions s
+             WHERE s.llm_calls = (SELECT count(*) FROM llm_calls l WHERE l.session_uid = s.session_uid)
+               AND s.input_tokens IS NOT DISTINCT FROM
+                   (SELECT sum(input_tokens) FROM llm_calls l WHERE l.session_uid = s.session_uid)
+             GROUP BY ALL ORDER BY ALL"
+        )?,
+        mixed.rows("SELECT agent, count(*) FROM sessions GROUP BY ALL ORDER BY ALL")?
+    );
+    Ok(())
+}
+
+/// A price file pricing Claude Sonnet 4.5 alone (input 1e-6, output 2e-6,
+/// cache read 1e-7), written in `dir`; its path.
+fn sonnet_only_prices(dir: &std::path::Path) -> Result<String, std::io::Error> {
+    let prices = dir.join("prices.json");
     std::fs::write(
         &prices,
         r#"{"models": {"claude-sonnet-4-5": {"provider": "anthropic", "input": 1e-06,
             "output": 2e-06, "cache_read": 1e-07, "cache_write": null}}}"#,
     )?;
-    let prices_arg = prices.to_string_lossy().into_owned();
-    let r = run_home(&fixture("nanobot/home-a"), &["--prices", &prices_arg])?;
+    Ok(prices.to_string_lossy().into_owned())
+}
+
+/// `--prices FILE --prices-replace` replaces the table: here it prices
+/// Claude Sonnet 4.5 only (input 1e-6, output 2e-6, cache read 1e-7), so home-a's
+/// claude-haiku-4.5 and gpt-5.4-mini calls cost NULL — never 0 — each model
+/// named by one warning, and a session holding such a call costs NULL.
+#[test]
+fn an_unknown_model_costs_null_and_is_named_once() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let prices_arg = sonnet_only_prices(dir.path())?;
+    let r = run_home(
+        &fixture("nanobot/home-a"),
+        &["--prices", &prices_arg, "--prices-replace"],
+    )?;
     assert_eq!(r.code(), Some(1), "{}", r.stderr()); // warnings keep the exit code
     assert_eq!(
         r.rows(
@@ -180,6 +359,59 @@ fn an_unknown_model_costs_null_and_is_named_once() -> TestResult {
             &[".nanobot", "telegram:48213377", "0.0094376"],
             &[".nanobot-work", "slack:C0WORK7", "NULL"],
         ])
+    );
+    Ok(())
+}
+
+/// `--prices FILE` is laid over the built-in table: a model the file names
+/// takes its prices, every other keeps the built-in ones.
+#[test]
+fn a_price_file_is_laid_over_the_builtin_table() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let prices_arg = sonnet_only_prices(dir.path())?;
+    let over = run_home(&fixture("nanobot/home-a"), &["--prices", &prices_arg])?;
+    let builtin = run_home(&fixture("nanobot/home-a"), &[])?;
+    let by_model = "SELECT provider, model, count(*), count(cost_usd), min(cost_usd) FROM llm_calls
+                    GROUP BY ALL ORDER BY ALL";
+    let (o, b) = (over.rows(by_model)?, builtin.rows(by_model)?);
+    // the model the file names takes its prices (the cached call 2 as in
+    // an_unknown_model_costs_null_and_is_named_once); the others keep the
+    // built-in ones, and no model is unpriced
+    assert_eq!(
+        o[2],
+        [
+            "openrouter",
+            "anthropic/claude-sonnet-4.5",
+            "22",
+            "22",
+            "0.0007856"
+        ]
+    );
+    assert_eq!(o[..2], b[..2]);
+    assert_eq!(o[0][3], "6");
+    assert_eq!(
+        over.one("SELECT count(*) FROM diagnostics WHERE code = 'price_unknown'")?,
+        "0"
+    );
+    Ok(())
+}
+
+/// `--prices-replace` without `--prices` is refused by clap (exit 2).
+#[test]
+fn prices_replace_needs_a_price_file() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg(fixture("nanobot/home-a"))
+        .arg(dir.path().join("o.parquet"))
+        .arg("--prices-replace")
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(
+            "error: the following required arguments were not provided:\n  --prices <FILE>"
+        ),
+        "{err}"
     );
     Ok(())
 }

@@ -19,4 +19,5 @@ mod notebook; // examples/analysis.ipynb run headless on fresh output; its total
 mod progress; // --progress in a pseudo-terminal and without one; --summary-json against the tables
 mod realwriter; // homes nanobot's own code wrote, checked against its own readers
 mod report; // `nanoload report` of every fixture home in headless Chromium: charts equal the outputs
-mod secrets; // no secret in any output byte: the corpus planted by nanobot, nanoclaw's credential fields
+mod secrets;
+mod usage; // `nanoload usage`: each view of each fixture home, totals against SQL, widths, refusals // no secret in any output byte: the corpus planted by nanobot, nanoclaw's credential fields

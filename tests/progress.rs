@@ -323,7 +323,9 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
         "SELECT source_kind, sum(rows) FROM sources GROUP BY 1",
     )?;
     let mut out = pairs(&run, "SELECT source_kind, count(*) FROM events GROUP BY 1")?;
-    let calls: u64 = run.one("SELECT count(*) FROM llm_calls")?.parse()?;
+    let calls: u64 = run
+        .one("SELECT count(*) FROM llm_calls WHERE agent = 'nanobot'")?
+        .parse()?;
     if calls > 0 {
         out.insert("nanobot.llm_usage".into(), calls);
     }

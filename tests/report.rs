@@ -283,7 +283,7 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
         );
         let nc = query(
             &c,
-            &format!("SELECT count(*), {cost} FROM sessions WHERE agent = 'nanoclaw'"),
+            &format!("SELECT count(*), {cost} FROM llm_calls WHERE agent = 'nanoclaw'"),
         )?;
         if nc[0][0] != "0" {
             e.facts.insert("nanoclaw_cost_usd", nc[0][1].clone());

@@ -150,12 +150,7 @@ fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, Re
             "is a directory; name the HTML file to write".into(),
         ));
     }
-    let conn = Connection::open_in_memory()?;
-    conn.execute_batch(
-        "SET autoinstall_known_extensions = false;
-         SET autoload_known_extensions = false;
-         SET enable_progress_bar = false;",
-    )?;
+    let conn = crate::engine::reader()?;
     conn.execute_batch(&format!(
         "CREATE VIEW events AS SELECT * FROM read_parquet({});",
         sql_str(out)

@@ -218,10 +218,11 @@ pub(super) fn tokens(
     p.section(
         "tokens",
         "Tokens and cost",
-        "nanobot's LLM calls (<code>llm_calls</code>) per UTC day of <code>started_at</code> and \
-         per provider and model. nanobot's input tokens include the cached ones. Cost is the sum \
-         of the priced calls (USD); a model the price table does not know costs \
-         <code>unknown</code>, never 0, and its calls are counted as unpriced.",
+        "The LLM calls of both agents (<code>llm_calls</code>: nanobot's <code>llm_usage</code> \
+         rows and nanoclaw's Claude Code responses with counted usage) per UTC day of \
+         <code>started_at</code> and per provider and model. Input tokens include the cached \
+         ones. Cost is the sum of the priced calls (USD); a model the price table does not know \
+         costs <code>unknown</code>, never 0, and its calls are counted as unpriced.",
     );
     if !have_tables {
         p.missing("llm_calls", "Tokens and cost");
@@ -330,13 +331,15 @@ pub(super) fn tokens(
     )?;
     let nc = fetch(
         conn,
-        &["sessions", "priced", "cost_usd"],
-        &format!("SELECT count(*), count(cost_usd), {COST} FROM sessions WHERE agent = 'nanoclaw'"),
+        &["calls", "priced", "cost_usd"],
+        &format!(
+            "SELECT count(*), count(cost_usd), {COST} FROM llm_calls WHERE agent = 'nanoclaw'"
+        ),
     )?;
     if let Some(r) = nc.rows.first().filter(|r| r[0] != "0") {
         p.note(&format!(
-            "nanoclaw: Claude Code usage is not in <code>llm_calls</code>; <code>sessions.cost_usd</code> \
-             prices it: {} nanoclaw sessions, {} with a cost, together <span data-fact=\"nanoclaw_cost_usd\">{}</span> USD.",
+            "nanoclaw: {} Claude Code responses with counted usage, {} of them priced, together \
+             <span data-fact=\"nanoclaw_cost_usd\">{}</span> USD.",
             esc(&r[0]),
             esc(&r[1]),
             esc(&r[2])
@@ -411,7 +414,7 @@ pub(super) fn duplicates(
                FROM sources GROUP BY source_kind),
              o AS (
                SELECT source_kind, count(*) AS n FROM events GROUP BY source_kind
-               UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls),
+               UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls WHERE agent = 'nanobot'),
              f AS (
                SELECT count(*) AS n FROM events
                WHERE source_kind = 'nanoclaw.outbound'

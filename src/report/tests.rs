@@ -27,10 +27,10 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
                 tool_name, source_kind, source_role, native, load_id)) TO {};
          COPY (SELECT 'nanobot' AS agent, 'cli:<b>&x' AS session_id, false AS secondary_only,
                CAST(NULL AS DOUBLE) AS cost_usd) TO {};
-         COPY (SELECT * FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE),
-                                     (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5))
+         COPY (SELECT * FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot'),
+                                     (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot'))
                AS t(started_at_ms, provider, model, input_tokens, output_tokens,
-                    cache_read_tokens, cache_write_tokens, cost_usd)) TO {};
+                    cache_read_tokens, cache_write_tokens, cost_usd, agent)) TO {};
          COPY (SELECT '.nanobot' AS instance, DATE '2026-10-01' AS first_day,
                DATE '2026-10-01' AS last_day, 120 AS offset_minutes, 3 AS pairs,
                1.0 AS agreement) TO {};

@@ -37,7 +37,8 @@ fn sessions_count_rows_and_calls_and_flag_sessions_only_copies_hold() -> Res {
         )?,
         vec![
             "cli:old | 1 | 1 | false | true | 0 | NULL | NULL",
-            "s1 | 4 | 0 | true | false | NULL | NULL | claude:c1",
+            // a nanoclaw session without counted usage: 0 calls, no tokens
+            "s1 | 4 | 0 | true | false | 0 | NULL | claude:c1",
             "websocket:c1 | 4 | 2 | true | false | 1 | 100 | NULL",
         ]
     );
@@ -198,8 +199,9 @@ fn sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage() -> Res 
                  FROM sessions ORDER BY session_id"
         )?,
         vec![
-            "s1 | NULL | 2 | 0.002418",
-            "s2 | NULL | 1 | NULL",
+            // each counted response is a call of its session (V017)
+            "s1 | 2 | 2 | 0.002418",
+            "s2 | 1 | 1 | NULL",
             "websocket:c1 | 2 | NULL | 0.009705",
         ]
     );
@@ -210,8 +212,15 @@ fn sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage() -> Res 
     );
     let calls = columns(&h, "llm_calls")?;
     assert_eq!(
-        calls[calls.len() - 3..],
-        ["cost_usd", "started_at_local", "utc_offset_minutes"]
+        calls[calls.len() - 6..],
+        [
+            "cost_usd",
+            "started_at_local",
+            "utc_offset_minutes",
+            "agent",
+            "message_id",
+            "request_id"
+        ]
     );
     assert_eq!(
         h.rows("SELECT agent, message FROM diagnostics WHERE code = 'price_unknown' ORDER BY ALL")?,

@@ -1,0 +1,411 @@
+//! `nanoload usage`: what both agents' LLM calls cost, per local day, week,
+//! month, session or model, in the terminal or as JSON.
+//!
+//! ```text
+//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (+ sessions.parquet)
+//! nanoload usage HOME                       a load into a private temp dir, removed after
+//!
+//! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
+//! Code responses with counted usage)
+//!   └─ local time t: started_at_local (the derived offsets), or the UTC
+//!      time where the instance has none (counted and said), or the
+//!      instant in --timezone ZONE
+//!        └─ one row per key (day | week from Monday | month | session |
+//!           provider/model): calls, tokens, priced cost, unpriced calls;
+//!           then TOTAL over every row shown
+//! ```
+//!
+//! Same input, same output: every query is fully ordered and costs are
+//! summed as exact decimals. A group whose calls are all unpriced costs
+//! `unknown`, never 0 (`render`).
+
+use std::path::{Path, PathBuf};
+
+use chrono::{NaiveDate, TimeZone};
+use duckdb::Connection;
+
+use crate::engine::sql_str;
+
+mod render;
+#[cfg(test)]
+mod tests;
+
+pub use render::{Layout, json, table};
+
+/// What one row groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum View {
+    /// One row per local day.
+    #[value(alias = "day")]
+    Daily,
+    /// One row per local week, from Monday.
+    #[value(alias = "week")]
+    Weekly,
+    /// One row per local month.
+    #[value(alias = "month")]
+    Monthly,
+    /// One row per session (calls in no session: one row).
+    Session,
+    /// One row per provider and model.
+    Model,
+}
+
+impl View {
+    /// The name of the key column (and of its JSON field).
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Daily => "day",
+            View::Weekly => "week_from",
+            View::Monthly => "month",
+            View::Session => "session",
+            View::Model => "model",
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Daily => "daily",
+            View::Weekly => "weekly",
+            View::Monthly => "monthly",
+            View::Session => "session",
+            View::Model => "model",
+        }
+    }
+}
+
+/// The clock the calls are placed on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Zone {
+    /// The host's local time, from the offsets the load derived.
+    Local,
+    /// A fixed offset from UTC, in minutes (`UTC`, `+05:30`).
+    Fixed(i32),
+    /// A named zone of the tz database (`Europe/Berlin`), DST included.
+    Named(chrono_tz::Tz),
+}
+
+impl Zone {
+    /// `UTC`, `Z`, `+HH:MM`/`-HH:MM` or a tz database name.
+    pub fn parse(s: &str) -> Result<Zone, String> {
+        if s.eq_ignore_ascii_case("utc") || s == "Z" {
+            return Ok(Zone::Fixed(0));
+        }
+        if s.starts_with(['+', '-']) {
+            return crate::config::parse_offset(s).map(Zone::Fixed);
+        }
+        s.parse::<chrono_tz::Tz>().map(Zone::Named).map_err(|_| {
+            format!("{s:?} is no time zone: give UTC, an offset (+05:30) or a tz database name (Europe/Berlin)")
+        })
+    }
+    pub fn label(&self) -> String {
+        match self {
+            Zone::Local => "local (derived offsets)".into(),
+            Zone::Fixed(0) => "UTC".into(),
+            Zone::Fixed(m) => format!(
+                "UTC{}{:02}:{:02}",
+                if *m < 0 { '-' } else { '+' },
+                m.abs() / 60,
+                m.abs() % 60
+            ),
+            Zone::Named(tz) => tz.name().into(),
+        }
+    }
+}
+
+/// `YYYY-MM-DD` or `YYYYMMDD`.
+pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .or_else(|_| NaiveDate::parse_from_str(s, "%Y%m%d"))
+        .map_err(|_| format!("{s:?} is no date: give YYYY-MM-DD (or YYYYMMDD)"))
+}
+
+/// What to show.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub view: View,
+    /// First and last local date shown (inclusive).
+    pub since: Option<NaiveDate>,
+    pub until: Option<NaiveDate>,
+    pub zone: Zone,
+}
+
+/// One row of a view (and the TOTAL): sums over its calls. A token sum is
+/// `None` when no call of the group reported that count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The key as shown (`2026-03-01`; a week by its Monday; the session's id, the
+    /// model's `provider/model`); `None` for the TOTAL.
+    pub key: Option<String>,
+    /// Session view: agent, session_id, session_uid, first call's local
+    /// time; model view: agent, provider, model.
+    pub detail: Vec<(&'static str, Option<String>)>,
+    pub calls: i64,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
+    pub total_tokens: Option<i64>,
+    /// The priced calls' cost, 6 decimals, as DuckDB summed it exactly;
+    /// `None` when no call of the group has a price.
+    pub cost_usd: Option<String>,
+    pub unpriced_calls: i64,
+}
+
+/// A view over the calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Usage {
+    pub view: View,
+    pub zone: String,
+    pub since: Option<NaiveDate>,
+    pub until: Option<NaiveDate>,
+    pub rows: Vec<Row>,
+    pub total: Row,
+    /// Calls placed by their UTC time: their instance has no derived
+    /// offset (local zone only).
+    pub utc_placed: i64,
+    /// Calls without a start time: in no day, week or month (and left out
+    /// when --since or --until is given).
+    pub undated: i64,
+}
+
+/// Why no usage was shown (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error("{}: {message}", path.display())]
+    Input { path: PathBuf, message: String },
+    #[error("usage query failed: {0}")]
+    Query(String),
+    #[error("{0}")]
+    Load(String),
+}
+
+impl From<duckdb::Error> for UsageError {
+    fn from(e: duckdb::Error) -> UsageError {
+        UsageError::Query(crate::diag::one_line(&e.to_string()))
+    }
+}
+
+/// An in-memory DuckDB with `llm_calls` over `tables/llm_calls.parquet`.
+pub fn open(tables: &Path) -> Result<Connection, UsageError> {
+    let file = tables.join("llm_calls.parquet");
+    if !file.is_file() {
+        return Err(UsageError::Input {
+            path: file,
+            message: "no such file (the --tables DIR of a load holds llm_calls.parquet)".into(),
+        });
+    }
+    let conn = crate::engine::reader()?;
+    conn.execute_batch(&format!(
+        "CREATE VIEW llm_calls AS SELECT * FROM read_parquet({});
+         SELECT agent, session_uid, session_id, provider, model, started_at_ms, started_at_local,
+                input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+                total_tokens, cost_usd
+         FROM llm_calls LIMIT 0;",
+        sql_str(&file)
+    ))
+    .map_err(|e| UsageError::Input {
+        path: file.clone(),
+        message: format!(
+            "not an llm_calls table of this nanoload: {}",
+            crate::diag::one_line(&e.to_string())
+        ),
+    })?;
+    Ok(conn)
+}
+
+/// The local time of a call (`t`, a TIMESTAMP) and whether it is its UTC
+/// time for want of an offset (`utc_placed`), per zone. A named zone's
+/// offsets come from a table of the quarter hours the calls start in (every
+/// tz database transition falls on a quarter hour).
+fn placed(conn: &Connection, zone: &Zone) -> Result<String, UsageError> {
+    let utc = "make_timestamp(started_at_ms * 1000)";
+    Ok(match zone {
+        Zone::Local => format!(
+            "SELECT *, coalesce(started_at_local, {utc}) AS t,
+                    started_at_local IS NULL AND started_at_ms IS NOT NULL AS utc_placed
+             FROM llm_calls"
+        ),
+        Zone::Fixed(m) => {
+            format!("SELECT *, {utc} + to_minutes({m}) AS t, false AS utc_placed FROM llm_calls")
+        }
+        Zone::Named(tz) => {
+            conn.execute_batch(
+                "CREATE TEMP TABLE zone_slots (slot BIGINT, offset_minutes INTEGER)",
+            )?;
+            let slots: Vec<i64> = {
+                let mut s = conn.prepare(
+                    "SELECT DISTINCT started_at_ms // 900000 FROM llm_calls
+                     WHERE started_at_ms IS NOT NULL ORDER BY 1",
+                )?;
+                s.query_map([], |r| r.get(0))?
+                    .collect::<duckdb::Result<_>>()?
+            };
+            let mut app = conn.appender("zone_slots")?;
+            for slot in slots {
+                let at = chrono::DateTime::from_timestamp_millis(slot * 900_000)
+                    .map(|d| d.naive_utc())
+                    .unwrap_or_default();
+                let off = tz.offset_from_utc_datetime(&at);
+                let secs = chrono::Offset::fix(&off).local_minus_utc();
+                app.append_row(duckdb::params![slot, secs / 60])?;
+            }
+            drop(app);
+            format!(
+                "SELECT c.*, {utc} + to_minutes(z.offset_minutes) AS t, false AS utc_placed
+                 FROM llm_calls c
+                 LEFT JOIN zone_slots z ON z.slot = c.started_at_ms // 900000"
+            )
+        }
+    })
+}
+
+/// The sums of a group, in [`Row`]'s order after its key and detail.
+const SUMS: &str = "count(*), CAST(sum(input_tokens) AS BIGINT),
+    CAST(sum(output_tokens) AS BIGINT), CAST(sum(cache_read_tokens) AS BIGINT),
+    CAST(sum(cache_write_tokens) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
+    CAST(CAST(round(sum(cost_usd::DECIMAL(38, 12)), 6) AS DECIMAL(38, 6)) AS VARCHAR),
+    count(*) FILTER (WHERE cost_usd IS NULL)";
+
+/// The view `q` of the calls in `conn` ([`open`]).
+pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
+    let placed = placed(conn, &q.zone)?;
+    let mut filter = Vec::new();
+    if let Some(d) = q.since {
+        filter.push(format!("CAST(t AS DATE) >= DATE '{d}'"));
+    }
+    if let Some(d) = q.until {
+        filter.push(format!("CAST(t AS DATE) <= DATE '{d}'"));
+    }
+    let filter = if filter.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", filter.join(" AND "))
+    };
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP VIEW shown AS SELECT * FROM ({placed}) {filter}"
+    ))?;
+    // key, detail columns, group, order
+    let (key, detail, order): (&str, &[&'static str], &str) = match q.view {
+        View::Daily => ("strftime(t, '%Y-%m-%d')", &[], "1 NULLS LAST"),
+        View::Weekly => (
+            "strftime(date_trunc('week', t), '%Y-%m-%d')",
+            &[],
+            "1 NULLS LAST",
+        ),
+        View::Monthly => ("strftime(t, '%Y-%m')", &[], "1 NULLS LAST"),
+        View::Session => (
+            "session_uid",
+            &["agent", "session_id", "session_uid", "started"],
+            "min(t) NULLS LAST, 1 NULLS LAST",
+        ),
+        View::Model => (
+            "coalesce(provider || '/', '') || coalesce(model, '(none)')",
+            &["agent", "provider", "model"],
+            "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, coalesce(sum(total_tokens), 0) DESC, 1",
+        ),
+    };
+    let detail_sql = match q.view {
+        View::Session => {
+            "string_agg(DISTINCT agent, ',' ORDER BY agent), min(session_id), min(session_uid),
+             strftime(min(t), '%Y-%m-%d %H:%M')"
+        }
+        View::Model => "string_agg(DISTINCT agent, ',' ORDER BY agent), min(provider), min(model)",
+        _ => "",
+    };
+    let sep = if detail_sql.is_empty() { "" } else { "," };
+    let sql = format!(
+        "SELECT {key} AS k{sep} {detail_sql}, {SUMS} FROM shown GROUP BY k ORDER BY {order}"
+    );
+    let mut rows = read_rows(conn, &sql, detail)?;
+    if q.view == View::Session {
+        for r in &mut rows {
+            // the key shown: the session's id (its uid in the detail)
+            r.key = r.detail[1].1.clone().or(r.key.take());
+        }
+    }
+    let total = read_rows(
+        conn,
+        &format!(
+            "SELECT CAST(NULL AS VARCHAR){sep} {}, {SUMS} FROM shown",
+            blank(detail)
+        ),
+        detail,
+    )?
+    .pop()
+    .map(|mut t| {
+        t.detail.clear();
+        t
+    })
+    .ok_or_else(|| UsageError::Query("no TOTAL row".into()))?;
+    let count = |sql: &str| -> Result<i64, UsageError> {
+        Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))?)
+    };
+    Ok(Usage {
+        view: q.view,
+        zone: q.zone.label(),
+        since: q.since,
+        until: q.until,
+        rows,
+        total,
+        utc_placed: count("SELECT count(*) FILTER (WHERE utc_placed) FROM shown")?,
+        undated: count("SELECT count(*) FILTER (WHERE t IS NULL) FROM shown")?,
+    })
+}
+
+/// `NULL` for each detail column.
+fn blank(detail: &[&str]) -> String {
+    vec!["CAST(NULL AS VARCHAR)"; detail.len()].join(", ")
+}
+
+fn read_rows(
+    conn: &Connection,
+    sql: &str,
+    detail: &[&'static str],
+) -> Result<Vec<Row>, UsageError> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    let n = detail.len();
+    while let Some(r) = rows.next()? {
+        let mut d = Vec::with_capacity(n);
+        for (i, name) in detail.iter().enumerate() {
+            d.push((*name, r.get::<_, Option<String>>(1 + i)?));
+        }
+        let int = |i: usize| r.get::<_, Option<i64>>(1 + n + i);
+        out.push(Row {
+            key: r.get::<_, Option<String>>(0)?,
+            detail: d,
+            calls: int(0)?.unwrap_or(0),
+            input_tokens: int(1)?,
+            output_tokens: int(2)?,
+            cache_read_tokens: int(3)?,
+            cache_write_tokens: int(4)?,
+            total_tokens: int(5)?,
+            cost_usd: r.get::<_, Option<String>>(1 + n + 6)?,
+            unpriced_calls: int(7)?.unwrap_or(0),
+        });
+    }
+    Ok(out)
+}
+
+/// `nanoload usage HOME`: load HOME with the defaults (and `prices`) into
+/// `work` (a private temp dir), quietly; the load's tables are then read
+/// as any output's. The load's summary comes back: its stderr lines and
+/// exit code are the caller's to show.
+pub fn load_home(
+    home: &Path,
+    work: &Path,
+    prices: Option<&Path>,
+) -> Result<crate::summary::Summary, UsageError> {
+    let mut o = crate::config::Options::new(home, work.join("out.parquet"));
+    o.tables = Some(work.join("tables"));
+    o.prices = prices.map(Path::to_path_buf);
+    o.quiet = true;
+    crate::run::run(&o).map_err(|e| {
+        let mut msg = e.to_string();
+        for l in e.detail_lines() {
+            msg.push_str("\nnanoload: ");
+            msg.push_str(&l);
+        }
+        UsageError::Load(msg)
+    })
+}

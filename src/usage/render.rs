@@ -1,0 +1,407 @@
+//! A [`Usage`] as a terminal table (aligned columns, a TOTAL row, notes;
+//! no colour, no line wider than the width given) or as JSON.
+//!
+//! ```text
+//! day           calls      input    output  cache read  cache write      total     cost
+//! ──────────  ───────  ─────────  ────────  ──────────  ───────────  ─────────  ───────
+//! 2026-03-01        3     12,345       678       4,096            0     13,023    $0.01
+//! ──────────  ───────  ─────────  ────────  ──────────  ───────────  ─────────  ───────
+//! TOTAL             3     12,345       678       4,096            0     13,023    $0.01
+//! ```
+//!
+//! Too wide for the width: numbers compact first (`12.3K`), then cache
+//! write, cache read and total drop (a note names them), the key is cut to
+//! 24 characters with `…`, the session's start and the agent drop, and the
+//! key is cut further.
+
+use serde_json::{Map, Value, json};
+
+use super::{Row, Usage, View};
+
+/// How wide a table may be (`None`: no limit, e.g. a pipe).
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub width: Option<usize>,
+}
+
+/// Thousands separated: 1,234,567.
+fn thousands(n: i64) -> String {
+    let s = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// 1.2K, 34.5M, 1.2B (below 1 000 as it is).
+fn compact(n: i64) -> String {
+    let a = n.unsigned_abs() as f64;
+    let (v, unit) = if a >= 1e9 {
+        (a / 1e9, "B")
+    } else if a >= 1e6 {
+        (a / 1e6, "M")
+    } else if a >= 1e3 {
+        (a / 1e3, "K")
+    } else {
+        return thousands(n);
+    };
+    format!("{}{v:.1}{unit}", if n < 0 { "-" } else { "" })
+}
+
+/// USD to cents; below a cent to two significant digits ($0.0042).
+pub fn dollars(cost: &str) -> String {
+    let Ok(v) = cost.parse::<f64>() else {
+        return cost.to_string();
+    };
+    if v == 0.0 || v.abs() >= 0.01 {
+        let cents = format!("{:.2}", v.abs());
+        let (whole, frac) = cents.split_once('.').unwrap_or((&cents, "00"));
+        let whole = thousands(whole.parse::<i64>().unwrap_or(0));
+        return format!("{}${whole}.{frac}", if v < 0.0 { "-" } else { "" });
+    }
+    let mut d = 3;
+    while d < 8 && v.abs() * 10f64.powi(d) < 10.0 {
+        d += 1;
+    }
+    format!("${:.*}", d as usize, v)
+}
+
+/// A row's cost as shown: the priced sum, `+` when some calls have no
+/// price (their cost is not in it), `unknown` when none has.
+fn cost_cell(r: &Row) -> String {
+    match &r.cost_usd {
+        None => "unknown".into(),
+        Some(c) if r.unpriced_calls > 0 => format!("{}+", dollars(c)),
+        Some(c) => dollars(c),
+    }
+}
+
+struct Column {
+    head: &'static str,
+    right: bool,
+    /// Dropped when too wide, in this order (0: never).
+    drop: u8,
+    cells: Vec<String>,
+}
+
+impl Column {
+    /// Its widest cell or head, in characters.
+    fn width(&self) -> usize {
+        self.cells
+            .iter()
+            .map(|s| s.chars().count())
+            .chain([self.head.chars().count()])
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The table of `u` within `layout`'s width.
+pub fn table(u: &Usage, layout: Layout) -> String {
+    let mut all: Vec<&Row> = u.rows.iter().collect();
+    all.push(&u.total);
+    let n = u.rows.len();
+    let key_head = match u.view {
+        View::Daily => "day",
+        View::Weekly => "week from",
+        View::Monthly => "month",
+        View::Session => "session",
+        View::Model => "model",
+    };
+    let key_of = |r: &Row| match (&r.key, u.view) {
+        (Some(k), _) => k.clone(),
+        (None, View::Session) => "(no session)".into(),
+        (None, View::Model) => "(none)".into(),
+        (None, _) => "(no time)".into(),
+    };
+    let detail = |name: &str, r: &Row| {
+        r.detail
+            .iter()
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut keys: Vec<String> = u.rows.iter().map(key_of).collect();
+    keys.push("TOTAL".into());
+    let any_unpriced = u.total.unpriced_calls > 0;
+    let build = |fmt: &dyn Fn(i64) -> String| -> Vec<Column> {
+        let num = |head, drop, f: &dyn Fn(&Row) -> Option<i64>| Column {
+            head,
+            right: true,
+            drop,
+            cells: all.iter().map(|r| f(r).map_or("-".into(), fmt)).collect(),
+        };
+        let mut cols = vec![Column {
+            head: key_head,
+            right: false,
+            drop: 0,
+            cells: keys.clone(),
+        }];
+        // a detail of the rows, blank on TOTAL
+        let text = |head, drop| Column {
+            head,
+            right: false,
+            drop,
+            cells: all
+                .iter()
+                .take(n)
+                .map(|r| detail(head, r))
+                .chain([String::new()])
+                .collect(),
+        };
+        if matches!(u.view, View::Session | View::Model) {
+            cols.push(text("agent", 5));
+        }
+        if u.view == View::Session {
+            cols.push(text("started", 4));
+        }
+        cols.push(num("calls", 0, &|r| Some(r.calls)));
+        cols.push(num("input", 0, &|r| r.input_tokens));
+        cols.push(num("output", 0, &|r| r.output_tokens));
+        cols.push(num("cache read", 2, &|r| r.cache_read_tokens));
+        cols.push(num("cache write", 1, &|r| r.cache_write_tokens));
+        cols.push(num("total", 3, &|r| r.total_tokens));
+        cols.push(Column {
+            head: "cost",
+            right: true,
+            drop: 0,
+            cells: all.iter().map(|r| cost_cell(r)).collect(),
+        });
+        if any_unpriced {
+            cols.push(num("unpriced", 0, &|r| Some(r.unpriced_calls)));
+        }
+        cols
+    };
+    let width_of = |cols: &[Column]| -> usize {
+        cols.iter().map(Column::width).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+    };
+    let mut cols = build(&thousands);
+    let mut dropped: Vec<&'static str> = Vec::new();
+    let mut compacted = false;
+    if let Some(w) = layout.width {
+        if width_of(&cols) > w {
+            cols = build(&compact);
+            compacted = true;
+        }
+        // the token detail goes first, then the key is cut to 24
+        // characters, then the session's start and the agent go, then the
+        // key is cut further
+        for (level, floor) in [
+            (1, None),
+            (2, None),
+            (3, None),
+            (0, Some(24)),
+            (4, None),
+            (5, None),
+            (0, Some(6)),
+        ] {
+            if width_of(&cols) <= w {
+                break;
+            }
+            match floor {
+                Some(floor) => {
+                    let over = width_of(&cols) - w;
+                    cut_key(&mut cols[0], over, floor);
+                }
+                None => {
+                    if let Some(i) = cols.iter().position(|c| c.drop == level) {
+                        dropped.push(cols[i].head);
+                        cols.remove(i);
+                    }
+                }
+            }
+        }
+    }
+    let widths: Vec<usize> = cols.iter().map(Column::width).collect();
+    let line = |cells: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, (cell, c)) in cells.iter().zip(&cols).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            if c.right {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                if i + 1 < cols.len() {
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let rule = widths
+        .iter()
+        .map(|w| "─".repeat(*w))
+        .collect::<Vec<_>>()
+        .join("  ");
+    let mut out = String::new();
+    let since_until = match (u.since, u.until) {
+        (None, None) => String::new(),
+        (s, t) => format!(
+            " · {} to {}",
+            s.map_or("the first call".into(), |d| d.to_string()),
+            t.map_or("the last call".into(), |d| d.to_string())
+        ),
+    };
+    out.push_str(&fit(
+        &format!(
+            "nanoload usage · {} · {}{since_until}",
+            u.view.name(),
+            u.zone
+        ),
+        layout.width,
+    ));
+    out.push_str("\n\n");
+    out.push_str(&line(cols.iter().map(|c| c.head).collect()));
+    out.push('\n');
+    out.push_str(&rule);
+    out.push('\n');
+    for i in 0..=n {
+        if i == n {
+            out.push_str(&rule);
+            out.push('\n');
+        }
+        out.push_str(&line(cols.iter().map(|c| c.cells[i].as_str()).collect()));
+        out.push('\n');
+    }
+    let mut notes: Vec<String> = Vec::new();
+    if u.rows.is_empty() {
+        notes.push("No LLM calls in this range.".into());
+    }
+    notes.push(
+        "input counts the cached tokens (cache read, cache write); cost: the priced calls, in USD"
+            .into(),
+    );
+    if any_unpriced {
+        notes.push(format!(
+            "{} calls have no price: their cost is not in the sums (a cost marked + leaves some out; unknown: none priced)",
+            thousands(u.total.unpriced_calls)
+        ));
+    }
+    if u.utc_placed > 0 {
+        notes.push(format!(
+            "{} calls are placed by their UTC time: their instance has no derived offset (--timezone ZONE places every call)",
+            thousands(u.utc_placed)
+        ));
+    }
+    if u.undated > 0 && matches!(u.view, View::Daily | View::Weekly | View::Monthly) {
+        notes.push(format!(
+            "{} calls have no start time: row (no time)",
+            thousands(u.undated)
+        ));
+    }
+    if compacted {
+        notes.push("token counts compacted to fit (K thousand, M million, B billion)".into());
+    }
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "hidden to fit {} columns: {} (--json has every column)",
+            layout.width.unwrap_or(0),
+            dropped.join(", ")
+        ));
+    }
+    out.push('\n');
+    for note in notes {
+        out.push_str(&fit(&note, layout.width));
+        out.push('\n');
+    }
+    out
+}
+
+/// Cut the key column's cells by `over` characters, to no fewer than
+/// `floor` (nor its head's), each cut one ending in `…`.
+fn cut_key(key: &mut Column, over: usize, floor: usize) {
+    let kw = key
+        .cells
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    let keep = kw
+        .saturating_sub(over)
+        .max(floor)
+        .max(key.head.chars().count());
+    for c in &mut key.cells {
+        if c.chars().count() > keep {
+            *c = c.chars().take(keep - 1).chain(['…']).collect();
+        }
+    }
+}
+
+/// `s` wrapped at spaces to `width` (a word longer than it is cut).
+fn fit(s: &str, width: Option<usize>) -> String {
+    let Some(w) = width.filter(|w| *w > 0) else {
+        return s.to_string();
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ') {
+        let word: String = if word.chars().count() > w {
+            word.chars().take(w).collect()
+        } else {
+            word.to_string()
+        };
+        if cur.is_empty() {
+            cur = word;
+        } else if cur.chars().count() + 1 + word.chars().count() <= w {
+            cur.push(' ');
+            cur.push_str(&word);
+        } else {
+            lines.push(std::mem::take(&mut cur));
+            cur = word;
+        }
+    }
+    lines.push(cur);
+    lines.join("\n")
+}
+
+fn row_json(u: &Usage, r: &Row) -> Value {
+    let mut m = Map::new();
+    if r.key.is_some() || !r.detail.is_empty() {
+        m.insert(u.view.key().into(), json!(r.key));
+    }
+    for (k, v) in &r.detail {
+        if *k != "session_id" || u.view != View::Session {
+            m.insert((*k).into(), json!(v));
+        }
+    }
+    m.insert("calls".into(), json!(r.calls));
+    m.insert("input_tokens".into(), json!(r.input_tokens));
+    m.insert("output_tokens".into(), json!(r.output_tokens));
+    m.insert("cache_read_tokens".into(), json!(r.cache_read_tokens));
+    m.insert("cache_write_tokens".into(), json!(r.cache_write_tokens));
+    m.insert("total_tokens".into(), json!(r.total_tokens));
+    m.insert(
+        "cost_usd".into(),
+        r.cost_usd
+            .as_deref()
+            .and_then(|c| c.parse::<f64>().ok())
+            .map_or(Value::Null, |c| json!(c)),
+    );
+    m.insert("unpriced_calls".into(), json!(r.unpriced_calls));
+    Value::Object(m)
+}
+
+/// `u` as one JSON document: the rows, the totals and the notes as counts.
+pub fn json(u: &Usage) -> String {
+    let doc = json!({
+        "view": u.view.name(),
+        "timezone": u.zone,
+        "since": u.since.map(|d| d.to_string()),
+        "until": u.until.map(|d| d.to_string()),
+        "rows": u.rows.iter().map(|r| row_json(u, r)).collect::<Vec<_>>(),
+        "totals": row_json(u, &u.total),
+        "calls_placed_by_utc_time": u.utc_placed,
+        "calls_without_start_time": u.undated,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
