@@ -50,6 +50,56 @@ pub struct Counts {
     /// Rows dropped as duplicates per reason.
     pub drop_reasons: Vec<(String, u64)>,
     pub events: u64,
+    /// What the load holds in all (`--summary-json` `totals`).
+    pub totals: Totals,
+}
+
+/// Sums over LLM calls (`llm_calls` rows): the TOTAL of `nanoload usage`
+/// and of `--summary-json`. A token sum no call reported is `None`; the cost
+/// is the priced calls' exact sum (6 places), `None` when no call is priced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallSums {
+    pub calls: i64,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
+    pub total_tokens: Option<i64>,
+    pub cost_usd: Option<String>,
+    pub unpriced_calls: i64,
+}
+
+impl CallSums {
+    /// The aggregates, in field order, over a group of `llm_calls` rows.
+    pub const SQL: &str = "count(*), CAST(sum(input_tokens) AS BIGINT),
+        CAST(sum(output_tokens) AS BIGINT), CAST(sum(cache_read_tokens) AS BIGINT),
+        CAST(sum(cache_write_tokens) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
+        CAST(CAST(round(sum(cost_usd::DECIMAL(38, 12)), 6) AS DECIMAL(38, 6)) AS VARCHAR),
+        count(*) FILTER (WHERE cost_usd IS NULL)";
+
+    /// The sums of [`CallSums::SQL`] from column `at` of `r` on.
+    pub fn read(r: &duckdb::Row, at: usize) -> duckdb::Result<CallSums> {
+        Ok(CallSums {
+            calls: r.get(at)?,
+            input_tokens: r.get(at + 1)?,
+            output_tokens: r.get(at + 2)?,
+            cache_read_tokens: r.get(at + 3)?,
+            cache_write_tokens: r.get(at + 4)?,
+            total_tokens: r.get(at + 5)?,
+            cost_usd: r.get(at + 6)?,
+            unpriced_calls: r.get(at + 7)?,
+        })
+    }
+}
+
+/// The totals of a load: sessions, both agents' calls, the first and last
+/// event (`YYYY-MM-DDTHH:MM:SS.ffffffZ`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub sessions: u64,
+    pub calls: CallSums,
+    pub first_event_utc: Option<String>,
+    pub last_event_utc: Option<String>,
 }
 
 pub struct Engine {
@@ -206,7 +256,31 @@ impl Engine {
                 .first()
                 .map(|(_, n)| *n)
                 .unwrap_or(0),
+            totals: self.totals()?,
         })
+    }
+
+    fn totals(&self) -> Result<Totals, EngineError> {
+        let utc = |f: &str| {
+            format!(
+                "(SELECT strftime(CAST({f}(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ')
+                  FROM events)"
+            )
+        };
+        let q = format!(
+            "SELECT (SELECT count(*) FROM sessions), {}, {}, {} FROM llm_calls",
+            utc("min"),
+            utc("max"),
+            CallSums::SQL
+        );
+        Ok(self.conn.query_row(&q, [], |r| {
+            Ok(Totals {
+                sessions: r.get::<_, i64>(0)? as u64,
+                first_event_utc: r.get(1)?,
+                last_event_utc: r.get(2)?,
+                calls: CallSums::read(r, 3)?,
+            })
+        })?)
     }
 
     fn pairs(&self, q: &str) -> Result<Vec<(String, u64)>, EngineError> {

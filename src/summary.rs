@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::cache::CacheCounts;
 use crate::diag::{DiagCode, DiagKind, Diagnostic};
 use crate::discover::Discovery;
-use crate::engine::Counts;
+use crate::engine::{Counts, Totals};
 use crate::extract::Extraction;
 use crate::timings::Timings;
 
@@ -69,6 +69,8 @@ pub struct Summary {
     pub redactions: BTreeMap<String, u64>,
     /// How `--cache` was used.
     pub cache: Option<CacheCounts>,
+    /// Sessions, calls, tokens, cost, first and last event.
+    pub totals: Totals,
 }
 
 impl Summary {
@@ -143,6 +145,7 @@ impl Summary {
             timings,
             outputs,
             drop_reasons: counts.drop_reasons,
+            totals: counts.totals,
             redactions,
             cache: extraction.cache,
         }
@@ -167,6 +170,7 @@ impl Summary {
         let phases: Vec<Value> = (self.timings.phases.iter())
             .map(|(phase, d)| json!({"phase": phase, "seconds": d.as_secs_f64()}))
             .collect();
+        let c = &self.totals.calls;
         let mut v = json!({
             "version": crate::VERSION,
             "load_id": self.load_id,
@@ -180,6 +184,19 @@ impl Summary {
             "redactions": self.redactions,
             "timings": {"phases": phases, "total_seconds": self.timings.total.as_secs_f64()},
             "outputs": self.outputs.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+            "totals": {
+                "sessions": self.totals.sessions,
+                "llm_calls": c.calls,
+                "input_tokens": c.input_tokens,
+                "output_tokens": c.output_tokens,
+                "cache_read_tokens": c.cache_read_tokens,
+                "cache_write_tokens": c.cache_write_tokens,
+                "total_tokens": c.total_tokens,
+                "cost_usd": c.cost_usd.as_deref().and_then(|c| c.parse::<f64>().ok()),
+                "unpriced_calls": c.unpriced_calls,
+                "first_event_utc": self.totals.first_event_utc,
+                "last_event_utc": self.totals.last_event_utc,
+            },
         });
         if let (Some(c), Some(o)) = (self.cache, v.as_object_mut()) {
             let cache = json!({"reused": c.reused, "extracted": c.extracted,

@@ -474,3 +474,33 @@ pub fn fixture_secrets() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     }
     Ok(secrets)
 }
+
+/// The sums over `llm_calls` that `nanoload usage --json` and
+/// `--summary-json` report, in the order of SQL's `count(*),
+/// sum(input_tokens), …, round(sum(cost_usd), 6), count(*) - count(cost_usd)`.
+pub const CALL_SUMS: [&str; 8] = [
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "total_tokens",
+    "cost_usd",
+    "unpriced_calls",
+];
+
+/// The `fields` of a JSON object as a DuckDB row renders them: null as
+/// `NULL`, a string as it is, `cost_usd` to 6 places.
+pub fn json_cells(obj: &serde_json::Value, fields: &[&str]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|f| match &obj[*f] {
+            serde_json::Value::Null => "NULL".to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Number(n) if *f == "cost_usd" => {
+                format!("{:.6}", n.as_f64().unwrap_or(f64::NAN))
+            }
+            x => x.to_string(),
+        })
+        .collect()
+}

@@ -13,7 +13,7 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{Run, TestResult, copy_home, fixture, run_home};
+use crate::common::{CALL_SUMS, Run, TestResult, copy_home, fixture, json_cells, run_home};
 
 /// Run `nanoload HOME OUT --tables DIR [extra…]` with stderr on a
 /// pseudo-terminal of 50 rows × 250 columns (stdin and stdout: /dev/null),
@@ -313,6 +313,21 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
         j["events"],
         run.one("SELECT count(*) FROM events")?.parse::<u64>()?
     );
+    // totals: the tables' own sums (a token sum nothing reported is null, the
+    // cost null when no call is priced)
+    let mut fields = vec!["sessions", "llm_calls"];
+    fields.extend(&CALL_SUMS[1..]);
+    fields.extend(["first_event_utc", "last_event_utc"]);
+    let got = json_cells(&j["totals"], &fields);
+    let want = run.rows(
+        "SELECT (SELECT count(*) FROM sessions), count(*), sum(input_tokens), sum(output_tokens),
+                sum(cache_read_tokens), sum(cache_write_tokens), sum(total_tokens),
+                round(sum(cost_usd::DECIMAL(38, 12)), 6), count(*) - count(cost_usd),
+                (SELECT strftime(CAST(min(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ') FROM events),
+                (SELECT strftime(CAST(max(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ') FROM events)
+         FROM llm_calls",
+    )?;
+    assert_eq!(got, want[0], "totals");
 
     // per kind: stores and rows read from `sources`, rows out from events
     // (llm_calls for nanobot.llm_usage)

@@ -146,7 +146,8 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
         &["instance", "time_basis", "rows"],
         "SELECT instance, coalesce(time_basis, '(none)'), count(*) FROM events GROUP BY ALL ORDER BY ALL",
     )?;
-    let day = "CAST(DATE '1970-01-01' + CAST(started_at_ms // 86400000 AS INTEGER) AS VARCHAR)";
+    // a call's local day, its UTC day where its instance has no offset
+    let day = "CAST(CAST(coalesce(started_at_local, make_timestamp(started_at_ms * 1000)) AS DATE) AS VARCHAR)";
     let tokens = "count(*), sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)),
                   sum(coalesce(cache_read_tokens, 0)), sum(coalesce(cache_write_tokens, 0))";
     // exact decimal sums of the priced calls, to the micro-dollar; NULL: none priced
@@ -281,6 +282,58 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
             )?[0][0]
                 .clone(),
         );
+        // the cards at the top: SQL over the tables, shown as `nanoload
+        // usage` shows numbers
+        let g = query(
+            &c,
+            &format!(
+                "WITH c AS (SELECT *, {day} AS d FROM llm_calls),
+                 days AS (SELECT d, sum(CAST(cost_usd AS DECIMAL(38, 12))) AS usd FROM c
+                          WHERE d IS NOT NULL GROUP BY d)
+                 SELECT coalesce(CAST(round(sum(CAST(cost_usd AS DECIMAL(38, 12))), 6) AS VARCHAR), ''),
+                        coalesce(CAST(sum(total_tokens) AS VARCHAR), ''),
+                        (SELECT count(*) FROM sessions), count(DISTINCT d),
+                        coalesce(CAST(round(sum(CAST(cost_usd AS DECIMAL(38, 12))) / nullif(count(DISTINCT d), 0), 6) AS VARCHAR), ''),
+                        coalesce((SELECT d || '|' || CAST(round(usd, 6) AS VARCHAR) FROM days
+                                  WHERE usd IS NOT NULL ORDER BY usd DESC, d LIMIT 1), ''),
+                        coalesce(CAST(sum(cache_read_tokens) AS VARCHAR), ''),
+                        coalesce(CAST(sum(input_tokens) AS VARCHAR), ''),
+                        count(*) - count(cost_usd)
+                 FROM c"
+            ),
+        )?;
+        let g = &g[0];
+        let usd = |v: &str| {
+            if v.is_empty() {
+                "unknown".to_string()
+            } else {
+                nanoload::usage::dollars(v)
+            }
+        };
+        let n = |v: &str| {
+            v.parse::<i64>()
+                .map_or("-".to_string(), nanoload::usage::thousands)
+        };
+        e.facts.insert("total_cost", usd(&g[0]));
+        e.facts.insert("total_tokens", n(&g[1]));
+        e.facts.insert("sessions_total", n(&g[2]));
+        e.facts.insert("active_days", n(&g[3]));
+        e.facts.insert("cost_per_day", usd(&g[4]));
+        e.facts.insert(
+            "peak_day",
+            match g[5].split_once('|') {
+                Some((d, v)) => format!("{d} ({})", usd(v)),
+                None => "-".into(),
+            },
+        );
+        e.facts.insert(
+            "cache_hit_rate",
+            match (g[6].parse::<f64>(), g[7].parse::<f64>()) {
+                (Ok(r), Ok(i)) if i > 0.0 => format!("{:.1} %", 100.0 * r / i),
+                _ => "-".into(),
+            },
+        );
+        e.facts.insert("unpriced_calls", n(&g[8]));
         let nc = query(
             &c,
             &format!("SELECT count(*), {cost} FROM llm_calls WHERE agent = 'nanoclaw'"),
@@ -289,7 +342,13 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
             e.facts.insert("nanoclaw_cost_usd", nc[0][1].clone());
         }
     } else {
-        e.missing = vec!["llm_calls", "sources", "tz_offsets", "diagnostics"];
+        e.missing = vec![
+            "llm_calls",
+            "llm_calls",
+            "sources",
+            "tz_offsets",
+            "diagnostics",
+        ];
     }
     let f = query(
         &c,
@@ -396,14 +455,28 @@ fn browse(cases: &[Case], work: &Path) -> Result<Browser, Box<dyn std::error::Er
 /// The reports of one fixture home, written under `work`: with
 /// `--tables`, and nanobot/home-a's also without; and the seconds spent
 /// loading the home (none when another test loaded it) and on its reports.
+/// The home of both agents (`common::mixed_home`) among the fixtures'.
+const MIXED: &str = "mixed/home-a+home-cc";
+
 fn cases_of(home: &str, work: &Path) -> Result<(Vec<Case>, f64, f64), Box<dyn std::error::Error>> {
     let t0 = std::time::Instant::now();
-    let loaded = load(home)?;
-    let loading = t0.elapsed().as_secs_f64();
-    assert!(!loaded.files.is_empty(), "{home}: the load wrote nothing");
     let name = home.replace('/', "-");
     let dir = work.join(&name);
-    loaded.write_files(&dir)?;
+    if home == MIXED {
+        // both agents in one HOME (common::mixed_home), loaded here
+        let mixed = crate::common::mixed_home()?;
+        std::fs::create_dir_all(&dir)?;
+        let summary = dir.join("summary.json").to_string_lossy().into_owned();
+        let r = crate::common::run_home(mixed.path(), &["--summary-json", &summary])?;
+        assert_eq!(r.code(), Some(1), "{}", r.stderr());
+        crate::common::copy_tree(&r.tables, &dir.join("tables"))?;
+        std::fs::copy(&r.out, dir.join("out.parquet"))?;
+    } else {
+        let loaded = load(home)?;
+        assert!(!loaded.files.is_empty(), "{home}: the load wrote nothing");
+        loaded.write_files(&dir)?;
+    }
+    let loading = t0.elapsed().as_secs_f64();
     let variants: &[bool] = if home == "nanobot/home-a" {
         &[true, false]
     } else {
@@ -514,7 +587,8 @@ fn differences(case: &Case, page: &Page) -> Result<Vec<String>, Box<dyn std::err
     Ok(bad)
 }
 
-/// Every fixture home's report (with `--tables`; nanobot/home-a's also
+/// Every fixture home's report, and a mixed home's (`common::mixed_home`), with
+/// `--tables` (nanobot/home-a's also
 /// without) in headless Chromium: no console error, no request, every
 /// chart's table equals this test's queries and draws a bar per value.
 #[test]
@@ -522,7 +596,8 @@ fn differences(case: &Case, page: &Page) -> Result<Vec<String>, Box<dyn std::err
 fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
     let started = std::time::Instant::now();
     let work = tempfile::tempdir()?;
-    let homes = homes()?;
+    let mut homes = homes()?;
+    homes.push(MIXED.to_string());
     // two workers: loading a home (when no other test has) and its reports
     let next = std::sync::atomic::AtomicUsize::new(0);
     type Done = (usize, (Vec<Case>, f64, f64));

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-use crate::common::{Run, TestResult, fixture, mixed_home, run_home, tree};
+use crate::common::{CALL_SUMS, Run, TestResult, fixture, json_cells, mixed_home, run_home, tree};
 
 const VIEWS: [&str; 5] = ["daily", "weekly", "monthly", "session", "model"];
 
@@ -118,26 +118,7 @@ fn json_rows_and_totals_equal_sql_over_llm_calls() -> TestResult {
             assert_eq!(o.status.code(), Some(0));
             let doc: serde_json::Value = serde_json::from_slice(&o.stdout)?;
             let t = &doc["totals"];
-            let fields = [
-                "calls",
-                "input_tokens",
-                "output_tokens",
-                "cache_read_tokens",
-                "cache_write_tokens",
-                "total_tokens",
-                "cost_usd",
-                "unpriced_calls",
-            ];
-            let got: Vec<String> = fields
-                .iter()
-                .map(|f| match &t[*f] {
-                    serde_json::Value::Null => "NULL".to_string(),
-                    serde_json::Value::Number(n) if *f == "cost_usd" => {
-                        format!("{:.6}", n.as_f64().unwrap_or(f64::NAN))
-                    }
-                    x => x.to_string(),
-                })
-                .collect();
+            let got = json_cells(t, &CALL_SUMS);
             assert_eq!(got, want[0], "{v} totals of {}", r.out.display());
             let rows = doc["rows"].as_array().cloned().unwrap_or_default();
             for f in ["calls", "input_tokens", "output_tokens", "unpriced_calls"] {

@@ -15,17 +15,20 @@
 //! drawn (`data-series` names the columns drawn as bars, one bar segment per
 //! non-zero value; a chart without it draws one bar per row):
 //!
+//! 0. **at a glance** (llm_calls, sessions; cards, no chart): total cost,
+//!    total tokens, sessions, active local days, cost per active day, the
+//!    peak day, cache-hit rate, unpriced calls.
 //! 1. **activity** (events): events per local day (`timestamp_local`),
 //!    stacked by `turn_type`; events per local hour 0–23.
 //! 2. **sessions** (events): the 50 sessions whose last local time is the
 //!    latest, each a bar from its first to its last local time.
-//! 3. **tokens and cost** (llm_calls): tokens and cost per UTC day
-//!    (`started_at_ms`) and per provider and model (30 largest); a cost no
-//!    price table row gives is `unknown`, never 0; the nanoclaw sessions'
-//!    Claude Code cost (in `sessions`, not `llm_calls`) below.
+//! 3. **tokens and cost** (llm_calls, both agents): tokens and cost per
+//!    local day (`started_at_local`, the UTC day where no offset is known)
+//!    and per provider and model (30 largest); a cost no price table row
+//!    gives is `unknown`, never 0; nanoclaw's share noted below.
 //! 4. **tool mix** (events): `tool_use` rows per `tool_name` (40 most used).
 //! 5. **duplicates and recovered rows**: per source kind, rows read
-//!    (`sources.rows`), rows out (`events`, `llm_calls` for
+//!    (`sources.rows`), rows out (`events`, nanobot's `llm_calls` for
 //!    `nanobot.llm_usage`), nanoclaw `delivered` rows folded into their
 //!    outbound row (`native.delivered`), and the rest: rows dropped as
 //!    duplicates (equal to the run's summary); rows kept from secondary
@@ -213,6 +216,7 @@ fn build(conn: &Connection, have_tables: bool, out: &Path) -> Result<(String, us
         esc(&name)
     );
     sections::facts(conn, &mut p, &name, have_tables)?;
+    sections::answers(conn, &mut p, have_tables)?;
     sections::activity(conn, &mut p)?;
     sections::sessions(conn, &mut p)?;
     sections::tokens(conn, &mut p, have_tables)?;

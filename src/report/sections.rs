@@ -81,6 +81,96 @@ pub(super) fn facts(
     Ok(())
 }
 
+/// A call's local day: its `started_at_local`, else (no offset known for
+/// its instance) its UTC day, as `nanoload usage` places it.
+const CALL_DAY: &str =
+    "strftime(coalesce(started_at_local, make_timestamp(started_at_ms * 1000)), '%Y-%m-%d')";
+
+/// The headline: what the agents cost and used, as cards (`data-fact`).
+pub(super) fn answers(
+    conn: &Connection,
+    p: &mut Page,
+    have_tables: bool,
+) -> Result<(), ReportError> {
+    p.section(
+        "answers",
+        "At a glance",
+        "Both agents' LLM calls (<code>llm_calls</code>): cost of the priced calls (USD; a call \
+         without a price is counted as unpriced, never as $0), tokens (input counts the cached \
+         ones), sessions, and local days with calls (the UTC day where no offset is known).",
+    );
+    if !have_tables {
+        p.missing("llm_calls", "At a glance");
+        return Ok(());
+    }
+    let d = fetch(
+        conn,
+        &[
+            "cost", "tokens", "sessions", "days", "per_day", "peak", "peak_cost", "cache_read",
+            "input", "unpriced",
+        ],
+        &format!(
+            "WITH c AS (SELECT *, {CALL_DAY} AS day FROM llm_calls),
+             d AS (SELECT day, sum(cost_usd::DECIMAL(38, 12)) AS cost FROM c
+                   WHERE day IS NOT NULL GROUP BY day)
+             SELECT round(sum(cost_usd::DECIMAL(38, 12)), 6), sum(total_tokens),
+                    (SELECT count(*) FROM sessions),
+                    count(DISTINCT day),
+                    round(sum(cost_usd::DECIMAL(38, 12)) / nullif(count(DISTINCT day), 0), 6),
+                    (SELECT day FROM d WHERE cost IS NOT NULL ORDER BY cost DESC, day LIMIT 1),
+                    (SELECT round(cost, 6) FROM d WHERE cost IS NOT NULL ORDER BY cost DESC, day LIMIT 1),
+                    sum(cache_read_tokens), sum(input_tokens),
+                    count(*) FILTER (WHERE cost_usd IS NULL)
+             FROM c"
+        ),
+    )?;
+    let Some(r) = d.rows.first() else {
+        return Ok(());
+    };
+    let money = |v: &str| {
+        if v.is_empty() {
+            "unknown".to_string()
+        } else {
+            crate::usage::dollars(v)
+        }
+    };
+    let count = |v: &str| v.parse::<i64>().map_or("-".into(), crate::usage::thousands);
+    let rate = match (r[7].parse::<f64>(), r[8].parse::<f64>()) {
+        (Ok(read), Ok(input)) if input > 0.0 => format!("{:.1} %", 100.0 * read / input),
+        _ => "-".into(),
+    };
+    let peak = if r[5].is_empty() {
+        "-".to_string()
+    } else {
+        format!("{} ({})", r[5], money(&r[6]))
+    };
+    let cards = [
+        ("total cost", "total_cost", money(&r[0])),
+        ("total tokens", "total_tokens", count(&r[1])),
+        ("sessions", "sessions_total", count(&r[2])),
+        ("active days", "active_days", count(&r[3])),
+        ("cost per active day", "cost_per_day", money(&r[4])),
+        ("peak day", "peak_day", peak),
+        ("cache-hit rate", "cache_hit_rate", rate),
+        ("unpriced calls", "unpriced_calls", count(&r[9])),
+    ];
+    p.html.push_str("<div class=\"cards\">\n");
+    for (label, fact, value) in cards {
+        let _ = writeln!(
+            p.html,
+            "<div class=\"card\"><span class=\"card-label\">{label}</span>\
+             <span class=\"card-value\" data-fact=\"{fact}\">{}</span></div>",
+            esc(&value)
+        );
+    }
+    p.html.push_str("</div>\n");
+    p.note(
+        "Cache-hit rate: cache reads over input tokens. Peak day: the local day whose priced \
+         calls cost most.",
+    );
+    Ok(())
+}
+
 pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
     p.section(
         "activity",
@@ -219,8 +309,9 @@ pub(super) fn tokens(
         "tokens",
         "Tokens and cost",
         "The LLM calls of both agents (<code>llm_calls</code>: nanobot's <code>llm_usage</code> \
-         rows and nanoclaw's Claude Code responses with counted usage) per UTC day of \
-         <code>started_at</code> and per provider and model. Input tokens include the cached \
+         rows and nanoclaw's Claude Code responses with counted usage) per local day \
+         (<code>started_at_local</code>; the UTC day where no offset is known) and per provider \
+         and model. Input tokens include the cached \
          ones. Cost is the sum of the priced calls (USD); a model the price table does not know \
          costs <code>unknown</code>, never 0, and its calls are counted as unpriced.",
     );
@@ -244,14 +335,14 @@ pub(super) fn tokens(
         conn,
         &cols,
         &format!(
-            "SELECT strftime(epoch_ms(started_at_ms), '%Y-%m-%d') AS day, {sums}
+            "SELECT {CALL_DAY} AS day, {sums}
              FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
         ),
     )?;
     add(
         p,
         "tokens-day",
-        "Tokens per UTC day",
+        "Tokens per local day (the UTC day where no offset is known)",
         days,
         Draw::Vertical(XAxis::Days, tok_series.clone(), "tokens"),
     )?;
@@ -259,7 +350,7 @@ pub(super) fn tokens(
         conn,
         &["day", "cost_usd", "unpriced_calls"],
         &format!(
-            "SELECT strftime(epoch_ms(started_at_ms), '%Y-%m-%d') AS day, {COST},
+            "SELECT {CALL_DAY} AS day, {COST},
                     count(*) FILTER (WHERE cost_usd IS NULL)
              FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
         ),
@@ -267,7 +358,7 @@ pub(super) fn tokens(
     add(
         p,
         "cost-day",
-        "Cost per UTC day (USD, priced calls)",
+        "Cost per local day (USD, priced calls; the UTC day where no offset is known)",
         cost_days,
         Draw::Vertical(XAxis::Days, vec![("cost_usd", GREEN_)], "USD"),
     )?;

@@ -27,10 +27,11 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
                 tool_name, source_kind, source_role, native, load_id)) TO {};
          COPY (SELECT 'nanobot' AS agent, 'cli:<b>&x' AS session_id, false AS secondary_only,
                CAST(NULL AS DOUBLE) AS cost_usd) TO {};
-         COPY (SELECT * FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot'),
-                                     (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot'))
+         COPY (SELECT * FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot', 12, NULL::TIMESTAMP),
+                                     (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot', 6, TIMESTAMP '2026-09-21 15:33:21'))
                AS t(started_at_ms, provider, model, input_tokens, output_tokens,
-                    cache_read_tokens, cache_write_tokens, cost_usd, agent)) TO {};
+                    cache_read_tokens, cache_write_tokens, cost_usd, agent, total_tokens,
+                    started_at_local)) TO {};
          COPY (SELECT '.nanobot' AS instance, DATE '2026-10-01' AS first_day,
                DATE '2026-10-01' AS last_day, 120 AS offset_minutes, 3 AS pairs,
                1.0 AS agreement) TO {};
@@ -80,6 +81,24 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
         page.contains("<tr><td>p&lt;1&gt;</td><td>m&amp;1</td><td>unknown</td><td>1</td></tr>")
     );
     assert!(page.contains("<tr><td>p&lt;1&gt;</td><td>m2</td><td>0.500000</td><td>0</td></tr>"));
+    // the cards: $0.50 priced, one call unpriced; both calls on 2026-09-21
+    // (the first by its UTC day: no local time); 3 of 15 input tokens read
+    // from the cache
+    for (fact, value) in [
+        ("total_cost", "$0.50"),
+        ("total_tokens", "18"),
+        ("sessions_total", "1"),
+        ("active_days", "1"),
+        ("cost_per_day", "$0.50"),
+        ("peak_day", "2026-09-21 ($0.50)"),
+        ("cache_hit_rate", "20.0 %"),
+        ("unpriced_calls", "1"),
+    ] {
+        assert!(
+            page.contains(&format!("data-fact=\"{fact}\">{value}</span>")),
+            "{fact}"
+        );
+    }
     // the WebUI store held 3 rows and 1 is out: 2 dropped as duplicates
     assert!(page.contains(
         "<tr><td>nanobot.webui_transcript</td><td>1</td><td>3</td><td>1</td><td>0</td><td>2</td></tr>"

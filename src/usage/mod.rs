@@ -24,13 +24,13 @@ use std::path::{Path, PathBuf};
 use chrono::{NaiveDate, TimeZone};
 use duckdb::Connection;
 
-use crate::engine::sql_str;
+use crate::engine::{CallSums, sql_str};
 
 mod render;
 #[cfg(test)]
 mod tests;
 
-pub use render::{Layout, json, table};
+pub use render::{Layout, dollars, json, table, thousands};
 
 /// What one row groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -138,16 +138,8 @@ pub struct Row {
     /// Session view: agent, session_id, session_uid, first call's local
     /// time; model view: agent, provider, model.
     pub detail: Vec<(&'static str, Option<String>)>,
-    pub calls: i64,
-    pub input_tokens: Option<i64>,
-    pub output_tokens: Option<i64>,
-    pub cache_read_tokens: Option<i64>,
-    pub cache_write_tokens: Option<i64>,
-    pub total_tokens: Option<i64>,
-    /// The priced calls' cost, 6 decimals, as DuckDB summed it exactly;
-    /// `None` when no call of the group has a price.
-    pub cost_usd: Option<String>,
-    pub unpriced_calls: i64,
+    /// Its calls, tokens and cost.
+    pub sums: CallSums,
 }
 
 /// A view over the calls.
@@ -258,15 +250,9 @@ fn placed(conn: &Connection, zone: &Zone) -> Result<String, UsageError> {
     })
 }
 
-/// The sums of a group, in [`Row`]'s order after its key and detail.
-const SUMS: &str = "count(*), CAST(sum(input_tokens) AS BIGINT),
-    CAST(sum(output_tokens) AS BIGINT), CAST(sum(cache_read_tokens) AS BIGINT),
-    CAST(sum(cache_write_tokens) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
-    CAST(CAST(round(sum(cost_usd::DECIMAL(38, 12)), 6) AS DECIMAL(38, 6)) AS VARCHAR),
-    count(*) FILTER (WHERE cost_usd IS NULL)";
-
 /// The view `q` of the calls in `conn` ([`open`]).
 pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
+    let sums = CallSums::SQL;
     let placed = placed(conn, &q.zone)?;
     let mut filter = Vec::new();
     if let Some(d) = q.since {
@@ -313,7 +299,7 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     };
     let sep = if detail_sql.is_empty() { "" } else { "," };
     let sql = format!(
-        "SELECT {key} AS k{sep} {detail_sql}, {SUMS} FROM shown GROUP BY k ORDER BY {order}"
+        "SELECT {key} AS k{sep} {detail_sql}, {sums} FROM shown GROUP BY k ORDER BY {order}"
     );
     let mut rows = read_rows(conn, &sql, detail)?;
     if q.view == View::Session {
@@ -325,7 +311,7 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     let total = read_rows(
         conn,
         &format!(
-            "SELECT CAST(NULL AS VARCHAR){sep} {}, {SUMS} FROM shown",
+            "SELECT CAST(NULL AS VARCHAR){sep} {}, {sums} FROM shown",
             blank(detail)
         ),
         detail,
@@ -370,18 +356,10 @@ fn read_rows(
         for (i, name) in detail.iter().enumerate() {
             d.push((*name, r.get::<_, Option<String>>(1 + i)?));
         }
-        let int = |i: usize| r.get::<_, Option<i64>>(1 + n + i);
         out.push(Row {
             key: r.get::<_, Option<String>>(0)?,
             detail: d,
-            calls: int(0)?.unwrap_or(0),
-            input_tokens: int(1)?,
-            output_tokens: int(2)?,
-            cache_read_tokens: int(3)?,
-            cache_write_tokens: int(4)?,
-            total_tokens: int(5)?,
-            cost_usd: r.get::<_, Option<String>>(1 + n + 6)?,
-            unpriced_calls: int(7)?.unwrap_or(0),
+            sums: CallSums::read(r, 1 + n)?,
         });
     }
     Ok(out)

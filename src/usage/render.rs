@@ -25,7 +25,7 @@ pub struct Layout {
 }
 
 /// Thousands separated: 1,234,567.
-fn thousands(n: i64) -> String {
+pub fn thousands(n: i64) -> String {
     let s = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -73,9 +73,9 @@ pub fn dollars(cost: &str) -> String {
 /// A row's cost as shown: the priced sum, `+` when some calls have no
 /// price (their cost is not in it), `unknown` when none has.
 fn cost_cell(r: &Row) -> String {
-    match &r.cost_usd {
+    match &r.sums.cost_usd {
         None => "unknown".into(),
-        Some(c) if r.unpriced_calls > 0 => format!("{}+", dollars(c)),
+        Some(c) if r.sums.unpriced_calls > 0 => format!("{}+", dollars(c)),
         Some(c) => dollars(c),
     }
 }
@@ -127,7 +127,7 @@ pub fn table(u: &Usage, layout: Layout) -> String {
     };
     let mut keys: Vec<String> = u.rows.iter().map(key_of).collect();
     keys.push("TOTAL".into());
-    let any_unpriced = u.total.unpriced_calls > 0;
+    let any_unpriced = u.total.sums.unpriced_calls > 0;
     let build = |fmt: &dyn Fn(i64) -> String| -> Vec<Column> {
         let num = |head, drop, f: &dyn Fn(&Row) -> Option<i64>| Column {
             head,
@@ -159,12 +159,12 @@ pub fn table(u: &Usage, layout: Layout) -> String {
         if u.view == View::Session {
             cols.push(text("started", 4));
         }
-        cols.push(num("calls", 0, &|r| Some(r.calls)));
-        cols.push(num("input", 0, &|r| r.input_tokens));
-        cols.push(num("output", 0, &|r| r.output_tokens));
-        cols.push(num("cache read", 2, &|r| r.cache_read_tokens));
-        cols.push(num("cache write", 1, &|r| r.cache_write_tokens));
-        cols.push(num("total", 3, &|r| r.total_tokens));
+        cols.push(num("calls", 0, &|r| Some(r.sums.calls)));
+        cols.push(num("input", 0, &|r| r.sums.input_tokens));
+        cols.push(num("output", 0, &|r| r.sums.output_tokens));
+        cols.push(num("cache read", 2, &|r| r.sums.cache_read_tokens));
+        cols.push(num("cache write", 1, &|r| r.sums.cache_write_tokens));
+        cols.push(num("total", 3, &|r| r.sums.total_tokens));
         cols.push(Column {
             head: "cost",
             right: true,
@@ -172,7 +172,7 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             cells: all.iter().map(|r| cost_cell(r)).collect(),
         });
         if any_unpriced {
-            cols.push(num("unpriced", 0, &|r| Some(r.unpriced_calls)));
+            cols.push(num("unpriced", 0, &|r| Some(r.sums.unpriced_calls)));
         }
         cols
     };
@@ -282,7 +282,7 @@ pub fn table(u: &Usage, layout: Layout) -> String {
     if any_unpriced {
         notes.push(format!(
             "{} calls have no price: their cost is not in the sums (a cost marked + leaves some out; unknown: none priced)",
-            thousands(u.total.unpriced_calls)
+            thousands(u.total.sums.unpriced_calls)
         ));
     }
     if u.utc_placed > 0 {
@@ -372,20 +372,24 @@ fn row_json(u: &Usage, r: &Row) -> Value {
             m.insert((*k).into(), json!(v));
         }
     }
-    m.insert("calls".into(), json!(r.calls));
-    m.insert("input_tokens".into(), json!(r.input_tokens));
-    m.insert("output_tokens".into(), json!(r.output_tokens));
-    m.insert("cache_read_tokens".into(), json!(r.cache_read_tokens));
-    m.insert("cache_write_tokens".into(), json!(r.cache_write_tokens));
-    m.insert("total_tokens".into(), json!(r.total_tokens));
+    m.insert("calls".into(), json!(r.sums.calls));
+    m.insert("input_tokens".into(), json!(r.sums.input_tokens));
+    m.insert("output_tokens".into(), json!(r.sums.output_tokens));
+    m.insert("cache_read_tokens".into(), json!(r.sums.cache_read_tokens));
+    m.insert(
+        "cache_write_tokens".into(),
+        json!(r.sums.cache_write_tokens),
+    );
+    m.insert("total_tokens".into(), json!(r.sums.total_tokens));
     m.insert(
         "cost_usd".into(),
-        r.cost_usd
+        r.sums
+            .cost_usd
             .as_deref()
             .and_then(|c| c.parse::<f64>().ok())
             .map_or(Value::Null, |c| json!(c)),
     );
-    m.insert("unpriced_calls".into(), json!(r.unpriced_calls));
+    m.insert("unpriced_calls".into(), json!(r.sums.unpriced_calls));
     Value::Object(m)
 }
 
