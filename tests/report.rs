@@ -264,6 +264,25 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
                 rows,
             ),
         );
+        // the costliest sessions with calls: sessions' own counts and cost,
+        // the models their calls name
+        e.lists.insert(
+            "top-sessions",
+            query(
+                &c,
+                "SELECT s.session_id, s.agent,
+                        strftime(CAST(s.first_event_utc AS TIMESTAMP), '%Y-%m-%d %H:%M:%S'),
+                        CAST(CAST(s.last_event_utc AS TIMESTAMP) - CAST(s.first_event_utc AS TIMESTAMP) AS VARCHAR),
+                        (SELECT coalesce(string_agg(DISTINCT model, ', ' ORDER BY model), '')
+                         FROM llm_calls l WHERE l.session_uid = s.session_uid),
+                        s.tool_calls, s.llm_calls,
+                        CASE WHEN s.cost_usd IS NULL THEN 'unknown'
+                             ELSE CAST(CAST(round(CAST(s.cost_usd AS DECIMAL(38, 12)), 6)
+                                            AS DECIMAL(38, 6)) AS VARCHAR) END
+                 FROM sessions s WHERE s.llm_calls > 0
+                 ORDER BY s.cost_usd DESC NULLS LAST, s.llm_calls DESC, s.session_uid LIMIT 10",
+            )?,
+        );
         e.lists.insert(
             "diagnostics",
             query(

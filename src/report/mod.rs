@@ -25,7 +25,8 @@
 //! 3. **tokens and cost** (llm_calls, both agents): tokens and cost per
 //!    local day (`started_at_local`, the UTC day where no offset is known)
 //!    and per provider and model (30 largest); a cost no price table row
-//!    gives is `unknown`, never 0; nanoclaw's share noted below.
+//!    gives is `unknown`, never 0; nanoclaw's share noted below; the 10
+//!    costliest sessions (when, how long, models, tool calls, calls, cost).
 //! 4. **tool mix** (events): `tool_use` rows per `tool_name` (40 most used).
 //! 5. **duplicates and recovered rows**: per source kind, rows read
 //!    (`sources.rows`), rows out (`events`, nanobot's `llm_calls` for
@@ -65,6 +66,8 @@ pub const MAX_SESSIONS: usize = 50;
 pub const MAX_TOOLS: usize = 40;
 pub const MAX_MODELS: usize = 30;
 pub const MAX_DIAGNOSTICS: usize = 200;
+/// Sessions in the list of the costliest.
+pub const MAX_TOP_SESSIONS: usize = 10;
 
 /// Why no report was written (the exit code is then 2).
 #[derive(Debug, thiserror::Error)]

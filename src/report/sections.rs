@@ -13,7 +13,7 @@ use super::chart::{
 };
 use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
-use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, ReportError};
+use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, MAX_TOP_SESSIONS, ReportError};
 
 pub(super) fn facts(
     conn: &Connection,
@@ -85,6 +85,21 @@ pub(super) fn facts(
 /// its instance) its UTC day, as `nanoload usage` places it.
 const CALL_DAY: &str =
     "strftime(coalesce(started_at_local, make_timestamp(started_at_ms * 1000)), '%Y-%m-%d')";
+
+/// Sessions with LLM calls, the costliest first (an unpriced one after the
+/// priced), with when and how long they ran, their models and tool calls.
+pub const TOP_SESSIONS: &str = "WITH c AS (
+        SELECT session_uid, count(*) AS calls,
+               string_agg(DISTINCT model, ', ' ORDER BY model) AS models
+        FROM llm_calls WHERE session_uid IS NOT NULL GROUP BY ALL)
+    SELECT s.session_id, s.agent,
+           strftime(CAST(s.first_event_utc AS TIMESTAMP), '%Y-%m-%d %H:%M:%S'),
+           CAST(CAST(s.last_event_utc AS TIMESTAMP) - CAST(s.first_event_utc AS TIMESTAMP) AS VARCHAR),
+           coalesce(c.models, ''), s.tool_calls, c.calls,
+           coalesce(CAST(CAST(round(CAST(s.cost_usd AS DECIMAL(38, 12)), 6) AS DECIMAL(38, 6))
+                         AS VARCHAR), 'unknown')
+    FROM sessions s JOIN c USING (session_uid)
+    ORDER BY s.cost_usd DESC NULLS LAST, c.calls DESC, s.session_uid";
 
 /// The headline: what the agents cost and used, as cards (`data-fact`).
 pub(super) fn answers(
@@ -420,6 +435,26 @@ pub(super) fn tokens(
         cost_model,
         Draw::Horizontal(&labels, vec![("cost_usd", GREEN_)], "USD"),
     )?;
+    let top = fetch(
+        conn,
+        &[
+            "session_id",
+            "agent",
+            "first_utc",
+            "duration",
+            "models",
+            "tool_calls",
+            "llm_calls",
+            "cost_usd",
+        ],
+        &format!("{TOP_SESSIONS} LIMIT {MAX_TOP_SESSIONS}"),
+    )?;
+    p.note(&format!(
+        "The {MAX_TOP_SESSIONS} sessions with calls that cost most (a session with an unpriced \
+         call costs <code>unknown</code> and follows the priced ones): when they ran (UTC), how \
+         long, on which models, with how many tool calls."
+    ));
+    p.list("top-sessions", &top);
     let nc = fetch(
         conn,
         &["calls", "priced", "cost_usd"],

@@ -26,9 +26,13 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
            AS t(agent, instance, session_id, session_uid, timestamp_local, time_basis, turn_type,
                 tool_name, source_kind, source_role, native, load_id)) TO {};
          COPY (SELECT 'nanobot' AS agent, 'cli:<b>&x' AS session_id, false AS secondary_only,
-               CAST(NULL AS DOUBLE) AS cost_usd) TO {};
-         COPY (SELECT * FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot', 12, NULL::TIMESTAMP),
-                                     (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot', 6, TIMESTAMP '2026-09-21 15:33:21'))
+               CAST(NULL AS DOUBLE) AS cost_usd, 'u1' AS session_uid,
+               TIMESTAMPTZ '2026-10-01 08:30:00+00' AS first_event_utc,
+               TIMESTAMPTZ '2026-10-01 09:00:00+00' AS last_event_utc,
+               1 AS tool_calls, 2 AS llm_calls) TO {};
+         COPY (SELECT *, 'u1' AS session_uid
+               FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot', 12, NULL::TIMESTAMP),
+                            (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot', 6, TIMESTAMP '2026-09-21 15:33:21'))
                AS t(started_at_ms, provider, model, input_tokens, output_tokens,
                     cache_read_tokens, cache_write_tokens, cost_usd, agent, total_tokens,
                     started_at_local)) TO {};
@@ -99,6 +103,11 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
             "{fact}"
         );
     }
+    // the costliest sessions: the one session, unknown (a call unpriced)
+    assert!(page.contains(
+        "<tr><td>cli:&lt;b&gt;&amp;x</td><td>nanobot</td><td>2026-10-01 08:30:00</td>\
+         <td>00:30:00</td><td>m&amp;1, m2</td><td>1</td><td>2</td><td>unknown</td></tr>"
+    ));
     // the WebUI store held 3 rows and 1 is out: 2 dropped as duplicates
     assert!(page.contains(
         "<tr><td>nanobot.webui_transcript</td><td>1</td><td>3</td><td>1</td><td>0</td><td>2</td></tr>"
