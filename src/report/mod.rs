@@ -136,6 +136,15 @@ fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, Re
         path: path.to_path_buf(),
         message,
     };
+    if out.is_dir() {
+        return Err(input(
+            out,
+            "is a directory; the report reads a load's output: run `nanoload HOME out.parquet \
+             --tables tables` first, then `nanoload report out.parquet --tables tables report.html` \
+             (or `nanoload usage HOME` for the costs alone)"
+                .into(),
+        ));
+    }
     if !out.is_file() {
         return Err(input(out, "no such file (OUT.parquet of a run)".into()));
     }

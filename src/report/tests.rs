@@ -149,7 +149,12 @@ fn bad_inputs_name_their_path_and_write_nothing() -> Result<(), Box<dyn std::err
     write_inputs(dir.path())?;
     let html = dir.path().join("r.html");
     let out = dir.path().join("out.parquet");
-    let cases: [(PathBuf, Option<PathBuf>, String); 4] = [
+    let cases: [(PathBuf, Option<PathBuf>, String); 5] = [
+        (
+            dir.path().join("tables"),
+            None,
+            "tables: is a directory; the report reads a load's output: run `nanoload HOME out.parquet --tables tables` first".into(),
+        ),
         (
             dir.path().join("none.parquet"),
             None,
