@@ -397,27 +397,23 @@ LEFT JOIN llm_attribution a USING (instance, source_path, id)
 LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
                         AND m.model = c.model
 LEFT JOIN utc_locals u ON u.instance = c.instance AND u.t = make_timestamp(c.started_at_ms * 1000)
-UNION ALL
+UNION ALL BY NAME
 -- nanoclaw's Claude Code responses in nanobot's terms: `id` the
 -- transcript line, input counting the cache reads and writes (Anthropic's
--- input_tokens leave them out), total = input + output
-SELECT t.instance,
-    t.source_line, epoch_ms(t.timestamp_utc), NULL, 'anthropic', t.model, NULL, NULL,
-    t.stop_reason,
-    t.in_tokens, t.output,
+-- input_tokens leave them out), total = input + output; the columns a
+-- transcript has no value for (duration, source, nanobot's timings and
+-- errors) NULL
+SELECT t.instance, t.source_line AS id, epoch_ms(t.timestamp_utc) AS started_at_ms,
+    'anthropic' AS provider, t.model, t.stop_reason AS finish_reason,
+    t.in_tokens AS input_tokens, t.output AS output_tokens,
     CASE WHEN t.in_tokens IS NOT NULL OR t.output IS NOT NULL
-         THEN coalesce(t.in_tokens, 0) + coalesce(t.output, 0) END,
-    t.cache_read, t.cache_write,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    t.timestamp_utc,
-    t.session_id,
-    t.source_path,
-    t.session_uid,
+         THEN coalesce(t.in_tokens, 0) + coalesce(t.output, 0) END AS total_tokens,
+    t.cache_read AS cache_read_tokens, t.cache_write AS cache_write_tokens,
+    t.timestamp_utc AS started_at, t.session_id, t.source_path, t.session_uid,
     CAST(call_cost(t.in_tokens, t.cache_read, t.cache_write, t.output,
-                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE),
-    t.timestamp_local,
-    t.utc_offset_minutes,
-    'nanoclaw', t.message_id, t.request_id
+                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd,
+    t.timestamp_local AS started_at_local, t.utc_offset_minutes,
+    'nanoclaw' AS agent, t.message_id, t.request_id
 FROM (SELECT *,
           CASE WHEN input IS NOT NULL OR cache_read IS NOT NULL OR cache_write IS NOT NULL
                THEN coalesce(input, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0)

@@ -77,6 +77,22 @@ impl CallSums {
         CAST(CAST(round(sum(cost_usd::DECIMAL(38, 12)), 6) AS DECIMAL(38, 6)) AS VARCHAR),
         count(*) FILTER (WHERE cost_usd IS NULL)";
 
+    /// The sums as fields of `m`, the number of calls under `calls` (usage
+    /// rows: `calls`; `--summary-json`: `llm_calls`), the cost as a number,
+    /// a sum nothing reported as null.
+    pub fn insert_json(&self, m: &mut serde_json::Map<String, serde_json::Value>, calls: &str) {
+        use serde_json::json;
+        m.insert(calls.into(), json!(self.calls));
+        m.insert("input_tokens".into(), json!(self.input_tokens));
+        m.insert("output_tokens".into(), json!(self.output_tokens));
+        m.insert("cache_read_tokens".into(), json!(self.cache_read_tokens));
+        m.insert("cache_write_tokens".into(), json!(self.cache_write_tokens));
+        m.insert("total_tokens".into(), json!(self.total_tokens));
+        let cost = (self.cost_usd.as_deref()).and_then(|c| c.parse::<f64>().ok());
+        m.insert("cost_usd".into(), json!(cost));
+        m.insert("unpriced_calls".into(), json!(self.unpriced_calls));
+    }
+
     /// The sums of [`CallSums::SQL`] from column `at` of `r` on.
     pub fn read(r: &duckdb::Row, at: usize) -> duckdb::Result<CallSums> {
         Ok(CallSums {

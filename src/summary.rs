@@ -170,7 +170,11 @@ impl Summary {
         let phases: Vec<Value> = (self.timings.phases.iter())
             .map(|(phase, d)| json!({"phase": phase, "seconds": d.as_secs_f64()}))
             .collect();
-        let c = &self.totals.calls;
+        let mut totals = Map::new();
+        totals.insert("sessions".into(), json!(self.totals.sessions));
+        self.totals.calls.insert_json(&mut totals, "llm_calls");
+        totals.insert("first_event_utc".into(), json!(self.totals.first_event_utc));
+        totals.insert("last_event_utc".into(), json!(self.totals.last_event_utc));
         let mut v = json!({
             "version": crate::VERSION,
             "load_id": self.load_id,
@@ -184,19 +188,7 @@ impl Summary {
             "redactions": self.redactions,
             "timings": {"phases": phases, "total_seconds": self.timings.total.as_secs_f64()},
             "outputs": self.outputs.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-            "totals": {
-                "sessions": self.totals.sessions,
-                "llm_calls": c.calls,
-                "input_tokens": c.input_tokens,
-                "output_tokens": c.output_tokens,
-                "cache_read_tokens": c.cache_read_tokens,
-                "cache_write_tokens": c.cache_write_tokens,
-                "total_tokens": c.total_tokens,
-                "cost_usd": c.cost_usd.as_deref().and_then(|c| c.parse::<f64>().ok()),
-                "unpriced_calls": c.unpriced_calls,
-                "first_event_utc": self.totals.first_event_utc,
-                "last_event_utc": self.totals.last_event_utc,
-            },
+            "totals": totals,
         });
         if let (Some(c), Some(o)) = (self.cache, v.as_object_mut()) {
             let cache = json!({"reused": c.reused, "extracted": c.extracted,

@@ -56,6 +56,13 @@ pub fn format_utc(us: i64) -> String {
     }
 }
 
+/// A UTC offset in minutes as `+HH:MM` / `-HH:MM` (the form
+/// `--utc-offset` takes).
+pub fn offset_label(minutes: i64) -> String {
+    let sign = if minutes < 0 { '-' } else { '+' };
+    format!("{sign}{:02}:{:02}", minutes.abs() / 60, minutes.abs() % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

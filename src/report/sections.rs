@@ -81,10 +81,11 @@ pub(super) fn facts(
     Ok(())
 }
 
-/// A call's local day: its `started_at_local`, else (no offset known for
-/// its instance) its UTC day, as `nanoload usage` places it.
-const CALL_DAY: &str =
-    "strftime(coalesce(started_at_local, make_timestamp(started_at_ms * 1000)), '%Y-%m-%d')";
+/// A call's local day: as `nanoload usage` places it
+/// ([`crate::usage::LOCAL_TIME`]).
+fn call_day() -> String {
+    format!("strftime({}, '%Y-%m-%d')", crate::usage::LOCAL_TIME)
+}
 
 /// Sessions with LLM calls, the costliest first (an unpriced one after the
 /// priced), with when and how long they ran, their models and tool calls.
@@ -118,6 +119,7 @@ pub(super) fn answers(
         p.missing("llm_calls", "At a glance");
         return Ok(());
     }
+    let day = call_day();
     let d = fetch(
         conn,
         &[
@@ -125,7 +127,7 @@ pub(super) fn answers(
             "input", "unpriced",
         ],
         &format!(
-            "WITH c AS (SELECT *, {CALL_DAY} AS day FROM llm_calls),
+            "WITH c AS (SELECT *, {day} AS day FROM llm_calls),
              d AS (SELECT day, sum(cost_usd::DECIMAL(38, 12)) AS cost FROM c
                    WHERE day IS NOT NULL GROUP BY day)
              SELECT round(sum(cost_usd::DECIMAL(38, 12)), 6), sum(total_tokens),
@@ -335,6 +337,7 @@ pub(super) fn tokens(
         return Ok(());
     }
     let tok_series = vec![("input_tokens", BLUE_), ("output_tokens", ORANGE)];
+    let day = call_day();
     let sums = "count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
                 coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0)";
     let tok_cols = [
@@ -350,7 +353,7 @@ pub(super) fn tokens(
         conn,
         &cols,
         &format!(
-            "SELECT {CALL_DAY} AS day, {sums}
+            "SELECT {day} AS day, {sums}
              FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
         ),
     )?;
@@ -365,7 +368,7 @@ pub(super) fn tokens(
         conn,
         &["day", "cost_usd", "unpriced_calls"],
         &format!(
-            "SELECT {CALL_DAY} AS day, {COST},
+            "SELECT {day} AS day, {COST},
                     count(*) FILTER (WHERE cost_usd IS NULL)
              FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
         ),
@@ -596,11 +599,9 @@ pub(super) fn duplicates(
 }
 
 fn offset_text(minutes: &str) -> String {
-    let Ok(m) = minutes.parse::<i64>() else {
-        return String::new();
-    };
-    let sign = if m < 0 { '-' } else { '+' };
-    format!("{sign}{:02}:{:02}", m.abs() / 60, m.abs() % 60)
+    minutes
+        .parse::<i64>()
+        .map_or(String::new(), crate::time::offset_label)
 }
 
 pub(super) fn offsets(

@@ -2,7 +2,7 @@
 //! month, session or model, in the terminal or as JSON.
 //!
 //! ```text
-//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (+ sessions.parquet)
+//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet
 //! nanoload usage HOME                       a load into a private temp dir, removed after
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
@@ -100,12 +100,7 @@ impl Zone {
         match self {
             Zone::Local => "local (derived offsets)".into(),
             Zone::Fixed(0) => "UTC".into(),
-            Zone::Fixed(m) => format!(
-                "UTC{}{:02}:{:02}",
-                if *m < 0 { '-' } else { '+' },
-                m.abs() / 60,
-                m.abs() % 60
-            ),
+            Zone::Fixed(m) => format!("UTC{}", crate::time::offset_label(i64::from(*m))),
             Zone::Named(tz) => tz.name().into(),
         }
     }
@@ -204,6 +199,10 @@ pub fn open(tables: &Path) -> Result<Connection, UsageError> {
     Ok(conn)
 }
 
+/// A call's local time, by the offsets the load derived; its UTC time
+/// where its instance has none (the report's days place calls alike).
+pub const LOCAL_TIME: &str = "coalesce(started_at_local, make_timestamp(started_at_ms * 1000))";
+
 /// The local time of a call (`t`, a TIMESTAMP) and whether it is its UTC
 /// time for want of an offset (`utc_placed`), per zone. A named zone's
 /// offsets come from a table of the quarter hours the calls start in (every
@@ -212,7 +211,7 @@ fn placed(conn: &Connection, zone: &Zone) -> Result<String, UsageError> {
     let utc = "make_timestamp(started_at_ms * 1000)";
     Ok(match zone {
         Zone::Local => format!(
-            "SELECT *, coalesce(started_at_local, {utc}) AS t,
+            "SELECT *, {LOCAL_TIME} AS t,
                     started_at_local IS NULL AND started_at_ms IS NOT NULL AS utc_placed
              FROM llm_calls"
         ),

@@ -372,24 +372,7 @@ fn row_json(u: &Usage, r: &Row) -> Value {
             m.insert((*k).into(), json!(v));
         }
     }
-    m.insert("calls".into(), json!(r.sums.calls));
-    m.insert("input_tokens".into(), json!(r.sums.input_tokens));
-    m.insert("output_tokens".into(), json!(r.sums.output_tokens));
-    m.insert("cache_read_tokens".into(), json!(r.sums.cache_read_tokens));
-    m.insert(
-        "cache_write_tokens".into(),
-        json!(r.sums.cache_write_tokens),
-    );
-    m.insert("total_tokens".into(), json!(r.sums.total_tokens));
-    m.insert(
-        "cost_usd".into(),
-        r.sums
-            .cost_usd
-            .as_deref()
-            .and_then(|c| c.parse::<f64>().ok())
-            .map_or(Value::Null, |c| json!(c)),
-    );
-    m.insert("unpriced_calls".into(), json!(r.sums.unpriced_calls));
+    r.sums.insert_json(&mut m, "calls");
     Value::Object(m)
 }
 
