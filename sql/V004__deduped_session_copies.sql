@@ -74,7 +74,7 @@ WHERE occ <= primary_n OR (occ > primary_n AND copy_rank > 1);
 -- The same message, rewritten by the store of record after the copy froze.
 INSERT INTO dropped_records
 SELECT DISTINCT s.source_path, s.source_line,
-    'same message in the primary store, rewritten there (same position, role and timestamp)'
+    'same message in the primary store, rewritten there (same position, role and timestamp)' AS reason
 FROM session_records s
 JOIN session_records p
   ON p.session_uid = s.session_uid AND p.seq = s.seq AND p.x_msgkey = s.x_msgkey
@@ -96,7 +96,7 @@ JOIN dropped_records d USING (source_path, source_line)
 WHERE r.source_role = 'secondary' AND r.x_record IS NOT NULL
 UNION ALL
 SELECT r.x_row, r.source_kind,
-    'session metadata of a copy; the primary store has the session'
+    'session metadata of a copy; the primary store has the session' AS reason
 FROM raw_events r
 SEMI JOIN primary_sessions p USING (session_uid)
 WHERE r.source_role = 'secondary' AND r.x_meta;

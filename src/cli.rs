@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 use crate::config::Options;
 use crate::usage::View;
@@ -33,38 +33,61 @@ const EXAMPLES: &str = "Examples:
 /// new or old); 4 nothing written: no agent state under HOME (the error says
 /// where nanoload looked).
 ///
-/// `nanoload report OUT.parquet [--tables DIR] report.html` writes an HTML
-/// report of a load's output (see `nanoload report --help`);
-/// `nanoload usage HOME` (or `OUT.parquet --tables DIR`) shows what the
-/// agents' LLM calls cost per day, week, month, session or model (see
-/// `nanoload usage --help`). A HOME named `report` or `usage` is given as
-/// `./report`, `./usage`.
+/// The commands `report` and `usage` read a load's output (or, for `usage`,
+/// a HOME loaded on the spot); `nanoload help COMMAND` explains each. A
+/// HOME named `report`, `usage` or `help` is given as `./report`.
 #[derive(Debug, Parser)]
-#[command(name = "nanoload", version, about, long_about, after_long_help = EXAMPLES)]
+#[command(
+    name = "nanoload",
+    version,
+    about,
+    long_about,
+    after_long_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    subcommand_value_name = "COMMAND",
+    subcommand_help_heading = "Commands"
+)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// The load's arguments; none with a command.
     #[command(flatten)]
-    pub options: Options,
+    pub options: Option<Options>,
 }
 
-/// Write one self-contained HTML report of a load's output: activity per
-/// local day and hour, sessions as a timeline, tokens and cost per day and
-/// per model, the tool mix, duplicates dropped and rows recovered from
-/// secondary copies, the UTC offset evidence per instance, diagnostics.
+/// What `nanoload COMMAND …` does instead of a load.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    // (`--help` shows the long text: the arguments' doc comment)
+    #[command(about = "Write one self-contained HTML report of a load's output")]
+    Report(ReportArgs),
+    #[command(
+        about = "Show what the agents' LLM calls cost per day, week, month, session or model"
+    )]
+    Usage(UsageArgs),
+}
+
+/// Write one self-contained HTML report of a load's output.
+///
+/// It leads with the answers: cards (total cost and tokens, sessions,
+/// active days, cost per active day, the peak day, cache-hit rate, unpriced
+/// calls), cost per local day stacked by model with a TOTAL, the costliest
+/// sessions, tools with their error rate, activity per local day and hour
+/// and the sessions as a timeline; then, collapsed, the data's quality:
+/// duplicates dropped and rows recovered from secondary copies, the UTC
+/// offset evidence per instance, diagnostics.
 ///
 /// Every chart has a table of its numbers beside it. The page is one file:
 /// inline CSS and SVG, no script, nothing fetched. Written to a temporary
 /// name beside report.html and renamed when complete.
 ///
 /// Exit codes: 0 written; 2 nothing written (OUT.parquet or a --tables file
-/// missing or not nanoload's, report.html not writable).
-#[derive(Debug, Parser)]
-#[command(
-    name = "nanoload report",
-    bin_name = "nanoload report",
-    version,
-    about,
-    long_about
-)]
+/// missing or not nanoload's, tables of another load, report.html not
+/// writable).
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
 pub struct ReportArgs {
     /// The events table a load wrote (`nanoload HOME OUT.parquet`).
     #[arg(value_name = "OUT.parquet")]
@@ -103,15 +126,8 @@ const USAGE_EXAMPLES: &str = "Examples:
 /// Exit codes: 0 shown; 1 shown, but loading HOME could not read some input
 /// (listed on stderr); 2 nothing shown (bad arguments, an output that is
 /// not nanoload's, a HOME that did not load).
-#[derive(Debug, Parser)]
-#[command(
-    name = "nanoload usage",
-    bin_name = "nanoload usage",
-    version,
-    about,
-    long_about,
-    after_long_help = USAGE_EXAMPLES
-)]
+#[derive(Debug, clap::Args)]
+#[command(long_about, after_long_help = USAGE_EXAMPLES)]
 pub struct UsageArgs {
     /// A HOME to load now (into a private temp dir, removed after), or the
     /// events table of a load (OUT.parquet, with --tables DIR).

@@ -102,8 +102,8 @@ impl Dataset {
         for t in TABLES {
             let file = self.tmp_part(t).join("part-0.parquet");
             conn.execute_batch(&format!(
-                "COPY (SELECT *, {} AS load_id FROM {t} ORDER BY ALL) TO {} (FORMAT parquet, COMPRESSION zstd)",
-                sql_str(Path::new(load_id)),
+                "COPY ({}) TO {} (FORMAT parquet, COMPRESSION zstd)",
+                crate::engine::side_table_rows(t, load_id),
                 sql_str(&file)
             ))?;
         }

@@ -29,6 +29,16 @@ pub const TABLES: [&str; 5] = [
     "sources",
 ];
 
+/// The rows of side table `t` as every output writes them (`--tables`,
+/// `--db`, `--dataset`): in full order, with the run's `load_id` appended,
+/// so a reader can tell one load's tables from another's.
+pub fn side_table_rows(t: &str, load_id: &str) -> String {
+    format!(
+        "SELECT *, {} AS load_id FROM {t} ORDER BY ALL",
+        sql_str(std::path::Path::new(load_id))
+    )
+}
+
 /// A DuckDB error, on one line (a step's error names its file).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

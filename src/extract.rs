@@ -123,12 +123,17 @@ fn store_bytes(s: &Store) -> u64 {
     s.bytes + s.parts.iter().map(|p| p.bytes).sum::<u64>()
 }
 
-/// A row writer that counts the event rows passing through to `--progress`.
+/// A row writer that counts the event rows passing through, and the bytes
+/// the extractor says it read, to `--progress`.
 struct Counted<'a> {
     rows_to: &'a dyn RowWriter,
     progress: &'a Progress,
     /// This store's rows counted so far.
     rows: &'a AtomicU64,
+    /// This store's bytes said to be read so far (a retried snapshot copy
+    /// may say more than the store holds: at most `limit` are counted).
+    bytes: &'a AtomicU64,
+    limit: u64,
 }
 
 impl RowWriter for Counted<'_> {
@@ -146,6 +151,13 @@ impl RowWriter for Counted<'_> {
     }
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
         self.rows_to.write_llm_calls(rows)
+    }
+    fn read_bytes(&self, n: u64) {
+        let before = self.bytes.fetch_add(n, Ordering::Relaxed);
+        let add = n.min(self.limit.saturating_sub(before));
+        if add > 0 {
+            self.progress.bytes_read(add);
+        }
     }
 }
 
@@ -167,11 +179,14 @@ pub fn extract_all(
         .map(|(i, store)| {
             let dir = scratch.join(format!("store-{i:06}"));
             let counted = AtomicU64::new(0);
+            let counted_bytes = AtomicU64::new(0);
             let read = |rows_to: &dyn RowWriter| {
                 let rows_to = Counted {
                     rows_to,
                     progress,
                     rows: &counted,
+                    bytes: &counted_bytes,
+                    limit: store_bytes(store),
                 };
                 // the scratch dir is created by the first snapshot the store takes
                 let mut out = StoreOutput::new(store, home, options, &rows_to, dir.clone());
@@ -186,7 +201,10 @@ pub fn extract_all(
                 None => read(stage),
             };
             let rows = counted.load(Ordering::Relaxed);
-            progress.store_read(store_bytes(store), report.rows, rows);
+            let bytes = counted_bytes
+                .load(Ordering::Relaxed)
+                .min(store_bytes(store));
+            progress.store_read(store_bytes(store), report.rows, rows, bytes);
             report
         })
         .collect()

@@ -131,6 +131,7 @@ pub struct Lines<R> {
     reader: R,
     line: i64,
     buf: Vec<u8>,
+    consumed: u64,
 }
 
 impl<R: BufRead> Lines<R> {
@@ -139,7 +140,13 @@ impl<R: BufRead> Lines<R> {
             reader,
             line: 0,
             buf: Vec::new(),
+            consumed: 0,
         }
+    }
+
+    /// The bytes read so far (every line returned, with its `\n`).
+    pub fn consumed(&self) -> u64 {
+        self.consumed
     }
 
     /// The next line, or `None` at end of input.
@@ -149,6 +156,7 @@ impl<R: BufRead> Lines<R> {
         if n == 0 {
             return Ok(None);
         }
+        self.consumed += n as u64;
         self.line += 1;
         let terminated = self.buf.last() == Some(&b'\n');
         if terminated {

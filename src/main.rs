@@ -4,7 +4,7 @@
 //! [`nanoload::usage`].
 
 use clap::Parser;
-use nanoload::cli::{Args, ReportArgs, UsageArgs};
+use nanoload::cli::{Args, Command, ReportArgs, UsageArgs};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
@@ -29,13 +29,8 @@ fn tune_allocator() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_allocator() {}
 
-/// `nanoload report …` (the first argument `report`; a HOME of that name
-/// is given as `./report`).
-fn report_main() -> std::process::ExitCode {
-    let args = ReportArgs::parse_from(
-        std::iter::once(std::ffi::OsString::from("nanoload report"))
-            .chain(std::env::args_os().skip(2)),
-    );
+/// `nanoload report …` (a HOME of that name is given as `./report`).
+fn report_main(args: ReportArgs) -> std::process::ExitCode {
     match nanoload::report::report(&args.out, args.tables.as_deref(), &args.html) {
         Ok(w) => {
             eprintln!(
@@ -54,13 +49,9 @@ fn report_main() -> std::process::ExitCode {
 }
 
 /// `nanoload usage …`: the table (or JSON) on stdout, errors on stderr.
-fn usage_main() -> std::process::ExitCode {
+fn usage_main(args: UsageArgs) -> std::process::ExitCode {
     use nanoload::usage::{self, Layout, Query, UsageError, Zone};
     use std::io::Write as _;
-    let args = UsageArgs::parse_from(
-        std::iter::once(std::ffi::OsString::from("nanoload usage"))
-            .chain(std::env::args_os().skip(2)),
-    );
     let fail = |e: &dyn std::fmt::Display| {
         eprintln!("nanoload: error: {e}");
         std::process::ExitCode::from(ExitCode::Failed as u8)
@@ -158,19 +149,31 @@ fn terminal_width() -> Option<usize> {
 }
 
 fn main() -> std::process::ExitCode {
-    match std::env::args_os().nth(1) {
-        Some(a) if a == "report" => return report_main(),
-        Some(a) if a == "usage" => return usage_main(),
-        _ => {}
-    }
+    let args = match Args::parse() {
+        Args {
+            command: Some(Command::Report(a)),
+            ..
+        } => return report_main(a),
+        Args {
+            command: Some(Command::Usage(a)),
+            ..
+        } => return usage_main(a),
+        Args {
+            options: Some(options),
+            ..
+        } => options,
+        // clap requires HOME when no command is given
+        Args { options: None, .. } => {
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
     tune_allocator();
-    let args = Args::parse();
-    if args.options.no_redact {
+    if args.no_redact {
         eprintln!(
             "nanoload: warning: --no-redact: secrets in chat text and native values are written verbatim; keep the output private"
         );
     }
-    if let Some(out) = args.options.out.as_ref().filter(|o| {
+    if let Some(out) = args.out.as_ref().filter(|o| {
         !o.extension()
             .is_some_and(|x| x.eq_ignore_ascii_case("parquet"))
     }) {
@@ -179,15 +182,15 @@ fn main() -> std::process::ExitCode {
             out.display()
         );
     }
-    match run(&args.options) {
+    match run(&args) {
         Ok(summary) => {
-            for line in summary.stderr_lines(args.options.quiet) {
+            for line in summary.stderr_lines(args.quiet) {
                 eprintln!("{line}");
             }
-            if !args.options.quiet {
+            if !args.quiet {
                 eprintln!("{}", summary.render());
             }
-            if args.options.timings {
+            if args.timings {
                 eprintln!("{}", summary.timings.render());
             }
             std::process::ExitCode::from(summary.exit as u8)

@@ -174,13 +174,24 @@ impl Progress {
         self.shared.counters.rows.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// A store was read: its `bytes`, its `rows` in all, of which `counted`
-    /// were already added by [`Progress::rows`].
-    pub fn store_read(&self, bytes: u64, rows: u64, counted: u64) {
+    /// Bytes of a store being read, as they are read (a SQLite copy, a
+    /// line reader's position).
+    pub fn bytes_read(&self, n: u64) {
+        self.shared
+            .counters
+            .bytes_read
+            .fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// A store was read: its `bytes` and `rows` in all, of which
+    /// `counted_bytes` were already added by [`Progress::bytes_read`] and
+    /// `counted` by [`Progress::rows`].
+    pub fn store_read(&self, bytes: u64, rows: u64, counted: u64, counted_bytes: u64) {
         let c = &self.shared.counters;
         c.rows
             .fetch_add(rows.wrapping_sub(counted), Ordering::Relaxed);
-        c.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+        c.bytes_read
+            .fetch_add(bytes.saturating_sub(counted_bytes), Ordering::Relaxed);
         c.stores_read.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -397,8 +408,14 @@ mod tests {
         p.extracting(3, 3 << 20);
         p.rows(4096);
         p.rows(100);
-        p.store_read(1 << 20, 4196, 4196);
-        p.store_read(1 << 20, 7, 0);
+        // bytes count as they are read, before their store ends
+        p.bytes_read(1 << 19);
+        assert_eq!(
+            p.frame().message,
+            "3 stores discovered; 0/3 read, 512.00 KiB/3.00 MiB, 4196 rows"
+        );
+        p.store_read(1 << 20, 4196, 4196, 1 << 19);
+        p.store_read(1 << 20, 7, 0, 0);
         assert_eq!(
             p.frame(),
             Frame {

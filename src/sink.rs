@@ -170,7 +170,8 @@ impl Outputs {
         }
         for (t, p) in &self.tables {
             conn.execute_batch(&format!(
-                "COPY (SELECT * FROM {t} ORDER BY ALL) TO {} (FORMAT parquet, COMPRESSION zstd)",
+                "COPY ({}) TO {} (FORMAT parquet, COMPRESSION zstd)",
+                crate::engine::side_table_rows(t, load_id),
                 sql_str(&p.tmp)
             ))
             .map_err(|e| OutputError::new(&p.dest, e))?;
@@ -187,7 +188,8 @@ impl Outputs {
             ));
             for t in TABLES {
                 script.push_str(&format!(
-                    "CREATE TABLE outdb.{t} AS SELECT * FROM {t} ORDER BY ALL;\n"
+                    "CREATE TABLE outdb.{t} AS {};\n",
+                    crate::engine::side_table_rows(t, load_id)
                 ));
             }
             script.push_str("DETACH outdb;");

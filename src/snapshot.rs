@@ -92,9 +92,34 @@ fn all_states(src: &Path) -> Result<States, std::io::Error> {
     Ok(v)
 }
 
+/// Copy `from` to `to` in 1 MiB pieces, telling `read` each piece's bytes
+/// as it is read (`--progress` counts a database as it is copied).
+fn copy_counted(from: &Path, to: &Path, read: &dyn Fn(u64)) -> std::io::Result<()> {
+    use std::io::{Read as _, Write as _};
+    let mut src = File::open(from)?;
+    let mut dst = File::create(to)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        dst.write_all(&buf[..n])?;
+        read(n as u64);
+    }
+    dst.flush()
+}
+
 /// Copy `src` and its sidecars into `dir` until two stats around the copy
-/// agree, then open and verify the copy.
-pub fn open_snapshot(src: &Path, dir: &Path) -> Result<Snapshot, SnapshotError> {
+/// agree, then open and verify the copy; `read` is told the bytes copied as
+/// they are.
+pub fn open_snapshot(
+    src: &Path,
+    dir: &Path,
+    read: &dyn Fn(u64),
+) -> Result<Snapshot, SnapshotError> {
     std::fs::create_dir_all(dir)?;
     let dst = dir.join("snapshot.db");
     let mut attempt = 0;
@@ -112,8 +137,8 @@ pub fn open_snapshot(src: &Path, dir: &Path) -> Result<Snapshot, SnapshotError> 
             let d = sidecar(&dst, s);
             let _ = std::fs::remove_file(&d);
             if before[i + 1].is_some() {
-                match std::fs::copy(sidecar(src, s), &d) {
-                    Ok(_) => {}
+                match copy_counted(&sidecar(src, s), &d, read) {
+                    Ok(()) => {}
                     // A sidecar removed meanwhile (checkpoint, commit): the
                     // state comparison below catches it.
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -121,7 +146,7 @@ pub fn open_snapshot(src: &Path, dir: &Path) -> Result<Snapshot, SnapshotError> 
                 }
             }
         }
-        std::fs::copy(src, &dst)?;
+        copy_counted(src, &dst, read)?;
         let after = all_states(src)?;
         if before == after {
             let wal = before[3].as_ref().map(|w| w.len).unwrap_or(0);
@@ -159,6 +184,35 @@ pub fn open_snapshot(src: &Path, dir: &Path) -> Result<Snapshot, SnapshotError> 
 mod tests {
     use super::*;
 
+    /// `--progress` is told a database's bytes as they are copied: in
+    /// pieces of at most 1 MiB, the database and its WAL in all.
+    #[test]
+    fn the_copy_counts_its_bytes_as_it_reads() -> Result<(), Box<dyn std::error::Error>> {
+        let home = tempfile::tempdir()?;
+        let db = home.path().join("big.sqlite3");
+        let writer = Connection::open(&db)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        writer.pragma_update(None, "wal_autocheckpoint", 0)?;
+        writer.execute_batch(
+            "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO t SELECT randomblob(1000) FROM n;",
+        )?;
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let wal = home.path().join("big.sqlite3-wal");
+        let shm = home.path().join("big.sqlite3-shm");
+        let want = size(&db) + size(&wal) + size(&shm);
+        assert!(size(&wal) > 2 << 20, "the rows are in the WAL");
+        let pieces = std::sync::Mutex::new(Vec::new());
+        let scratch = tempfile::tempdir()?;
+        open_snapshot(&db, scratch.path(), &|n| {
+            pieces.lock().map(|mut p| p.push(n)).unwrap_or(())
+        })?;
+        let pieces = pieces.into_inner().unwrap_or_default();
+        assert_eq!(pieces.iter().sum::<u64>(), want);
+        assert!(pieces.len() >= 3, "{pieces:?}");
+        assert!(pieces.iter().all(|n| *n <= 1 << 20), "{pieces:?}");
+        Ok(())
+    }
+
     #[test]
     fn rows_only_in_the_wal_are_read_and_the_source_is_untouched()
     -> Result<(), Box<dyn std::error::Error>> {
@@ -174,7 +228,7 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         let scratch = tempfile::tempdir()?;
-        let snap = open_snapshot(&db, scratch.path())?;
+        let snap = open_snapshot(&db, scratch.path(), &|_| {})?;
         let n: i64 = snap
             .conn
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))?;
@@ -194,13 +248,13 @@ mod tests {
         let home = tempfile::tempdir()?;
         let db = home.path().join("x.db");
         std::fs::write(&db, b"this is not sqlite at all, just text padding it out")?;
-        let err = open_snapshot(&db, &home.path().join("s1"))
+        let err = open_snapshot(&db, &home.path().join("s1"), &|_| {})
             .err()
             .map(|e| e.to_string());
         assert_eq!(err.as_deref(), Some("not a SQLite database (bad header)"));
         std::fs::write(&db, b"")?;
         std::fs::write(sidecar(&db, "-wal"), vec![1u8; 64])?;
-        let err = open_snapshot(&db, &home.path().join("s2"))
+        let err = open_snapshot(&db, &home.path().join("s2"), &|_| {})
             .err()
             .map(|e| e.to_string());
         assert_eq!(

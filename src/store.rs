@@ -201,6 +201,9 @@ pub trait RowWriter: Sync {
         natives: &[Option<String>],
     ) -> Result<(), StageError>;
     fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError>;
+    /// `bytes` more of the store were read (`--progress`); nothing by
+    /// default.
+    fn read_bytes(&self, _bytes: u64) {}
 }
 
 impl RowWriter for Stage {
@@ -303,6 +306,8 @@ pub struct StoreOutput<'a> {
     rows: u64,
     diagnostics: Vec<Diagnostic>,
     redactions: Counts,
+    /// The bytes [`StoreOutput::read_to`] has told `--progress` of.
+    read_reported: u64,
 }
 
 impl<'a> StoreOutput<'a> {
@@ -327,6 +332,7 @@ impl<'a> StoreOutput<'a> {
             rows: 0,
             diagnostics: Vec::new(),
             redactions: Counts::new(),
+            read_reported: 0,
         }
     }
 
@@ -336,8 +342,20 @@ impl<'a> StoreOutput<'a> {
         // created on first use: most stores never need one
         std::fs::create_dir_all(&self.scratch)
             .map_err(|e| StoreError::Unreadable(format!("cannot create scratch directory: {e}")))?;
-        open_snapshot(&self.store.abs, &self.scratch)
-            .map_err(|e| StoreError::Unreadable(e.to_string()))
+        open_snapshot(&self.store.abs, &self.scratch, &|n| {
+            self.rows_to.read_bytes(n)
+        })
+        .map_err(|e| StoreError::Unreadable(e.to_string()))
+    }
+
+    /// The store has been read up to byte `offset` of its file (a line
+    /// reader's position): `--progress` counts it, in steps of 1 MiB or
+    /// more.
+    pub fn read_to(&mut self, offset: u64) {
+        if offset >= self.read_reported + (1 << 20) {
+            self.rows_to.read_bytes(offset - self.read_reported);
+            self.read_reported = offset;
+        }
     }
 
     /// Add a row; the store's identity fills what the row leaves empty.

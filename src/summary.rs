@@ -183,6 +183,7 @@ impl Summary {
             "kinds": kinds,
             "duplicates": self.kinds.values().map(|c| c.duplicates).sum::<u64>(),
             "drop_reasons": self.drop_reasons.iter().cloned().collect::<BTreeMap<_, _>>(),
+            "drop_reason_codes": self.drop_reason_codes(),
             "diagnostics": diagnostics,
             "links_skipped": self.links_skipped + self.count(DiagKind::SkippedLink),
             "redactions": self.redactions,
@@ -198,6 +199,16 @@ impl Summary {
         let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
         s.push('\n');
         s
+    }
+
+    /// The rows dropped per stable code ([`DROP_REASONS`]): what a program
+    /// reads instead of the prose of `drop_reasons`.
+    pub fn drop_reason_codes(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for (reason, n) in &self.drop_reasons {
+            *m.entry(drop_reason_code(reason)).or_insert(0) += n;
+        }
+        m
     }
 
     pub fn count(&self, kind: DiagKind) -> usize {
@@ -261,5 +272,91 @@ impl Summary {
             self.exit as i32
         );
         s
+    }
+}
+
+/// Every reason a step drops a row for (`dropped_rows.reason`, the prose of
+/// `drop_reasons`) with its stable, machine-readable code (`--summary-json`
+/// `drop_reason_codes`; docs/design.md "Dedup"). A reason no entry names
+/// has the code `unlisted` (a test keeps this list complete).
+pub const DROP_REASONS: [(&str, &str); 10] = [
+    ("same record in the primary store", "record_in_primary"),
+    (
+        "same message in the primary store, rewritten there (same position, role and timestamp)",
+        "message_rewritten_in_primary",
+    ),
+    (
+        "session metadata of a copy; the primary store has the session",
+        "session_metadata_in_primary",
+    ),
+    (
+        "same record in an earlier secondary copy",
+        "record_in_earlier_copy",
+    ),
+    (
+        "same text in a session within 2 s (local time)",
+        "text_in_session_within_2s",
+    ),
+    ("same text in the session turn", "text_in_session_turn"),
+    (
+        "same text in the session within 15 h (offset unknown)",
+        "text_in_session_within_15h",
+    ),
+    (
+        "same tool call in the session turn",
+        "tool_call_in_session_turn",
+    ),
+    (
+        "same tool call in the session within 15 h (offset unknown)",
+        "tool_call_in_session_within_15h",
+    ),
+    (
+        "copy of a Claude Code line another transcript file of the session holds",
+        "claude_code_line_in_another_file",
+    ),
+];
+
+/// The code of a drop reason ([`DROP_REASONS`]).
+pub fn drop_reason_code(reason: &str) -> &'static str {
+    DROP_REASONS
+        .iter()
+        .find(|(r, _)| *r == reason)
+        .map_or("unlisted", |(_, c)| c)
+}
+
+#[cfg(test)]
+mod drop_reason_tests {
+    use super::DROP_REASONS;
+
+    /// Every reason text the SQL steps give a dropped row has a code, and
+    /// no two reasons share one. (A step names each reason `AS reason`;
+    /// `progress::summary_json_equals_the_runs_own_tables` finds none
+    /// `unlisted` on the fixtures.)
+    #[test]
+    fn every_drop_reason_of_the_steps_has_one_code() {
+        let mut said = std::collections::BTreeSet::new();
+        for (_, sql) in crate::steps::STEPS {
+            // a reason: the quoted texts on a line ending in `AS reason`
+            // and on the line before it (a CASE's THEN)
+            let lines: Vec<&str> = sql.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                if !l.trim_end().ends_with("AS reason") {
+                    continue;
+                }
+                for m in lines[i.saturating_sub(1)..=i]
+                    .iter()
+                    .flat_map(|l| l.split('\'').skip(1).step_by(2))
+                {
+                    said.insert(m.to_string());
+                }
+            }
+        }
+        let listed: std::collections::BTreeSet<String> =
+            DROP_REASONS.iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(said, listed);
+        let mut codes: Vec<&str> = DROP_REASONS.iter().map(|(_, c)| *c).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), DROP_REASONS.len());
     }
 }

@@ -134,6 +134,18 @@ fn report_help_explains_every_argument() -> TestResult {
         .output()?;
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("report_help", String::from_utf8_lossy(&o.stdout));
+    // `report` and `usage` are clap commands: `nanoload help COMMAND` says
+    // the same as `COMMAND --help`
+    for cmd in ["report", "usage"] {
+        let help = |args: &[&str]| -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+            Ok(assert_cmd::Command::cargo_bin("nanoload")?
+                .args(args)
+                .env("COLUMNS", "100")
+                .output()?
+                .stdout)
+        };
+        assert_eq!(help(&["help", cmd])?, help(&[cmd, "--help"])?, "{cmd}");
+    }
     Ok(())
 }
 

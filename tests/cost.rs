@@ -238,8 +238,9 @@ fn llm_calls_holds_both_agents_usage_on_a_mixed_home() -> TestResult {
     // home-a's torn line and bad record (EXPECTED.md)
     assert_eq!(mixed.code(), Some(1), "{}", mixed.stderr());
     // the nanoclaw root's path (its instance, and so its session_uids)
-    // differs: `.` alone, `nanoclaw` in the mixed home
-    let all = "SELECT * EXCLUDE (source_path, instance, session_uid),
+    // differs: `.` alone, `nanoclaw` in the mixed home; each load has its
+    // own load_id
+    let all = "SELECT * EXCLUDE (source_path, instance, session_uid, load_id),
                       regexp_replace(source_path, '^nanoclaw/', ''),
                       CASE WHEN agent = 'nanobot' THEN instance || session_uid END
                FROM llm_calls WHERE agent = '{}' ORDER BY ALL";

@@ -385,6 +385,17 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
             "{reason}: {err}"
         );
     }
+    // the same counts per stable code: each reason has one, none unlisted
+    let codes = obj_u64(&j["drop_reason_codes"]);
+    assert_eq!(codes.values().sum::<u64>(), dups);
+    assert!(!codes.contains_key("unlisted"), "{codes:?}");
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for (reason, n) in &reasons {
+        *want
+            .entry(nanoload::summary::drop_reason_code(reason).to_string())
+            .or_default() += n;
+    }
+    assert_eq!(codes, want);
 
     // diagnostics per kind: the `diagnostics` table (every kind, 0 too)
     let mut diags: BTreeMap<String, u64> = nanoload::diag::DiagKind::ALL
@@ -461,6 +472,7 @@ fn summary_json_equals_the_runs_own_tables() -> TestResult {
     assert_eq!(a["kinds"]["nanobot.session_jsonl"]["rows_read"], 48);
     assert_eq!(a["kinds"]["nanobot.session_jsonl"]["rows_out"], 26);
     assert_eq!(a["drop_reasons"]["same record in the primary store"], 19);
+    assert_eq!(a["drop_reason_codes"]["record_in_primary"], 19);
     assert!(a.get("cache").is_none(), "no cache key without --cache");
 
     let s = checked_summary_json(&fixture("nanoclaw/home-2-0"), &[])?;

@@ -27,12 +27,15 @@ struct Shown {
     svg_px: [u32; 2],
     columns: Vec<String>,
     rows: Vec<Vec<String>>,
+    total: Option<Vec<String>>,
+    numbers: Vec<[String; 4]>,
 }
 
 #[derive(Debug, serde::Deserialize)]
 struct ShownTable {
     columns: Vec<String>,
     rows: Vec<Vec<String>>,
+    numbers: Vec<[String; 4]>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -47,6 +50,9 @@ struct Page {
     missing: Vec<String>,
     height: u32,
     external: usize,
+    collapsed: Vec<String>,
+    hidden: Vec<String>,
+    wide: Vec<String>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -67,7 +73,9 @@ struct Case {
 #[derive(Default)]
 struct Expected {
     /// Per chart id: its column names and rows.
-    charts: BTreeMap<&'static str, (Vec<&'static str>, Vec<Vec<String>>)>,
+    charts: BTreeMap<&'static str, (Vec<String>, Vec<Vec<String>>)>,
+    /// Per chart id: its TOTAL row.
+    totals: BTreeMap<&'static str, Vec<String>>,
     facts: BTreeMap<&'static str, String>,
     lists: BTreeMap<&'static str, Vec<Vec<String>>>,
     missing: Vec<&'static str>,
@@ -98,42 +106,73 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
     let c = outputs(dir, tables)?;
     let mut e = Expected::default();
     let mut chart = |id: &'static str, cols: &[&'static str], sql: &str| -> TestResult {
-        e.charts.insert(id, (cols.to_vec(), query(&c, sql)?));
+        e.charts.insert(
+            id,
+            (
+                cols.iter().map(|c| c.to_string()).collect(),
+                query(&c, sql)?,
+            ),
+        );
         Ok(())
     };
+    // an event's time: local, UTC where no offset is known (nanoclaw)
+    let t = "coalesce(timestamp_local, CAST(timestamp_utc AS TIMESTAMP))";
     chart(
         "activity-day",
         &["day", "events", "user", "assistant", "tool_use", "tool_result", "thinking", "system"],
-        "SELECT CAST(timestamp_local AS DATE) AS d, count(*),
+        &format!(
+            "SELECT CAST({t} AS DATE) AS d, count(*),
                 sum(CAST(turn_type = 'user' AS INT)), sum(CAST(turn_type = 'assistant' AS INT)),
                 sum(CAST(turn_type = 'tool_use' AS INT)), sum(CAST(turn_type = 'tool_result' AS INT)),
                 sum(CAST(turn_type = 'thinking' AS INT)), sum(CAST(turn_type = 'system' AS INT))
-         FROM events WHERE timestamp_local IS NOT NULL GROUP BY d ORDER BY d",
+             FROM events WHERE {t} IS NOT NULL GROUP BY d ORDER BY d"
+        ),
     )?;
     chart(
         "activity-hour",
         &["hour", "events"],
-        "SELECT h, (SELECT count(*) FROM events WHERE extract(hour FROM timestamp_local) = h)
-         FROM generate_series(0, 23) AS g(h) ORDER BY h",
+        &format!(
+            "SELECT h,
+                    (SELECT count(*) FROM events WHERE extract(hour FROM {t}) = h)
+             FROM generate_series(0, 23) AS g(h) ORDER BY h"
+        ),
     )?;
     chart(
         "sessions-timeline",
-        &["session_uid", "agent", "instance", "session_id", "first_local", "last_local", "events"],
-        "WITH s AS (
-           SELECT session_uid, any_value(agent) AS a, any_value(instance) AS i,
-                  coalesce(any_value(session_id), '') AS s, min(timestamp_local) AS f,
-                  max(timestamp_local) AS l, count(*) AS n
-           FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid),
-         latest AS (
-           SELECT *, row_number() OVER (ORDER BY l DESC, session_uid) AS k FROM s WHERE l IS NOT NULL)
-         SELECT session_uid, a, i, s, date_trunc('second', f), date_trunc('second', l), n
-         FROM latest WHERE k <= 50 ORDER BY f, l, session_uid",
+        &["session_uid", "agent", "instance", "session_id", "first_time", "last_time", "events"],
+        &format!(
+            "WITH s AS (
+               SELECT session_uid, any_value(agent) AS a, any_value(instance) AS i,
+                      coalesce(any_value(session_id), '') AS s, min({t}) AS f, max({t}) AS l,
+                      count(*) AS n
+               FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid),
+             latest AS (
+               SELECT *, row_number() OVER (ORDER BY l DESC, session_uid) AS k FROM s WHERE l IS NOT NULL)
+             SELECT session_uid, a, i, s, date_trunc('second', f), date_trunc('second', l), n
+             FROM latest WHERE k <= 50 ORDER BY f, l, session_uid"
+        ),
     )?;
+    // a tool call fails when its result (same session and call id) says
+    // so: nanoclaw's is_error, nanobot's WebUI error phase or the hint
+    // nanobot appends to a failed call's result
     chart(
         "tools",
-        &["tool", "calls", "sessions"],
-        "SELECT coalesce(tool_name, '(none)') AS t, count(*) AS n, count(DISTINCT session_uid)
-         FROM events WHERE turn_type = 'tool_use' GROUP BY t ORDER BY n DESC, t LIMIT 40",
+        &["tool", "ok", "errors", "calls", "error_rate", "sessions"],
+        "WITH failed AS (
+           SELECT DISTINCT session_uid, tool_use_id FROM events
+           WHERE turn_type = 'tool_result' AND tool_use_id IS NOT NULL
+             AND ((agent = 'nanoclaw' AND json_extract_string(native, '$.is_error') = 'true')
+                  OR (agent = 'nanobot' AND (json_extract_string(native, '$.phase') = 'error'
+                      OR ends_with(text, '[Analyze the error above and try a different approach.]'))))),
+         u AS (
+           SELECT coalesce(tool_name, '(none)') AS tool, e.session_uid,
+                  EXISTS (SELECT 1 FROM failed f WHERE f.session_uid IS NOT DISTINCT FROM e.session_uid
+                          AND f.tool_use_id = e.tool_use_id) AS bad
+           FROM events e WHERE turn_type = 'tool_use')
+         SELECT tool, count(*) - sum(CAST(bad AS INT)), sum(CAST(bad AS INT)), count(*) AS n,
+                CAST(round(100 * sum(CAST(bad AS INT)) / count(*), 1) AS DECIMAL(4, 1)),
+                count(DISTINCT session_uid)
+         FROM u GROUP BY tool ORDER BY n DESC, tool LIMIT 40",
     )?;
     chart(
         "recovered",
@@ -171,13 +210,62 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
                 "SELECT {day} AS d, {tokens} FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY d ORDER BY d"
             ),
         )?;
-        chart(
-            "cost-day",
-            &["day", "cost_usd", "unpriced_calls"],
+        // cost per day stacked by model: per (day, model) the priced sum,
+        // `unknown` when none of its calls is priced, empty without calls;
+        // the models by cost (then calls, then name); a TOTAL row
+        let models: Vec<String> = query(
+            &c,
+            "SELECT coalesce(model, '(none)') AS m FROM llm_calls WHERE started_at_ms IS NOT NULL
+             GROUP BY m ORDER BY sum(CAST(cost_usd AS DECIMAL(38, 12))) DESC NULLS LAST, count(*) DESC, m",
+        )?
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+        assert!(models.len() <= 8, "{}: {models:?}", dir.display());
+        let cells = query(
+            &c,
             &format!(
-                "SELECT {day} AS d, {cost} FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY d ORDER BY d"
+                "SELECT coalesce(d, 'TOTAL'), coalesce(m, ''), {cost}
+                 FROM (SELECT {day} AS d, coalesce(model, '(none)') AS m, cost_usd FROM llm_calls
+                       WHERE started_at_ms IS NOT NULL)
+                 GROUP BY GROUPING SETS ((d, m), (d), (m), ()) ORDER BY ALL"
             ),
         )?;
+        let mut days: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in &cells {
+            let row = days
+                .entry(r[0].clone())
+                .or_insert_with(|| vec![String::new(); models.len() + 3]);
+            match models.iter().position(|m| *m == r[1]) {
+                Some(i) => row[i] = r[2].clone(),
+                None => {
+                    let unpriced: i64 = r[3].parse()?;
+                    row[models.len()] = r[2].clone();
+                    row[models.len() + 1] = unpriced.to_string();
+                    row[models.len() + 2] = if unpriced > 0 {
+                        "partial".into()
+                    } else {
+                        String::new()
+                    };
+                }
+            }
+        }
+        let mut cols = vec!["day".to_string()];
+        cols.extend(models.iter().cloned());
+        cols.extend(["total", "unpriced_calls", "partial"].map(String::from));
+        let total = days.remove("TOTAL");
+        let rows: Vec<Vec<String>> = days
+            .into_iter()
+            .map(|(d, mut r)| {
+                r.insert(0, d);
+                r
+            })
+            .collect();
+        if let Some(mut t) = total.filter(|_| !rows.is_empty()) {
+            t.insert(0, "TOTAL".into());
+            e.totals.insert("cost-day", t);
+        }
+        let cost_day = (cols, rows);
         let mut cols = vec!["provider", "model"];
         cols.extend(tok_cols);
         chart(
@@ -250,17 +338,20 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
                 .all(|r| r[0] == "nanoclaw.inbound" || r[4] == "0"),
             "{rows:?}"
         );
+        e.charts.insert("cost-day", cost_day);
         e.charts.insert(
             "duplicates",
             (
-                vec![
+                [
                     "source_kind",
                     "stores",
                     "rows_read",
                     "rows_out",
                     "folded",
                     "duplicates",
-                ],
+                ]
+                .map(String::from)
+                .to_vec(),
                 rows,
             ),
         );
@@ -358,7 +449,7 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
             &format!("SELECT count(*), {cost} FROM llm_calls WHERE agent = 'nanoclaw'"),
         )?;
         if nc[0][0] != "0" {
-            e.facts.insert("nanoclaw_cost_usd", nc[0][1].clone());
+            e.facts.insert("nanoclaw_cost_usd", usd(&nc[0][1]));
         }
     } else {
         e.missing = vec![
@@ -371,7 +462,9 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
     }
     let f = query(
         &c,
-        "SELECT count(*), count(DISTINCT session_uid), count(*) - count(timestamp_local) FROM events",
+        "SELECT count(*), count(DISTINCT session_uid),
+                count(*) FILTER (WHERE timestamp_local IS NULL AND timestamp_utc IS NULL)
+         FROM events",
     )?;
     for (k, v) in ["events", "sessions", "without_time"]
         .into_iter()
@@ -401,6 +494,50 @@ fn write_report(dir: &Path, tables: bool, html: &Path) -> TestResult {
         "{err}"
     );
     Ok(())
+}
+
+/// Number cells not shown as a person reads them: right-aligned, counts
+/// with thousands separators, USD to the cent (more digits only below one,
+/// `unknown` as it is), rates as percentages.
+fn numbers_shown(numbers: &[[String; 4]], usd: &dyn Fn(&str) -> bool) -> Vec<String> {
+    numbers
+        .iter()
+        .filter_map(|[col, v, text, align]| {
+            let want = if v.is_empty() || v == "unknown" {
+                v.clone()
+            } else if usd(col) {
+                let x: f64 = v.parse().ok()?;
+                if x == 0.0 || x.abs() >= 0.01 {
+                    let cents = format!("{:.2}", x);
+                    let (w, f) = cents.split_once('.')?;
+                    let w: String = w
+                        .chars()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .chunks(3)
+                        .map(|c| c.iter().collect::<String>())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                        .chars()
+                        .rev()
+                        .collect();
+                    format!("${w}.{f}")
+                } else {
+                    // below a cent: two significant digits
+                    let d = ((-x.abs().log10()).ceil() as usize + 1).clamp(3, 8);
+                    format!("${x:.d$}")
+                }
+            } else if col.ends_with("rate") {
+                format!("{v} %")
+            } else if let Ok(n) = v.parse::<i64>() {
+                nanoload::usage::thousands(n)
+            } else {
+                v.clone()
+            };
+            let ok = align == "right" && text == &want;
+            (!ok).then(|| format!("{col} {v:?} shown as {text:?} ({align}), want {want:?}"))
+        })
+        .collect()
 }
 
 /// The bars a chart must draw: one per non-zero value of the columns it
@@ -449,10 +586,11 @@ fn browse(cases: &[Case], work: &Path) -> Result<Browser, Box<dyn std::error::Er
         .map(|c| serde_json::json!({"html": c.html, "screenshot": c.png}))
         .collect();
     // NANOLOAD_REPORT_PNG=docs/report.png: the README's picture, the top of
-    // the first report
+    // the mixed home's report (both agents)
+    let pictured = cases.iter().find(|c| c.name == MIXED).unwrap_or(&cases[0]);
     if let Ok(p) = std::env::var("NANOLOAD_REPORT_PNG") {
         pages
-            .push(serde_json::json!({"html": cases[0].html, "screenshot": p, "clip_height": 2000}));
+            .push(serde_json::json!({"html": pictured.html, "screenshot": p, "clip_height": 2200}));
     }
     let spec = work.join("spec.json");
     std::fs::write(&spec, serde_json::json!({ "pages": pages }).to_string())?;
@@ -568,9 +706,20 @@ fn differences(case: &Case, page: &Page) -> Result<Vec<String>, Box<dyn std::err
             ),
         );
         check(
+            c.total.as_ref() == case.expected.totals.get(c.id.as_str()),
+            format!("{id} TOTAL {:?}", c.total),
+        );
+        check(
             c.marks == marks(c),
             format!("{id} draws {} bars, want {}", c.marks, marks(c)),
         );
+        let usd = |col: &str| {
+            col.contains("cost")
+                || (id == "cost-day" && !["day", "unpriced_calls", "partial"].contains(&col))
+        };
+        for bad in numbers_shown(&c.numbers, &usd) {
+            check(false, format!("{id}: {bad}"));
+        }
         let drawn = c.svg_px[0] >= 600 && c.svg_px[1] >= 80;
         check(
             if c.rows.is_empty() {
@@ -593,14 +742,46 @@ fn differences(case: &Case, page: &Page) -> Result<Vec<String>, Box<dyn std::err
             shown.is_some_and(|t| t.columns.len() == 8 && &t.rows == rows),
             format!("list {k}: {shown:?}, want {rows:?}"),
         );
+        for bad in shown.map_or(vec![], |t| {
+            numbers_shown(&t.numbers, &|c| c.contains("cost"))
+        }) {
+            check(false, format!("list {k}: {bad}"));
+        }
     }
+    // a home of nanoclaw alone (or of both agents) gives a full report:
+    // activity (UTC where no offset is known) and, with calls, cost per day
+    if name.starts_with("nanoclaw/") || name.starts_with("mixed/") {
+        let rows = |id: &str| {
+            page.charts
+                .iter()
+                .find(|c| c.id == id)
+                .map_or(0, |c| c.rows.len())
+        };
+        check(rows("activity-day") > 0, "no activity per day".into());
+        check(rows("sessions-timeline") > 0, "no session drawn".into());
+        if name.ends_with("home-cc") || name.starts_with("mixed/") {
+            check(rows("cost-day") > 0, "no cost per day".into());
+        }
+    }
+    check(
+        page.collapsed == ["data-quality"],
+        format!("collapsed groups {:?}", page.collapsed),
+    );
+    check(
+        page.hidden.is_empty(),
+        format!("content hidden in scroll boxes: {:?}", page.hidden),
+    );
+    check(
+        page.wide.is_empty(),
+        format!("tables wider than the page: {:?}", page.wide),
+    );
     check(
         page.missing == case.expected.missing,
         format!("sections without tables {:?}", page.missing),
     );
     let png = std::fs::read(&case.png)?;
     check(
-        png_size(&png) == Some((1200, page.height)) && png.len() > 50_000,
+        png_size(&png) == Some((1400, page.height)) && png.len() > 50_000,
         format!("screenshot {:?}, {} bytes", png_size(&png), png.len()),
     );
     Ok(bad)
@@ -653,6 +834,17 @@ fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
         bad.extend(differences(case, page)?);
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // the fixtures hold failed tool calls (nanobot's own, in the real-writer
+    // homes), and the tools chart counts them
+    let failed: usize = browser
+        .pages
+        .iter()
+        .flat_map(|p| &p.charts)
+        .filter(|c| c.id == "tools")
+        .flat_map(|c| &c.rows)
+        .map(|r| r[2].parse::<usize>().unwrap_or(0))
+        .sum();
+    assert!(failed > 0, "no failed tool call in any fixture's report");
     // the times, for the record (--nocapture): loading is shared with the
     // golden and audits tests in a full run
     eprintln!(

@@ -25,6 +25,12 @@ pub(super) const PURPLE: RGBColor = RGBColor(0x94, 0x67, 0xbd);
 pub(super) const BROWN: RGBColor = RGBColor(0x8c, 0x56, 0x4b);
 pub(super) const GREY: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
 pub(super) const TEAL: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
+pub(super) const PINK: RGBColor = RGBColor(0xe3, 0x77, 0xc2);
+
+/// One colour per model of a chart stacked by model, in order; the rest
+/// of the models together are [`GREY`].
+pub(super) const MODEL_COLORS: [RGBColor; 8] =
+    [BLUE_, ORANGE, GREEN_, RED_, PURPLE, BROWN, PINK, TEAL];
 
 pub(super) fn hex(c: RGBColor) -> String {
     format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
@@ -44,6 +50,26 @@ fn axis_num(v: f64) -> String {
         let s = format!("{v:.4}");
         let s = s.trim_end_matches('0').trim_end_matches('.');
         if s == "-0" { "0".into() } else { s.into() }
+    }
+}
+
+/// A count on an axis: integers only (a position between two is left
+/// unlabelled), short as [`axis_num`].
+fn axis_count(v: f64) -> String {
+    if (v - v.round()).abs() > 1e-9 {
+        String::new()
+    } else {
+        axis_num(v.round())
+    }
+}
+
+/// How many labels a value axis up to `top` gets: at most 6, and for
+/// counts no more than there are integers on it (so every tick is one).
+fn value_labels(top: f64, counts: bool) -> usize {
+    if counts {
+        (top.floor() as usize + 1).clamp(2, 6)
+    } else {
+        6
     }
 }
 
@@ -88,6 +114,14 @@ fn index_label(labels: &[String], y: f64) -> String {
 }
 
 pub(super) type Stack = Vec<(f64, RGBColor)>;
+
+/// The axis of a chart's values: its description and whether it counts
+/// (integer ticks only) or measures (USD, a rate).
+#[derive(Clone, Copy)]
+pub(super) struct Value<'a> {
+    pub(super) desc: &'a str,
+    pub(super) counts: bool,
+}
 
 /// Where bars of a vertical chart stand on the x axis.
 pub(super) enum XAxis<'a> {
@@ -191,7 +225,8 @@ pub(super) fn vbars(
     xs: &[f64],
     axis: XAxis,
     stacks: &[Stack],
-    y_desc: &str,
+    y: Value,
+    flagged: &[bool],
 ) -> Result<String, ReportError> {
     let (lo, hi) = xs
         .iter()
@@ -220,12 +255,16 @@ pub(super) fn vbars(
         },
         y: Axis {
             range: 0f64..top(stacks),
-            labels: 6,
-            label: &|y| axis_num(*y),
+            labels: value_labels(top(stacks), y.counts),
+            label: if y.counts {
+                &|y| axis_count(*y)
+            } else {
+                &|y| axis_num(*y)
+            },
             area: 64,
         },
         vertical: true,
-        desc: y_desc,
+        desc: y.desc,
     };
     plot(frame, |chart| {
         let rects = xs.iter().zip(stacks).flat_map(|(x, stack)| {
@@ -234,6 +273,21 @@ pub(super) fn vbars(
                 .map(move |(a, b, c)| Rectangle::new([(x - 0.4, a), (x + 0.4, b)], c.filled()))
         });
         chart.draw_series(rects).map_err(chart_err(id))?;
+        // a flagged stack (a day with unpriced calls) gets a `*` above it
+        let stars =
+            xs.iter()
+                .zip(stacks)
+                .zip(flagged)
+                .filter(|(_, f)| **f)
+                .map(|((x, stack), _)| {
+                    let h: f64 = stack.iter().map(|(v, _)| v).sum();
+                    Text::new(
+                        "*".to_string(),
+                        (*x - 0.15, h + top(stacks) * 0.06),
+                        (FONT, 16).into_font().color(&INK),
+                    )
+                });
+        chart.draw_series(stars).map_err(chart_err(id))?;
         Ok(())
     })
 }
@@ -251,7 +305,7 @@ pub(super) fn hbars(
     id: &'static str,
     labels: &[String],
     stacks: &[Stack],
-    x_desc: &str,
+    x: Value,
 ) -> Result<String, ReportError> {
     let n = labels.len();
     let (by_y, label_px) = row_labels(labels);
@@ -260,8 +314,12 @@ pub(super) fn hbars(
         size: (WIDTH, 70 + 20 * n.max(1) as u32),
         x: Axis {
             range: 0f64..top(stacks),
-            labels: 6,
-            label: &|x| axis_num(*x),
+            labels: value_labels(top(stacks), x.counts),
+            label: if x.counts {
+                &|x| axis_count(*x)
+            } else {
+                &|x| axis_num(*x)
+            },
             area: 40,
         },
         y: Axis {
@@ -271,7 +329,7 @@ pub(super) fn hbars(
             area: label_px,
         },
         vertical: false,
-        desc: x_desc,
+        desc: x.desc,
     };
     plot(frame, |chart| {
         let rects = stacks.iter().enumerate().flat_map(|(i, stack)| {
@@ -377,7 +435,7 @@ pub(super) fn ranges(
 }
 
 /// The stacks of `data`: per row, each series column's value and colour.
-pub(super) fn stacks(data: &Data, series: &[(&'static str, RGBColor)]) -> Vec<Stack> {
+pub(super) fn stacks(data: &Data, series: &[(String, RGBColor)]) -> Vec<Stack> {
     let cols: Vec<(usize, RGBColor)> = series.iter().map(|(s, c)| (data.col(s), *c)).collect();
     (0..data.rows.len())
         .map(|i| {

@@ -101,8 +101,9 @@ pub struct Written {
 }
 
 /// The columns of `events` the report reads.
-const EVENT_COLUMNS: &str = "agent, instance, session_id, session_uid, timestamp_local, \
-     time_basis, turn_type, tool_name, source_kind, source_role, native, load_id";
+const EVENT_COLUMNS: &str = "agent, instance, session_id, session_uid, timestamp_utc, \
+     timestamp_local, time_basis, turn_type, tool_name, tool_use_id, text, source_kind, \
+     source_role, native, load_id";
 
 /// Write the report of `out` (and the `--tables` directory `tables`) to
 /// `html`: to a temp name beside it, renamed when complete.
@@ -205,8 +206,72 @@ fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, Re
             ))
             .map_err(|e| input(&file, crate::diag::one_line(&e.to_string())))?;
         }
+        one_load(&conn, out, dir)?;
     }
     Ok(conn)
+}
+
+/// Every row of `events` and of the side tables in `dir` names one
+/// `load_id` (a table without rows names none): the report never mixes
+/// the outputs of two loads.
+fn one_load(conn: &Connection, out: &Path, dir: &Path) -> Result<(), ReportError> {
+    let ids = |t: &str| -> Result<Vec<String>, ReportError> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT DISTINCT load_id::VARCHAR FROM {t} ORDER BY 1"
+        ))?;
+        let rows = stmt.query_map([], |r| r.get::<_, Option<String>>(0))?;
+        Ok(rows.filter_map(|r| r.ok().flatten()).collect())
+    };
+    let input = |path: &Path, message: String| ReportError::Input {
+        path: path.to_path_buf(),
+        message,
+    };
+    let events = ids("events")?;
+    if events.len() > 1 {
+        return Err(input(
+            out,
+            format!(
+                "holds rows of {} loads ({}): the report reads one load's output",
+                events.len(),
+                events.join(", ")
+            ),
+        ));
+    }
+    // the load the tables must match: OUT's, else the first table's
+    let mut want: Option<(String, PathBuf)> = events.first().map(|id| (id.clone(), out.into()));
+    for t in TABLES {
+        let file = dir.join(format!("{t}.parquet"));
+        let has: i64 = conn.query_row(
+            &format!("SELECT count(*) FROM (DESCRIBE {t}) WHERE column_name = 'load_id'"),
+            [],
+            |r| r.get(0),
+        )?;
+        if has == 0 {
+            return Err(input(
+                &file,
+                "has no load_id column, so which load wrote it cannot be told (a nanoload older \
+                 than its tables' load_id): load again with --tables"
+                    .into(),
+            ));
+        }
+        for id in ids(t)? {
+            match &want {
+                Some((w, from)) if *w != id => {
+                    return Err(input(
+                        &file,
+                        format!(
+                            "rows of load {id}, but {} is of load {w}: the report reads one \
+                             load's outputs (give OUT.parquet and the --tables DIR of the same run)",
+                            from.display()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => want = Some((id, file.clone())),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The page and its number of charts.
@@ -215,11 +280,7 @@ fn build(conn: &Connection, have_tables: bool, out: &Path) -> Result<(String, us
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut p = Page {
-        html: String::new(),
-        charts: 0,
-        in_section: false,
-    };
+    let mut p = Page::default();
     let _ = write!(
         p.html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -229,13 +290,19 @@ fn build(conn: &Connection, have_tables: bool, out: &Path) -> Result<(String, us
     );
     sections::facts(conn, &mut p, &name, have_tables)?;
     sections::answers(conn, &mut p, have_tables)?;
+    sections::cost(conn, &mut p, have_tables)?;
+    sections::tools(conn, &mut p)?;
     sections::activity(conn, &mut p)?;
     sections::sessions(conn, &mut p)?;
-    sections::tokens(conn, &mut p, have_tables)?;
-    sections::tools(conn, &mut p)?;
+    p.collapsed(
+        "data-quality",
+        "Data quality",
+        "How the load got these rows: copies dropped and rows recovered, the derived time \
+         offsets, and what could not be read (open to see).",
+    );
     sections::duplicates(conn, &mut p, have_tables)?;
     sections::offsets(conn, &mut p, have_tables)?;
     sections::diagnostics(conn, &mut p, have_tables)?;
-    p.html.push_str("</section>\n</body>\n</html>\n");
+    p.finish();
     Ok((p.html, p.charts))
 }

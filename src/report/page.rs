@@ -33,27 +33,58 @@ pub(super) struct Chart {
     pub(super) data: Data,
     /// Columns drawn as bar segments, with their colours; empty for a range
     /// chart (one bar per row).
-    pub(super) series: Vec<(&'static str, RGBColor)>,
+    pub(super) series: Vec<(String, RGBColor)>,
     pub(super) svg: String,
 }
 
+#[derive(Default)]
 pub(super) struct Page {
     pub(super) html: String,
     pub(super) charts: usize,
-    pub(super) in_section: bool,
+    in_section: bool,
+    in_details: bool,
 }
 
 impl Page {
+    /// A new section (closing the one before): `<h2>`, or `<h3>` inside a
+    /// collapsed group ([`Page::collapsed`]).
     pub(super) fn section(&mut self, id: &str, title: &str, intro: &str) {
         if self.in_section {
             self.html.push_str("</section>\n");
         }
         self.in_section = true;
+        let h = if self.in_details { "h3" } else { "h2" };
         let _ = writeln!(
             self.html,
-            "<section id=\"{id}\">\n<h2>{}</h2>\n<p class=\"intro\">{intro}</p>",
+            "<section id=\"{id}\">\n<{h}>{}</{h}>\n<p class=\"intro\">{intro}</p>",
             esc(title)
         );
+    }
+
+    /// A group of sections shown collapsed (`<details>`) under `title`,
+    /// until the page ends ([`Page::finish`]).
+    pub(super) fn collapsed(&mut self, id: &str, title: &str, intro: &str) {
+        if self.in_section {
+            self.html.push_str("</section>\n");
+            self.in_section = false;
+        }
+        self.in_details = true;
+        let _ = writeln!(
+            self.html,
+            "<details id=\"{id}\">\n<summary><h2>{}</h2></summary>\n<p class=\"intro\">{intro}</p>",
+            esc(title)
+        );
+    }
+
+    /// Close what is open and end the document.
+    pub(super) fn finish(&mut self) {
+        if self.in_section {
+            self.html.push_str("</section>\n");
+        }
+        if self.in_details {
+            self.html.push_str("</details>\n");
+        }
+        self.html.push_str("</body>\n</html>\n");
     }
 
     pub(super) fn note(&mut self, html: &str) {
@@ -72,8 +103,14 @@ impl Page {
 
     pub(super) fn chart(&mut self, c: Chart) {
         self.charts += 1;
-        let series: Vec<&str> = c.series.iter().map(|(s, _)| *s).collect();
-        let _ = write!(self.html, "<figure data-chart=\"{}\"", c.id);
+        let series: Vec<String> = c.series.iter().map(|(s, _)| esc(s)).collect();
+        // a table of many columns goes below its chart, at full width
+        let wide = if c.data.columns.len() > 4 {
+            " class=\"wide\""
+        } else {
+            ""
+        };
+        let _ = write!(self.html, "<figure{wide} data-chart=\"{}\"", c.id);
         if !series.is_empty() {
             let _ = write!(self.html, " data-series=\"{}\"", series.join(","));
         }
@@ -118,20 +155,110 @@ impl Page {
     }
 }
 
+/// How a column's cells are shown.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum Cell {
+    /// As it is, left-aligned.
+    Text,
+    /// A count: thousands separators, right-aligned.
+    Count,
+    /// USD: to the cent, more digits only below a cent (`unknown` as it
+    /// is), right-aligned.
+    Usd,
+    /// A decimal (an agreement, a rate): as it is, right-aligned.
+    Decimal,
+    /// A percentage: `12.5 %`, right-aligned.
+    Percent,
+}
+
+/// Columns that hold labels even when their values are digits.
+const LABEL_COLUMNS: [&str; 9] = [
+    "hour",
+    "day",
+    "session_id",
+    "session_uid",
+    "instance",
+    "first_day",
+    "last_day",
+    "load_id",
+    "source_line",
+];
+
+/// How the cells of column `i` of `data` are shown: by its name, and
+/// numeric only when every value is a number (or an unknown cost).
+pub(super) fn cell_kind(data: &Data, i: usize) -> Cell {
+    let name = data.columns[i].as_str();
+    if LABEL_COLUMNS.contains(&name) {
+        return Cell::Text;
+    }
+    let values = || data.rows.iter().chain(&data.total).map(|r| r[i].as_str());
+    let usd = name.contains("cost") || name == "total" || data.usd.contains(&i);
+    let all = |f: &dyn Fn(&str) -> bool| values().all(|v| v.is_empty() || f(v));
+    if usd
+        && all(&|v| v == "unknown" || v.parse::<f64>().is_ok())
+        && values().any(|v| !v.is_empty())
+    {
+        Cell::Usd
+    } else if name.ends_with("rate") && all(&|v| v.parse::<f64>().is_ok()) {
+        Cell::Percent
+    } else if all(&|v| v.parse::<i64>().is_ok()) && values().any(|v| !v.is_empty()) {
+        Cell::Count
+    } else if all(&|v| v.parse::<f64>().is_ok()) && values().any(|v| !v.is_empty()) {
+        Cell::Decimal
+    } else {
+        Cell::Text
+    }
+}
+
+/// A cell's text as shown.
+pub(super) fn shown(kind: Cell, v: &str) -> String {
+    match kind {
+        Cell::Text | Cell::Decimal => v.to_string(),
+        _ if v.is_empty() => String::new(),
+        Cell::Count => v
+            .parse::<i64>()
+            .map_or(v.to_string(), crate::usage::thousands),
+        Cell::Usd => crate::usage::dollars(v),
+        Cell::Percent => format!("{v} %"),
+    }
+}
+
 fn table_body(html: &mut String, data: &Data) {
+    let kinds: Vec<Cell> = (0..data.columns.len())
+        .map(|i| cell_kind(data, i))
+        .collect();
+    let class = |k: Cell| if k == Cell::Text { "" } else { " class=\"n\"" };
     html.push_str("<thead><tr>");
-    for c in &data.columns {
-        let _ = write!(html, "<th>{}</th>", esc(c));
+    for (c, k) in data.columns.iter().zip(&kinds) {
+        let _ = write!(html, "<th{}>{}</th>", class(*k), esc(c));
     }
     html.push_str("</tr></thead>\n<tbody>\n");
-    for r in &data.rows {
+    let row = |html: &mut String, r: &[String]| {
         html.push_str("<tr>");
-        for v in r {
-            let _ = write!(html, "<td>{}</td>", esc(v));
+        for (v, k) in r.iter().zip(&kinds) {
+            if *k == Cell::Text {
+                let _ = write!(html, "<td>{}</td>", esc(v));
+            } else {
+                // the value as computed, then as shown
+                let _ = write!(
+                    html,
+                    "<td class=\"n\" data-v=\"{}\">{}</td>",
+                    esc(v),
+                    esc(&shown(*k, v))
+                );
+            }
         }
         html.push_str("</tr>\n");
+    };
+    for r in &data.rows {
+        row(html, r);
     }
     html.push_str("</tbody>\n");
+    if let Some(t) = &data.total {
+        html.push_str("<tfoot>");
+        row(html, t);
+        html.push_str("</tfoot>\n");
+    }
 }
 
 pub(super) const STYLE: &str = "
@@ -149,11 +276,15 @@ figcaption{flex:1 0 100%;font-weight:bold;font-size:15px}.rows{font-weight:norma
 .key{font-weight:normal;font-size:13px;margin-left:10px;white-space:nowrap}
 .sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
 .svg svg{display:block;max-width:100%;height:auto}
-.tbl{max-height:300px;overflow:auto;border:1px solid #ddd;flex:1 1 260px}
-.list{max-height:360px}
+.tbl{border:1px solid #ddd;flex:1 1 300px;min-width:0}
+figure.wide .tbl{flex-basis:100%}
 table{border-collapse:collapse;font-size:12px;width:100%}
-th{position:sticky;top:0;background:#f3f3f3;text-align:left;padding:3px 6px}
-td{padding:2px 6px;border-top:1px solid #eee;white-space:nowrap}
+th{background:#f3f3f3;text-align:left;padding:3px 6px}
+td{padding:2px 6px;border-top:1px solid #eee;overflow-wrap:anywhere}
+th.n,td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+tfoot td{font-weight:bold;border-top:2px solid #bbb}
+details{margin:28px 0}summary{cursor:pointer}summary h2{display:inline-block;border:0}
+details h3{font-size:16px;margin:0 0 4px;border-bottom:1px solid #1f77b4}
 .empty{color:#777;font-style:italic}
 code{font-size:13px;background:#f4f4f4;padding:0 3px}
 ";

@@ -16,8 +16,12 @@ pub(super) const COST: &str = "coalesce(CAST(round(sum(cost_usd::DECIMAL(38, 12)
 /// Rows of a query, every value as text (NULL as the empty string), with
 /// the column names given.
 pub(super) struct Data {
-    pub(super) columns: Vec<&'static str>,
+    pub(super) columns: Vec<String>,
     pub(super) rows: Vec<Vec<String>>,
+    /// A TOTAL row shown below the rows (`<tfoot>`), not drawn.
+    pub(super) total: Option<Vec<String>>,
+    /// Columns of USD whatever their name (a model's cost per day).
+    pub(super) usd: Vec<usize>,
 }
 
 impl Data {
@@ -47,11 +51,7 @@ impl Data {
 }
 
 /// The rows of `sql`, named `columns` (as many as it returns).
-pub(super) fn fetch(
-    conn: &Connection,
-    columns: &[&'static str],
-    sql: &str,
-) -> Result<Data, ReportError> {
+pub(super) fn fetch(conn: &Connection, columns: &[&str], sql: &str) -> Result<Data, ReportError> {
     let mut stmt = conn.prepare(&format!("SELECT COLUMNS(*)::VARCHAR FROM ({sql})"))?;
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
@@ -69,8 +69,10 @@ pub(super) fn fetch(
         out.push(row);
     }
     Ok(Data {
-        columns: columns.to_vec(),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
         rows: out,
+        total: None,
+        usd: Vec::new(),
     })
 }
 

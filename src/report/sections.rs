@@ -8,8 +8,8 @@ use duckdb::Connection;
 use plotters::prelude::RGBColor;
 
 use super::chart::{
-    BLUE_, BROWN, GREEN_, GREY, ORANGE, PURPLE, RED_, Span, TEAL, XAxis, epoch_day, epoch_seconds,
-    hbars, ranges, stacks, vbars,
+    BLUE_, BROWN, GREEN_, GREY, MODEL_COLORS, ORANGE, PURPLE, RED_, Span, TEAL, Value, XAxis,
+    epoch_day, epoch_seconds, hbars, ranges, stacks, vbars,
 };
 use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
@@ -29,25 +29,27 @@ pub(super) fn facts(
             "instances",
             "agents",
             "load_id",
-            "first_local",
-            "last_local",
+            "first_event",
+            "last_event",
             "without_time",
         ],
         &format!(
             "SELECT count(*), count(DISTINCT session_uid), count(DISTINCT instance),
                     array_to_string(list_sort(list(DISTINCT agent)), ', '),
                     array_to_string(list_sort(list(DISTINCT load_id)), ', '),
-                    coalesce(strftime(min(timestamp_local), {TS}), ''),
-                    coalesce(strftime(max(timestamp_local), {TS}), ''),
-                    count(*) FILTER (WHERE timestamp_local IS NULL)
+                    coalesce(strftime(min({EVENT_TIME}), {TS}), ''),
+                    coalesce(strftime(max({EVENT_TIME}), {TS}), ''),
+                    count(*) FILTER (WHERE {EVENT_TIME} IS NULL)
              FROM events"
         ),
     )?;
     let _ = writeln!(p.html, "<h1>nanoload report: {}</h1>", esc(name));
     p.html.push_str(
-        "<p class=\"intro\">What one load of nanobot and nanoclaw state holds. Every chart is \
-         drawn from the table beside it; times are local (<code>timestamp_local</code>) unless \
-         said otherwise.</p>\n<dl class=\"facts\" data-facts=\"events\">\n",
+        "<p class=\"intro\">What one load of nanobot and nanoclaw state holds: what the agents \
+         cost, on what, and when; then the data's own quality, collapsed at the end. Every chart \
+         is drawn from the table beside it; times are local (<code>timestamp_local</code>), the \
+         UTC time where no offset is known (nanoclaw stores UTC only), unless said otherwise.</p>\n\
+         <dl class=\"facts\" data-facts=\"events\">\n",
     );
     if let Some(r) = d.rows.first() {
         let labels = [
@@ -56,8 +58,8 @@ pub(super) fn facts(
             "instances",
             "agents",
             "load_id",
-            "first event (local)",
-            "last event (local)",
+            "first event",
+            "last event",
             "events without a time",
         ];
         for (i, (l, v)) in labels.iter().zip(r).enumerate() {
@@ -80,6 +82,20 @@ pub(super) fn facts(
     );
     Ok(())
 }
+
+/// An event's time: local, the UTC time where no offset is known (nanoclaw
+/// stores UTC only; a call's day is placed the same way, [`call_day`]).
+pub const EVENT_TIME: &str = "coalesce(timestamp_local, CAST(timestamp_utc AS TIMESTAMP))";
+
+/// A tool result that reports a failure: nanoclaw's Claude Code
+/// `tool_result.is_error`; nanobot's WebUI `error` phase, and nanobot's
+/// retry hint, which nanobot 0.3.5 appends to every failed call's result
+/// (`agent/tools/execution.py` `_RETRY_HINT`).
+pub const TOOL_ERROR: &str = "CASE WHEN agent = 'nanoclaw'
+        THEN coalesce(TRY_CAST(json_extract(native, '$.is_error') AS BOOLEAN), false)
+        ELSE coalesce(json_extract_string(native, '$.phase') = 'error', false)
+             OR coalesce(text LIKE '%[Analyze the error above and try a different approach.]', false)
+    END";
 
 /// A call's local day: as `nanoload usage` places it
 /// ([`crate::usage::LOCAL_TIME`]).
@@ -188,197 +204,122 @@ pub(super) fn answers(
     Ok(())
 }
 
-pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
-    p.section(
-        "activity",
-        "Activity",
-        "Events per local day, by row type, and per local hour of the day (all days together). \
-         Rows without a time are left out (see above).",
-    );
-    let types: [(&'static str, RGBColor); 6] = [
-        ("user", BLUE_),
-        ("assistant", GREEN_),
-        ("tool_use", ORANGE),
-        ("tool_result", BROWN),
-        ("thinking", PURPLE),
-        ("system", GREY),
-    ];
-    let mut cols = vec!["day", "events"];
-    cols.extend(types.iter().map(|(t, _)| *t));
-    let filters: Vec<String> = types
-        .iter()
-        .map(|(t, _)| format!("count(*) FILTER (WHERE turn_type = '{t}')"))
-        .collect();
-    let days = fetch(
-        conn,
-        &cols,
-        &format!(
-            "SELECT strftime(timestamp_local, '%Y-%m-%d') AS day, count(*), {}
-             FROM events WHERE timestamp_local IS NOT NULL GROUP BY day ORDER BY day",
-            filters.join(", ")
-        ),
-    )?;
-    add(
-        p,
-        "activity-day",
-        "Events per local day",
-        days,
-        Draw::Vertical(XAxis::Days, types.to_vec(), "events"),
-    )?;
-    let hours = fetch(
-        conn,
-        &["hour", "events"],
-        "SELECT h.hour, count(e.timestamp_local)
-         FROM range(24) AS h(hour) LEFT JOIN events e ON hour(e.timestamp_local) = h.hour
-         GROUP BY h.hour ORDER BY h.hour",
-    )?;
-    let labels: Vec<String> = (0..24).map(|h| format!("{h:02}")).collect();
-    add(
-        p,
-        "activity-hour",
-        "Events per local hour of the day",
-        hours,
-        Draw::Vertical(XAxis::Labels(&labels), vec![("events", BLUE_)], "events"),
-    )?;
-    Ok(())
+/// A value axis that counts (integer ticks).
+fn counts(desc: &str) -> Value<'_> {
+    Value { desc, counts: true }
 }
 
-pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
-    p.section(
-        "sessions",
-        "Sessions",
-        "Each session (one <code>session_uid</code>) as a bar from its first to its last local \
-         time; its events counted beside.",
-    );
-    let counts = fetch(
-        conn,
-        &["sessions", "timed"],
-        "SELECT count(*), count(*) FILTER (WHERE t) FROM (
-           SELECT session_uid, bool_or(timestamp_local IS NOT NULL) AS t
-           FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid)",
-    )?;
-    let (all, timed) = counts
-        .rows
-        .first()
-        .map(|r| (r[0].clone(), r[1].clone()))
-        .unwrap_or_default();
-    let data = fetch(
-        conn,
-        &[
-            "session_uid",
-            "agent",
-            "instance",
-            "session_id",
-            "first_local",
-            "last_local",
-            "events",
-        ],
-        &format!(
-            "WITH s AS (
-               SELECT session_uid, agent, instance, session_id, min(timestamp_local) AS first,
-                      max(timestamp_local) AS last, count(*) AS events
-               FROM events WHERE session_uid IS NOT NULL
-               GROUP BY session_uid, agent, instance, session_id),
-             recent AS (
-               SELECT * FROM s WHERE last IS NOT NULL
-               ORDER BY last DESC, session_uid LIMIT {MAX_SESSIONS})
-             SELECT session_uid, agent, instance, coalesce(session_id, ''), strftime(first, {TS}),
-                    strftime(last, {TS}), events
-             FROM recent ORDER BY first, last, session_uid"
-        ),
-    )?;
-    p.note(&format!(
-        "{} sessions, {} with a time; the {} most recent by last local time are drawn \
-         (at most {MAX_SESSIONS}).",
-        esc(&all),
-        esc(&timed),
-        data.rows.len()
-    ));
-    let labels = data.labels(&[3, 2]);
-    let spans: Vec<Span> = data
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Span {
-            row: i,
-            start: epoch_seconds(&r[4]).unwrap_or(0.0),
-            end: epoch_seconds(&r[5]).unwrap_or(0.0),
-            color: if r[1] == "nanoclaw" { ORANGE } else { BLUE_ },
-            text: r[6].clone(),
-        })
-        .collect();
-    add(
-        p,
-        "sessions-timeline",
-        "Sessions from first to last local time (nanobot blue, nanoclaw orange; events beside)",
-        data,
-        Draw::Ranges(&labels, &spans, false),
-    )?;
-    Ok(())
+/// A value axis in USD.
+fn usd(desc: &str) -> Value<'_> {
+    Value {
+        desc,
+        counts: false,
+    }
 }
 
-pub(super) fn tokens(
-    conn: &Connection,
-    p: &mut Page,
-    have_tables: bool,
-) -> Result<(), ReportError> {
+pub(super) fn cost(conn: &Connection, p: &mut Page, have_tables: bool) -> Result<(), ReportError> {
     p.section(
         "tokens",
-        "Tokens and cost",
+        "Cost and tokens",
         "The LLM calls of both agents (<code>llm_calls</code>: nanobot's <code>llm_usage</code> \
          rows and nanoclaw's Claude Code responses with counted usage) per local day \
-         (<code>started_at_local</code>; the UTC day where no offset is known) and per provider \
-         and model. Input tokens include the cached \
-         ones. Cost is the sum of the priced calls (USD); a model the price table does not know \
-         costs <code>unknown</code>, never 0, and its calls are counted as unpriced.",
+         (<code>started_at_local</code>; the UTC day where no offset is known), per model and \
+         per session. Cost is the sum of the priced calls (USD); a model the price table does \
+         not know costs <code>unknown</code>, never 0, and its calls are counted as unpriced. \
+         Input tokens include the cached ones.",
     );
     if !have_tables {
-        p.missing("llm_calls", "Tokens and cost");
+        p.missing("llm_calls", "Cost and tokens");
         return Ok(());
     }
-    let tok_series = vec![("input_tokens", BLUE_), ("output_tokens", ORANGE)];
     let day = call_day();
-    let sums = "count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
-                coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0)";
-    let tok_cols = [
-        "calls",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-    ];
-    let mut cols = vec!["day"];
-    cols.extend(tok_cols);
-    let days = fetch(
+    // the models by cost; the first ones named, the rest together
+    let models = fetch(
+        conn,
+        &["model"],
+        "SELECT coalesce(model, '(none)') AS m FROM llm_calls WHERE started_at_ms IS NOT NULL
+         GROUP BY m ORDER BY sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, count(*) DESC, m",
+    )?;
+    let all: Vec<String> = models.rows.iter().map(|r| r[0].clone()).collect();
+    let named: Vec<String> = if all.len() <= MODEL_COLORS.len() {
+        all.clone()
+    } else {
+        all[..MODEL_COLORS.len() - 1].to_vec()
+    };
+    let mut series: Series = named
+        .iter()
+        .zip(MODEL_COLORS)
+        .map(|(m, c)| (m.clone(), c))
+        .collect();
+    if named.len() < all.len() {
+        series.push(((OTHER_MODELS).to_string(), GREY));
+    }
+    let in_list = named
+        .iter()
+        .map(|m| sql_text(m))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let group = if named.is_empty() {
+        sql_text(OTHER_MODELS)
+    } else {
+        format!(
+            "CASE WHEN coalesce(model, '(none)') IN ({in_list}) THEN coalesce(model, '(none)') \
+             ELSE {} END",
+            sql_text(OTHER_MODELS)
+        )
+    };
+    let per_model: Vec<String> = series
+        .iter()
+        .map(|(m, _)| {
+            let m = sql_text(m);
+            format!(
+                "CASE WHEN count(*) FILTER (WHERE m = {m}) = 0 THEN NULL
+                 ELSE coalesce(CAST(round(sum(cost_usd::DECIMAL(38, 12)) FILTER (WHERE m = {m}), 6)
+                                    AS DECIMAL(38, 6))::VARCHAR, 'unknown') END"
+            )
+        })
+        .collect();
+    let mut cols: Vec<&str> = vec!["day"];
+    cols.extend(series.iter().map(|(m, _)| m.as_str()));
+    cols.extend(["total", "unpriced_calls", "partial"]);
+    let sums = format!(
+        "{}{COST}, count(*) FILTER (WHERE cost_usd IS NULL),
+         CASE WHEN count(*) FILTER (WHERE cost_usd IS NULL) > 0 THEN 'partial' ELSE '' END",
+        per_model
+            .iter()
+            .map(|c| format!("{c}, "))
+            .collect::<String>()
+    );
+    let calls = format!(
+        "SELECT *, {day} AS day, {group} AS m FROM llm_calls WHERE started_at_ms IS NOT NULL"
+    );
+    let mut days = fetch(
         conn,
         &cols,
-        &format!(
-            "SELECT {day} AS day, {sums}
-             FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
-        ),
+        &format!("WITH c AS ({calls}) SELECT day, {sums} FROM c GROUP BY day ORDER BY day"),
     )?;
-    add(
-        p,
-        "tokens-day",
-        "Tokens per local day (the UTC day where no offset is known)",
-        days,
-        Draw::Vertical(XAxis::Days, tok_series.clone(), "tokens"),
-    )?;
-    let cost_days = fetch(
-        conn,
-        &["day", "cost_usd", "unpriced_calls"],
-        &format!(
-            "SELECT {day} AS day, {COST},
-                    count(*) FILTER (WHERE cost_usd IS NULL)
-             FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
-        ),
-    )?;
+    if !days.rows.is_empty() {
+        days.total = fetch(
+            conn,
+            &cols,
+            &format!("WITH c AS ({calls}) SELECT 'TOTAL', {sums} FROM c"),
+        )?
+        .rows
+        .into_iter()
+        .next();
+    }
+    days.usd = (1..=series.len()).collect();
+    let flagged: Vec<bool> = days
+        .rows
+        .iter()
+        .map(|r| r.last().is_some_and(|v| !v.is_empty()))
+        .collect();
     add(
         p,
         "cost-day",
-        "Cost per local day (USD, priced calls; the UTC day where no offset is known)",
-        cost_days,
-        Draw::Vertical(XAxis::Days, vec![("cost_usd", GREEN_)], "USD"),
+        "Cost per local day by model (USD, priced calls; * a day with unpriced calls: its cost is partial)",
+        days,
+        Draw::Vertical(XAxis::Days, series, usd("USD"), &flagged),
     )?;
     let undated = scalar(
         conn,
@@ -390,54 +331,6 @@ pub(super) fn tokens(
             esc(&undated)
         ));
     }
-
-    let models = scalar(
-        conn,
-        "SELECT count(*) FROM (SELECT DISTINCT provider, model FROM llm_calls)",
-    )?;
-    let mut cols = vec!["provider", "model"];
-    cols.extend(tok_cols);
-    let by_model = fetch(
-        conn,
-        &cols,
-        &format!(
-            "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {sums}
-             FROM llm_calls GROUP BY p, m
-             ORDER BY coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0) DESC, p, m
-             LIMIT {MAX_MODELS}"
-        ),
-    )?;
-    let labels = by_model.labels(&[1, 0]);
-    p.note(&format!(
-        "Provider and model pairs: {}; at most {MAX_MODELS} are drawn, the most tokens first.",
-        esc(&models)
-    ));
-    add(
-        p,
-        "tokens-model",
-        "Tokens per model",
-        by_model,
-        Draw::Horizontal(&labels, tok_series, "tokens"),
-    )?;
-    let cost_model = fetch(
-        conn,
-        &["provider", "model", "cost_usd", "unpriced_calls"],
-        &format!(
-            "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {COST},
-                    count(*) FILTER (WHERE cost_usd IS NULL)
-             FROM llm_calls GROUP BY p, m
-             ORDER BY sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, p, m
-             LIMIT {MAX_MODELS}"
-        ),
-    )?;
-    let labels = cost_model.labels(&[1, 0]);
-    add(
-        p,
-        "cost-model",
-        "Cost per model (USD; unknown: no price)",
-        cost_model,
-        Draw::Horizontal(&labels, vec![("cost_usd", GREEN_)], "USD"),
-    )?;
     let top = fetch(
         conn,
         &[
@@ -458,6 +351,84 @@ pub(super) fn tokens(
          long, on which models, with how many tool calls."
     ));
     p.list("top-sessions", &top);
+
+    let tok_series: Series = vec![
+        ("input_tokens".into(), BLUE_),
+        ("output_tokens".into(), ORANGE),
+    ];
+    let sums = "count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+                coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0)";
+    let tok_cols = [
+        "calls",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+    ];
+    let models = scalar(
+        conn,
+        "SELECT count(*) FROM (SELECT DISTINCT provider, model FROM llm_calls)",
+    )?;
+    let cost_model = fetch(
+        conn,
+        &["provider", "model", "cost_usd", "unpriced_calls"],
+        &format!(
+            "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {COST},
+                    count(*) FILTER (WHERE cost_usd IS NULL)
+             FROM llm_calls GROUP BY p, m
+             ORDER BY sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, p, m
+             LIMIT {MAX_MODELS}"
+        ),
+    )?;
+    p.note(&format!(
+        "Provider and model pairs: {}; at most {MAX_MODELS} are drawn.",
+        esc(&models)
+    ));
+    let labels = cost_model.labels(&[1, 0]);
+    add(
+        p,
+        "cost-model",
+        "Cost per model (USD; unknown: no price)",
+        cost_model,
+        Draw::Horizontal(&labels, vec![("cost_usd".into(), GREEN_)], usd("USD")),
+    )?;
+    let mut cols = vec!["day"];
+    cols.extend(tok_cols);
+    let days = fetch(
+        conn,
+        &cols,
+        &format!(
+            "SELECT {day} AS day, {sums}
+             FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY day ORDER BY day"
+        ),
+    )?;
+    add(
+        p,
+        "tokens-day",
+        "Tokens per local day (the UTC day where no offset is known)",
+        days,
+        Draw::Vertical(XAxis::Days, tok_series.clone(), counts("tokens"), &[]),
+    )?;
+    let mut cols = vec!["provider", "model"];
+    cols.extend(tok_cols);
+    let by_model = fetch(
+        conn,
+        &cols,
+        &format!(
+            "SELECT coalesce(provider, '(none)') AS p, coalesce(model, '(none)') AS m, {sums}
+             FROM llm_calls GROUP BY p, m
+             ORDER BY coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0) DESC, p, m
+             LIMIT {MAX_MODELS}"
+        ),
+    )?;
+    let labels = by_model.labels(&[1, 0]);
+    add(
+        p,
+        "tokens-model",
+        "Tokens per model (the most tokens first)",
+        by_model,
+        Draw::Horizontal(&labels, tok_series, counts("tokens")),
+    )?;
     let nc = fetch(
         conn,
         &["calls", "priced", "cost_usd"],
@@ -468,21 +439,31 @@ pub(super) fn tokens(
     if let Some(r) = nc.rows.first().filter(|r| r[0] != "0") {
         p.note(&format!(
             "nanoclaw: {} Claude Code responses with counted usage, {} of them priced, together \
-             <span data-fact=\"nanoclaw_cost_usd\">{}</span> USD.",
+             <span data-fact=\"nanoclaw_cost_usd\">{}</span>.",
             esc(&r[0]),
             esc(&r[1]),
-            esc(&r[2])
+            esc(&crate::usage::dollars(&r[2]))
         ));
     }
     Ok(())
 }
 
+/// The column of the models a chart stacked by model does not name.
+pub const OTHER_MODELS: &str = "(other models)";
+
+/// A string as an SQL literal.
+fn sql_text(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 pub(super) fn tools(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
     p.section(
         "tools",
-        "Tool mix",
-        "Tool calls (<code>tool_use</code> rows) per tool name, and in how many sessions each \
-         was called.",
+        "Tools",
+        "Tool calls (<code>tool_use</code> rows) per tool name: the calls whose result reports \
+         an error (the <code>tool_result</code> row of the same call id: nanoclaw's \
+         <code>is_error</code>, nanobot's error phase or its retry hint), the share of calls \
+         that failed, and in how many sessions each tool was called.",
     );
     let all = scalar(
         conn,
@@ -490,24 +471,191 @@ pub(super) fn tools(conn: &Connection, p: &mut Page) -> Result<(), ReportError> 
     )?;
     let data = fetch(
         conn,
-        &["tool", "calls", "sessions"],
+        &["tool", "ok", "errors", "calls", "error_rate", "sessions"],
         &format!(
-            "SELECT coalesce(tool_name, '(none)') AS tool, count(*) AS calls, count(DISTINCT session_uid)
-             FROM events WHERE turn_type = 'tool_use'
-             GROUP BY tool ORDER BY calls DESC, tool LIMIT {MAX_TOOLS}"
+            "WITH r AS (
+               SELECT session_uid, tool_use_id, bool_or({TOOL_ERROR}) AS failed
+               FROM events WHERE turn_type = 'tool_result' AND tool_use_id IS NOT NULL
+               GROUP BY ALL),
+             u AS (
+               SELECT coalesce(e.tool_name, '(none)') AS tool, e.session_uid,
+                      coalesce(r.failed, false) AS failed
+               FROM events e LEFT JOIN r
+                 ON e.session_uid IS NOT DISTINCT FROM r.session_uid AND e.tool_use_id = r.tool_use_id
+               WHERE e.turn_type = 'tool_use')
+             SELECT tool, count(*) FILTER (WHERE NOT failed), count(*) FILTER (WHERE failed),
+                    count(*) AS calls,
+                    round(100.0 * count(*) FILTER (WHERE failed) / count(*), 1),
+                    count(DISTINCT session_uid)
+             FROM u GROUP BY tool ORDER BY calls DESC, tool LIMIT {MAX_TOOLS}"
         ),
     )?;
     p.note(&format!(
-        "Tools called: {}; at most {MAX_TOOLS} are drawn, the most called first.",
+        "Tools called: {}; at most {MAX_TOOLS} are drawn, the most called first (orange: \
+         calls without an error, red: failed).",
         esc(&all)
     ));
     let labels = data.labels(&[0]);
     add(
         p,
         "tools",
-        "Tool calls per tool",
+        "Tool calls per tool, failed in red",
         data,
-        Draw::Horizontal(&labels, vec![("calls", ORANGE)], "tool calls"),
+        Draw::Horizontal(
+            &labels,
+            vec![("ok".into(), ORANGE), ("errors".into(), RED_)],
+            counts("tool calls"),
+        ),
+    )?;
+    Ok(())
+}
+
+pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
+    p.section(
+        "activity",
+        "Activity",
+        "Events per local day, by row type, and per local hour of the day (all days together); \
+         the UTC time where no offset is known. Rows without any time are left out (see above).",
+    );
+    let types: [(&'static str, RGBColor); 6] = [
+        ("user", BLUE_),
+        ("assistant", GREEN_),
+        ("tool_use", ORANGE),
+        ("tool_result", BROWN),
+        ("thinking", PURPLE),
+        ("system", GREY),
+    ];
+    let mut cols = vec!["day", "events"];
+    cols.extend(types.iter().map(|(t, _)| *t));
+    let filters: Vec<String> = types
+        .iter()
+        .map(|(t, _)| format!("count(*) FILTER (WHERE turn_type = '{t}')"))
+        .collect();
+    let days = fetch(
+        conn,
+        &cols,
+        &format!(
+            "SELECT strftime({EVENT_TIME}, '%Y-%m-%d') AS day, count(*), {}
+             FROM events WHERE {EVENT_TIME} IS NOT NULL GROUP BY day ORDER BY day",
+            filters.join(", ")
+        ),
+    )?;
+    let series: Series = types.iter().map(|(t, c)| (t.to_string(), *c)).collect();
+    add(
+        p,
+        "activity-day",
+        "Events per local day",
+        days,
+        Draw::Vertical(XAxis::Days, series, counts("events"), &[]),
+    )?;
+    let hours = fetch(
+        conn,
+        &["hour", "events"],
+        &format!(
+            "SELECT h.hour, count(e.t)
+             FROM range(24) AS h(hour)
+             LEFT JOIN (SELECT {EVENT_TIME} AS t FROM events) e ON hour(e.t) = h.hour
+             GROUP BY h.hour ORDER BY h.hour"
+        ),
+    )?;
+    let labels: Vec<String> = (0..24).map(|h| format!("{h:02}")).collect();
+    add(
+        p,
+        "activity-hour",
+        "Events per local hour of the day",
+        hours,
+        Draw::Vertical(
+            XAxis::Labels(&labels),
+            vec![("events".into(), BLUE_)],
+            counts("events"),
+            &[],
+        ),
+    )?;
+    Ok(())
+}
+
+pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
+    p.section(
+        "sessions",
+        "Sessions",
+        "Each session (one <code>session_uid</code>) as a bar from its first to its last local \
+         time (UTC where no offset is known); its events counted beside.",
+    );
+    let counts = fetch(
+        conn,
+        &["sessions", "timed"],
+        &format!(
+            "SELECT count(*), count(*) FILTER (WHERE t) FROM (
+               SELECT session_uid, bool_or({EVENT_TIME} IS NOT NULL) AS t
+               FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid)"
+        ),
+    )?;
+    let (all, timed) = counts
+        .rows
+        .first()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .unwrap_or_default();
+    let data = fetch(
+        conn,
+        &[
+            "session_uid",
+            "agent",
+            "instance",
+            "session_id",
+            "first_time",
+            "last_time",
+            "events",
+        ],
+        &format!(
+            "WITH s AS (
+               SELECT session_uid, agent, instance, session_id, min({EVENT_TIME}) AS first,
+                      max({EVENT_TIME}) AS last, count(*) AS events
+               FROM events WHERE session_uid IS NOT NULL
+               GROUP BY session_uid, agent, instance, session_id),
+             recent AS (
+               SELECT * FROM s WHERE last IS NOT NULL
+               ORDER BY last DESC, session_uid LIMIT {MAX_SESSIONS})
+             SELECT session_uid, agent, instance, coalesce(session_id, ''), strftime(first, {TS}),
+                    strftime(last, {TS}), events
+             FROM recent ORDER BY first, last, session_uid"
+        ),
+    )?;
+    let shown = data.rows.len();
+    let timed_n = timed.parse::<usize>().unwrap_or(0);
+    p.note(&if shown == timed_n {
+        format!(
+            "<span data-fact=\"timeline\">All {} sessions with a time are drawn</span> ({} \
+             sessions in all).",
+            esc(&timed),
+            esc(&all)
+        )
+    } else {
+        format!(
+            "<span data-fact=\"timeline\">The {shown} most recent of {} sessions with a time are \
+             drawn</span>, chosen by their last time (at most {MAX_SESSIONS}; {} sessions in all).",
+            esc(&timed),
+            esc(&all)
+        )
+    });
+    let labels = data.labels(&[3, 2]);
+    let spans: Vec<Span> = data
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Span {
+            row: i,
+            start: epoch_seconds(&r[4]).unwrap_or(0.0),
+            end: epoch_seconds(&r[5]).unwrap_or(0.0),
+            color: if r[1] == "nanoclaw" { ORANGE } else { BLUE_ },
+            text: r[6].clone(),
+        })
+        .collect();
+    add(
+        p,
+        "sessions-timeline",
+        "Sessions from first to last time (nanobot blue, nanoclaw orange; events beside)",
+        data,
+        Draw::Ranges(&labels, &spans, false),
     )?;
     Ok(())
 }
@@ -562,8 +710,8 @@ pub(super) fn duplicates(
             data,
             Draw::Horizontal(
                 &labels,
-                vec![("duplicates", RED_)],
-                "rows dropped as duplicates",
+                vec![("duplicates".into(), RED_)],
+                counts("rows dropped as duplicates"),
             ),
         )?;
     } else {
@@ -586,7 +734,11 @@ pub(super) fn duplicates(
         "recovered",
         "Rows recovered from secondary copies per source kind",
         data,
-        Draw::Horizontal(&labels, vec![("rows", TEAL)], "rows from secondary copies"),
+        Draw::Horizontal(
+            &labels,
+            vec![("rows".into(), TEAL)],
+            counts("rows from secondary copies"),
+        ),
     )?;
     if have_tables {
         let only = scalar(conn, "SELECT count(*) FROM sessions WHERE secondary_only")?;
@@ -667,7 +819,7 @@ pub(super) fn offsets(
         "time-basis",
         "Rows per instance and time basis",
         data,
-        Draw::Horizontal(&labels, vec![("rows", PURPLE)], "rows"),
+        Draw::Horizontal(&labels, vec![("rows".into(), PURPLE)], counts("rows")),
     )?;
     Ok(())
 }
@@ -709,7 +861,7 @@ pub(super) fn diagnostics(
         "diagnostics",
         "Diagnostics per kind and code",
         data,
-        Draw::Horizontal(&labels, vec![("rows", RED_)], "diagnostics"),
+        Draw::Horizontal(&labels, vec![("rows".into(), RED_)], counts("diagnostics")),
     )?;
     let all = scalar(conn, "SELECT count(*) FROM diagnostics")?;
     let list = fetch(
@@ -742,15 +894,16 @@ pub(super) fn diagnostics(
 
 /// A series: the columns of a chart's rows drawn as bar segments, with
 /// their colours.
-type Series = Vec<(&'static str, RGBColor)>;
+type Series = Vec<(String, RGBColor)>;
 
 /// What a chart draws of its rows.
 enum Draw<'a> {
     /// One stack per row, rising: at the date of the row's first column
-    /// (`XAxis::Days`) or at 0, 1, … labelled; the y axis described.
-    Vertical(XAxis<'a>, Series, &'a str),
+    /// (`XAxis::Days`) or at 0, 1, … labelled; the y axis described; a
+    /// `*` above each flagged row.
+    Vertical(XAxis<'a>, Series, Value<'a>, &'a [bool]),
     /// One bar per row, along the x axis (described), labelled.
-    Horizontal(&'a [String], Series, &'a str),
+    Horizontal(&'a [String], Series, Value<'a>),
     /// Spans from a start to an end on rows of labels, over days or
     /// seconds (one bar per span, no series).
     Ranges(&'a [String], &'a [Span], bool),
@@ -765,7 +918,7 @@ fn add(
     draw: Draw,
 ) -> Result<(), ReportError> {
     let (svg, series) = match draw {
-        Draw::Vertical(axis, series, desc) => {
+        Draw::Vertical(axis, series, value, flagged) => {
             let xs: Vec<f64> = match axis {
                 XAxis::Days => data
                     .rows
@@ -774,10 +927,11 @@ fn add(
                     .collect(),
                 XAxis::Labels(_) => (0..data.rows.len()).map(|i| i as f64).collect(),
             };
-            (vbars(id, &xs, axis, &stacks(&data, &series), desc)?, series)
+            let bars = vbars(id, &xs, axis, &stacks(&data, &series), value, flagged)?;
+            (bars, series)
         }
-        Draw::Horizontal(labels, series, desc) => {
-            (hbars(id, labels, &stacks(&data, &series), desc)?, series)
+        Draw::Horizontal(labels, series, value) => {
+            (hbars(id, labels, &stacks(&data, &series), value)?, series)
         }
         Draw::Ranges(labels, spans, days) => (ranges(id, labels, spans, days)?, Vec::new()),
     };

@@ -18,19 +18,33 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     c.execute_batch(&format!(
         "COPY (SELECT * FROM (VALUES
            ('nanobot', '.nanobot', 'cli:<b>&x', 'u1', TIMESTAMP '2026-10-01 08:30:00', 'local_derived',
-            'tool_use', '<script>alert(1)</script>&amp', 'nanobot.session_db', 'primary', NULL, 'id1'),
+            'tool_use', '<script>alert(1)</script>&amp', 'nanobot.session_db', 'primary', NULL, 'id1',
+            'c1', '{{}}'),
+           ('nanobot', '.nanobot', 'cli:<b>&x', 'u1', TIMESTAMP '2026-10-01 08:30:01', 'local_derived',
+            'tool_result', '<script>alert(1)</script>&amp', 'nanobot.session_db', 'primary', NULL,
+            'id1', 'c1',
+            'Error: no such file' || chr(10) || chr(10) || '[Analyze the error above and try a different approach.]'),
            ('nanobot', '.nanobot', 'cli:<b>&x', 'u1', TIMESTAMP '2026-10-01 09:00:00', 'local_derived',
-            'user', NULL, 'nanobot.webui_transcript', 'secondary', NULL, 'id1'),
+            'user', NULL, 'nanobot.webui_transcript', 'secondary', NULL, 'id1', NULL, 'hi'),
            ('nanobot', '.nanobot', NULL, NULL, NULL, 'local_as_utc',
-            'system', NULL, 'nanobot.permissions', 'primary', NULL, 'id1'))
+            'system', NULL, 'nanobot.permissions', 'primary', NULL, 'id1', NULL, NULL),
+           ('nanoclaw', 'nc', 's9', 'u9', NULL, 'utc', 'tool_use', 'Bash',
+            'nanoclaw.claude_transcript', 'primary', NULL, 'id1', 't1', 'ls'),
+           ('nanoclaw', 'nc', 's9', 'u9', NULL, 'utc', 'tool_result', 'Bash',
+            'nanoclaw.claude_transcript', 'primary', '{{\"is_error\":true}}', 'id1', 't1', 'denied'),
+           ('nanoclaw', 'nc', 's9', 'u9', NULL, 'utc', 'tool_use', 'Bash',
+            'nanoclaw.claude_transcript', 'primary', NULL, 'id1', 't2', 'pwd'),
+           ('nanoclaw', 'nc', 's9', 'u9', NULL, 'utc', 'tool_result', 'Bash',
+            'nanoclaw.claude_transcript', 'primary', '{{\"is_error\":false}}', 'id1', 't2', '/'))
            AS t(agent, instance, session_id, session_uid, timestamp_local, time_basis, turn_type,
-                tool_name, source_kind, source_role, native, load_id)) TO {};
+                tool_name, source_kind, source_role, native, load_id, tool_use_id, text)
+           CROSS JOIN (SELECT TIMESTAMPTZ '2026-10-02 12:00:00+00' AS timestamp_utc)) TO {};
          COPY (SELECT 'nanobot' AS agent, 'cli:<b>&x' AS session_id, false AS secondary_only,
                CAST(NULL AS DOUBLE) AS cost_usd, 'u1' AS session_uid,
                TIMESTAMPTZ '2026-10-01 08:30:00+00' AS first_event_utc,
                TIMESTAMPTZ '2026-10-01 09:00:00+00' AS last_event_utc,
-               1 AS tool_calls, 2 AS llm_calls) TO {};
-         COPY (SELECT *, 'u1' AS session_uid
+               1 AS tool_calls, 2 AS llm_calls, 'id1' AS load_id) TO {};
+         COPY (SELECT *, 'u1' AS session_uid, 'id1' AS load_id
                FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot', 12, NULL::TIMESTAMP),
                             (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot', 6, TIMESTAMP '2026-09-21 15:33:21'))
                AS t(started_at_ms, provider, model, input_tokens, output_tokens,
@@ -38,11 +52,11 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
                     started_at_local)) TO {};
          COPY (SELECT '.nanobot' AS instance, DATE '2026-10-01' AS first_day,
                DATE '2026-10-01' AS last_day, 120 AS offset_minutes, 3 AS pairs,
-               1.0 AS agreement) TO {};
+               1.0 AS agreement, 'id1' AS load_id) TO {};
          COPY (SELECT 'bad_line' AS kind, 'nanobot' AS agent, '.nanobot' AS instance,
                'a<b>.jsonl' AS source_path, 3 AS source_line, 'EOF & <more>' AS message,
-               NULL AS session_id, NULL AS code) TO {};
-         COPY (SELECT * FROM (VALUES ('nanobot.session_db', 1), ('nanobot.webui_transcript', 3),
+               NULL AS session_id, NULL AS code, 'id1' AS load_id) TO {};
+         COPY (SELECT *, 'id1' AS load_id FROM (VALUES ('nanobot.session_db', 2), ('nanobot.webui_transcript', 3),
                                      ('nanobot.permissions', 1), ('nanobot.llm_usage', 2))
                AS t(source_kind, rows)) TO {};",
         sql_str(&out),
@@ -81,10 +95,14 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
         assert!(!bare.contains(banned), "{banned}");
     }
     // m&1 has no price: unknown, with its one unpriced call
-    assert!(
-        page.contains("<tr><td>p&lt;1&gt;</td><td>m&amp;1</td><td>unknown</td><td>1</td></tr>")
-    );
-    assert!(page.contains("<tr><td>p&lt;1&gt;</td><td>m2</td><td>0.500000</td><td>0</td></tr>"));
+    assert!(page.contains(
+        "<tr><td>p&lt;1&gt;</td><td>m&amp;1</td><td class=\"n\" data-v=\"unknown\">unknown</td>\
+         <td class=\"n\" data-v=\"1\">1</td></tr>"
+    ));
+    assert!(page.contains(
+        "<tr><td>p&lt;1&gt;</td><td>m2</td><td class=\"n\" data-v=\"0.500000\">$0.50</td>\
+         <td class=\"n\" data-v=\"0\">0</td></tr>"
+    ));
     // the cards: $0.50 priced, one call unpriced; both calls on 2026-09-21
     // (the first by its UTC day: no local time); 3 of 15 input tokens read
     // from the cache
@@ -106,11 +124,14 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
     // the costliest sessions: the one session, unknown (a call unpriced)
     assert!(page.contains(
         "<tr><td>cli:&lt;b&gt;&amp;x</td><td>nanobot</td><td>2026-10-01 08:30:00</td>\
-         <td>00:30:00</td><td>m&amp;1, m2</td><td>1</td><td>2</td><td>unknown</td></tr>"
+         <td>00:30:00</td><td>m&amp;1, m2</td><td class=\"n\" data-v=\"1\">1</td>\
+         <td class=\"n\" data-v=\"2\">2</td><td class=\"n\" data-v=\"unknown\">unknown</td></tr>"
     ));
     // the WebUI store held 3 rows and 1 is out: 2 dropped as duplicates
     assert!(page.contains(
-        "<tr><td>nanobot.webui_transcript</td><td>1</td><td>3</td><td>1</td><td>0</td><td>2</td></tr>"
+        "<tr><td>nanobot.webui_transcript</td><td class=\"n\" data-v=\"1\">1</td>\
+         <td class=\"n\" data-v=\"3\">3</td><td class=\"n\" data-v=\"1\">1</td>\
+         <td class=\"n\" data-v=\"0\">0</td><td class=\"n\" data-v=\"2\">2</td></tr>"
     ));
     // nothing but the page is left beside it
     let names: Vec<String> = std::fs::read_dir(dir.path())?
@@ -189,5 +210,173 @@ fn bad_inputs_name_their_path_and_write_nothing() -> Result<(), Box<dyn std::err
         .ok_or("no error")?
         .to_string();
     assert!(e.contains("is the input OUT.parquet"), "{e}");
+    // tables of another load, or of a load too old to say: refused
+    let c = Connection::open_in_memory()?;
+    let sources = dir.path().join("tables/sources.parquet");
+    let other = dir.path().join("other.parquet");
+    // sources.parquet rewritten by `select`, then the report's error
+    let rewritten = |select: &str| -> Result<String, Box<dyn std::error::Error>> {
+        c.execute_batch(&format!(
+            "COPY ({select} FROM {}) TO {};",
+            sql_str(&sources),
+            sql_str(&other)
+        ))?;
+        std::fs::rename(&other, &sources)?;
+        Ok(report(&out, Some(&dir.path().join("tables")), &html)
+            .err()
+            .ok_or("no error")?
+            .to_string())
+    };
+    assert_eq!(
+        rewritten("SELECT * REPLACE ('id2' AS load_id)")?,
+        format!(
+            "{}: rows of load id2, but {} is of load id1: the report reads one load's outputs \
+             (give OUT.parquet and the --tables DIR of the same run)",
+            sources.display(),
+            out.display()
+        )
+    );
+    let e = rewritten("SELECT * EXCLUDE (load_id)")?;
+    assert!(
+        e.starts_with(&format!("{}: has no load_id column", sources.display())),
+        "{e}"
+    );
+    assert!(!html.exists());
+    Ok(())
+}
+
+/// The `<td>` cells of the table `attr` (e.g. `data-chart-table="tools"`),
+/// per row, as written (a number cell with its `data-v`).
+fn table_rows(page: &str, attr: &str) -> Vec<String> {
+    let Some(start) = page.find(attr) else {
+        return Vec::new();
+    };
+    let end = page[start..]
+        .find("</table>")
+        .map_or(page.len(), |e| start + e);
+    page[start..end]
+        .split("<tr>")
+        .skip(1)
+        .map(|r| r.split("</tr>").next().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn tools_count_failed_calls_of_both_agents() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    write_inputs(dir.path())?;
+    let html = dir.path().join("r.html");
+    report(&dir.path().join("out.parquet"), None, &html)?;
+    let page = std::fs::read_to_string(&html)?;
+    let rows = table_rows(&page, "data-chart-table=\"tools\"");
+    // nanoclaw's is_error and nanobot's retry hint; the rest succeeded
+    assert_eq!(
+        rows,
+        [
+            "<th>tool</th><th class=\"n\">ok</th><th class=\"n\">errors</th><th class=\"n\">calls</th>\
+             <th class=\"n\">error_rate</th><th class=\"n\">sessions</th>",
+            "<td>Bash</td><td class=\"n\" data-v=\"1\">1</td><td class=\"n\" data-v=\"1\">1</td>\
+             <td class=\"n\" data-v=\"2\">2</td><td class=\"n\" data-v=\"50.0\">50.0 %</td>\
+             <td class=\"n\" data-v=\"1\">1</td>",
+            "<td>&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp</td><td class=\"n\" data-v=\"0\">0</td>\
+             <td class=\"n\" data-v=\"1\">1</td><td class=\"n\" data-v=\"1\">1</td>\
+             <td class=\"n\" data-v=\"100.0\">100.0 %</td><td class=\"n\" data-v=\"1\">1</td>",
+        ]
+    );
+    // a count axis is labelled with integers only (2 calls at most)
+    let start = page.find("data-chart=\"tools\"").ok_or("no tools chart")?;
+    let svg = &page[start..start + page[start..].find("</svg>").ok_or("no svg")?];
+    let labels: Vec<&str> = svg
+        .split("</text>")
+        .filter_map(|t| t.rsplit('>').next())
+        .map(str::trim)
+        .filter(|t| t.parse::<f64>().is_ok())
+        .collect();
+    assert_eq!(labels, ["0", "1", "2"], "{svg}");
+    // the nanoclaw rows have UTC times only, and are drawn on their UTC day
+    assert!(
+        table_rows(&page, "data-chart-table=\"activity-day\"")
+            .iter()
+            .any(|r| r.starts_with("<td>2026-10-02</td><td class=\"n\" data-v=\"5\">5</td>")),
+        "{page}"
+    );
+    Ok(())
+}
+
+#[test]
+fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    write_inputs(dir.path())?;
+    // ten models over two days: m0 costs most, m9 least; m9's second call
+    // has no price, so 2026-09-22 is partial
+    let c = Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "COPY (SELECT 1790000000000 + 86400000 * (i % 2) AS started_at_ms, 'p' AS provider,
+                      'm' || i AS model, 10 AS input_tokens, 1 AS output_tokens,
+                      0 AS cache_read_tokens, 0 AS cache_write_tokens,
+                      CAST((10 - i) * 1.25 AS DOUBLE) AS cost_usd, 'nanobot' AS agent,
+                      11 AS total_tokens, CAST(NULL AS TIMESTAMP) AS started_at_local,
+                      'u1' AS session_uid, 'id1' AS load_id
+               FROM range(10) t(i)
+               UNION ALL SELECT 1790000000000 + 86400000, 'p', 'm9', 1, 1, 0, 0, NULL, 'nanobot', 2,
+                      NULL, 'u1', 'id1'
+               ORDER BY ALL) TO {};",
+        sql_str(&dir.path().join("tables/llm_calls.parquet"))
+    ))?;
+    let html = dir.path().join("r.html");
+    report(
+        &dir.path().join("out.parquet"),
+        Some(&dir.path().join("tables")),
+        &html,
+    )?;
+    let page = std::fs::read_to_string(&html)?;
+    let rows = table_rows(&page, "data-chart-table=\"cost-day\"");
+    let head = |r: &str| -> Vec<String> {
+        r.split("</th>")
+            .filter_map(|h| h.rsplit('>').next())
+            .filter(|h| !h.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        head(&rows[0]),
+        [
+            "day",
+            "m0",
+            "m1",
+            "m2",
+            "m3",
+            "m4",
+            "m5",
+            "m6",
+            "(other models)",
+            "total",
+            "unpriced_calls",
+            "partial"
+        ]
+    );
+    let cells = |r: &str| -> Vec<String> {
+        r.split("</td>")
+            .filter_map(|h| h.rsplit('>').next())
+            .map(String::from)
+            .filter(|h| !h.is_empty() || r.contains("<td></td>"))
+            .collect()
+    };
+    // 2026-09-21: the even models (m0 $12.50 … m8 $2.50, the other models
+    // m8 alone); 2026-09-22: the odd ones, the other models m7 and m9
+    // ($3.75 + $1.25), m9's second call unpriced
+    assert!(rows[1].starts_with("<td>2026-09-21</td><td class=\"n\" data-v=\"12.500000\">$12.50</td><td class=\"n\" data-v=\"\"></td>"), "{}", rows[1]);
+    assert!(rows[1].contains("<td class=\"n\" data-v=\"2.500000\">$2.50</td><td class=\"n\" data-v=\"37.500000\">$37.50</td><td class=\"n\" data-v=\"0\">0</td><td></td>"), "{}", rows[1]);
+    assert!(rows[2].contains("<td class=\"n\" data-v=\"5.000000\">$5.00</td><td class=\"n\" data-v=\"31.250000\">$31.25</td><td class=\"n\" data-v=\"1\">1</td><td>partial</td>"), "{}", rows[2]);
+    // the TOTAL: every call, $68.75 priced, one unpriced
+    let total = cells(&rows[3]);
+    assert_eq!(total[0], "TOTAL");
+    assert!(rows[3].contains("<td class=\"n\" data-v=\"68.750000\">$68.75</td><td class=\"n\" data-v=\"1\">1</td><td>partial</td>"), "{}", rows[3]);
+    assert!(page.contains("<tfoot><tr><td>TOTAL</td>"));
+    // the partial day carries a mark above its bar, the other none
+    let start = page.find("data-chart=\"cost-day\"").ok_or("no chart")?;
+    let svg = &page[start..start + page[start..].find("</svg>").ok_or("no svg")?];
+    assert_eq!(svg.matches(">\n*\n</text>").count(), 1, "{svg}");
     Ok(())
 }

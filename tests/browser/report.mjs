@@ -1,9 +1,13 @@
 // Opens nanoload's HTML reports in Debian's headless Chromium (driven by
 // playwright-core; no browser is ever downloaded) and prints, as one JSON
 // object on stdout, what each page shows: every chart's table as read from
-// the DOM, the number of bar marks its SVG draws, the facts, the lists, the
-// console errors and every request that was not for a file (blocked and
-// counted: the page must fetch nothing).
+// the DOM (a number cell's computed value, `data-v`, and beside it what it
+// shows and how it is aligned), the number of bar marks its SVG draws, the
+// facts, the lists, which groups are collapsed, any box that hides content
+// behind a scroll bar, the console errors and every request that was not
+// for a file (blocked and counted: the page must fetch nothing). The
+// screenshot shows the page as it opens (collapsed groups closed); then
+// every group is opened and read.
 //
 //   node report.mjs SPEC.json
 //   SPEC: {"pages": [{"html": "/abs/report.html", "screenshot": "/abs/shot.png",
@@ -28,7 +32,7 @@ const context = await chromium.launchPersistentContext(userDataDir, {
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
   ],
-  viewport: { width: 1200, height: 900 },
+  viewport: { width: 1400, height: 900 },
   deviceScaleFactor: 1,
 });
 const result = { chromium: context.browser()?.version() ?? null, pages: [] };
@@ -47,12 +51,40 @@ try {
     });
     const t0 = Date.now();
     await page.goto(pathToFileURL(want.html).href, { waitUntil: 'load' });
+    const opened = await page.evaluate(() => ({
+      collapsed: [...document.querySelectorAll('details')].filter((d) => !d.open).map((d) => d.id),
+      height: document.documentElement.scrollHeight,
+    }));
+    const shot = { path: want.screenshot, fullPage: true };
+    if (want.clip_height) {
+      shot.clip = { x: 0, y: 0, width: 1400, height: Math.min(want.clip_height, opened.height) };
+    }
+    await page.screenshot(shot);
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
     const shown = await page.evaluate(() => {
       const text = (el) => el.textContent;
+      const value = (td) => (td.hasAttribute('data-v') ? td.getAttribute('data-v') : td.textContent);
+      const cells = (tr) => [...tr.querySelectorAll('td')].map(value);
       const table = (t) => ({
         columns: [...t.querySelectorAll('thead th')].map(text),
-        rows: [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map(text)),
+        rows: [...t.querySelectorAll('tbody tr')].map(cells),
+        total: [...t.querySelectorAll('tfoot tr')].map(cells)[0] ?? null,
+        // every number cell: its column, value, text and alignment
+        numbers: [...t.querySelectorAll('tr')].flatMap((tr) => [...tr.querySelectorAll('td')]
+          .map((td, i) => [td, i]).filter(([td]) => td.hasAttribute('data-v'))
+          .map(([td, i]) => [t.querySelectorAll('thead th')[i]?.textContent ?? '',
+            td.getAttribute('data-v'), td.textContent, getComputedStyle(td).textAlign])),
       });
+      // boxes whose content does not fit and is clipped or scrolled
+      const hidden = [...document.querySelectorAll('body *')].filter((e) => {
+        const o = getComputedStyle(e);
+        const clips = [o.overflowX, o.overflowY].some((v) => v !== 'visible');
+        return clips && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1);
+      }).map((e) => e.outerHTML.slice(0, 80));
+      // tables wider than the page's body
+      const body = document.body.getBoundingClientRect();
+      const wide = [...document.querySelectorAll('table')].filter((t) =>
+        t.getBoundingClientRect().right > body.right + 1).map((t) => t.outerHTML.slice(0, 80));
       const charts = [...document.querySelectorAll('figure[data-chart]')].map((f) => {
         const id = f.dataset.chart;
         const svg = f.querySelector('svg');
@@ -79,18 +111,13 @@ try {
         facts,
         lists,
         missing,
-        height: document.documentElement.scrollHeight,
+        hidden,
+        wide,
         // anything that could load something
         external: document.querySelectorAll('script, link, img, iframe, object, embed, [src], [href]').length,
       };
     });
-    const shot = { path: want.screenshot, fullPage: true };
-    if (want.clip_height) {
-      shot.fullPage = true;
-      shot.clip = { x: 0, y: 0, width: 1200, height: Math.min(want.clip_height, shown.height) };
-    }
-    await page.screenshot(shot);
-    result.pages.push({ html: want.html, ms: Date.now() - t0, errors, requests, ...shown });
+    result.pages.push({ html: want.html, ms: Date.now() - t0, errors, requests, ...opened, ...shown });
     await page.close();
   }
 } finally {

@@ -263,10 +263,14 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let mut meta_line: Option<i64> = None;
     let mut seq: i64 = 0;
     let mut any_line = false;
-    while let Some((line, bytes, _)) = lines
+    // the bytes read so far (`--progress`)
+    let mut read: u64 = 0;
+    while let Some((line, bytes, terminated)) = lines
         .next_line()
         .map_err(|e| StoreError::Unreadable(format!("read failed after message {seq}: {e}")))?
     {
+        read += bytes.len() as u64 + u64::from(terminated);
+        out.read_to(read);
         any_line = true;
         let (kind, repairs) = classify(bytes);
         for r in repairs {

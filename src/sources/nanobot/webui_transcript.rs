@@ -98,6 +98,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     break;
                 }
             };
+            out.read_to(lines.consumed());
             let value = match decode_line(&bytes) {
                 Ok(Some(d)) => {
                     for r in &d.repairs {

@@ -322,6 +322,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         .map_err(|e| StoreError::io("read failed", e))?
     {
         let bytes = bytes.to_vec();
+        out.read_to(lines.consumed());
         let rows = match decode_line(&bytes) {
             Ok(Some(d)) => map_line(&d.value),
             Ok(None) => continue,
