@@ -220,6 +220,15 @@ pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::E
             }
         }
     }
+    // a nanoclaw upgrade marker is one only beside an install's data
+    // (`v2.db` or `v2-sessions/`): elsewhere a `data/upgrade-state.json` is
+    // some other program's file
+    stores.retain(|_, s| {
+        s.kind != "nanoclaw.upgrade_state"
+            || s.abs
+                .parent()
+                .is_some_and(|d| d.join("v2.db").exists() || d.join("v2-sessions").is_dir())
+    });
     let all: std::collections::BTreeSet<String> = stores.values().map(|s| s.rel.clone()).collect();
     for store in stores.values_mut() {
         store.role = match REGISTRY[store.extractor].role {
@@ -707,6 +716,7 @@ mod tests {
             (".nanobot/llm_usage.sqlite3", Some("nanobot.llm_usage")),
             (".nanobot/llm_usage.sqlite3-wal", None),
             ("data/v2.db", Some("nanoclaw.catalog")),
+            ("data/upgrade-state.json", Some("nanoclaw.upgrade_state")),
             ("nanoclaw/data/v2.db", Some("nanoclaw.catalog")),
             ("nanoclaw/data/v2.db-wal", None),
             (
@@ -881,6 +891,40 @@ mod tests {
         Ok(())
     }
 
+    /// An upgrade marker is read beside an install's data only: another
+    /// program's `data/upgrade-state.json` is no store.
+    #[test]
+    fn an_upgrade_marker_is_a_store_only_beside_an_install()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let home = tempfile::tempdir()?;
+        for f in [
+            "nc/data/v2.db",
+            "nc/data/upgrade-state.json",
+            "pg/data/v2-sessions/ag-1/s-1/inbound.db",
+            "pg/data/upgrade-state.json",
+            "proj/data/upgrade-state.json",
+        ] {
+            let p = home.path().join(f);
+            std::fs::create_dir_all(p.parent().ok_or("parent")?)?;
+            std::fs::write(&p, b"{}")?;
+        }
+        let d = discover(home.path(), false)?;
+        let markers: Vec<(&str, &str)> = d
+            .stores
+            .iter()
+            .filter(|s| s.kind == "nanoclaw.upgrade_state")
+            .map(|s| (s.rel.as_str(), s.instance.as_str()))
+            .collect();
+        assert_eq!(
+            markers,
+            [
+                ("nc/data/upgrade-state.json", "nc"),
+                ("pg/data/upgrade-state.json", "pg")
+            ]
+        );
+        Ok(())
+    }
+
     #[test]
     fn nanoclaw_instance_is_the_install_root() {
         assert_eq!(instance_of(Agent::Nanoclaw, "data/v2.db"), ".");
@@ -901,6 +945,7 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             ("srv/nc/data/v2.db", "srv/nc"),
             ("srv/nc/data/v2-sessions/ag-1/sess-1/inbound.db", "srv/nc"),
+            ("srv/nc/data/upgrade-state.json", "srv/nc"),
             ("data/nc/data/v2.db", "data/nc"),
             (
                 "data/nc/data/v2-sessions/ag-1/sess-1/outbound.db",

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! nanoload  1s extract  [#########>----------] 9 stores discovered; 4/9 read, 1.20 MiB/2.40 MiB, 12345 rows
-//! nanoload  2s sql      [######>-------------] 6/19 V005__tz_offsets
+//! nanoload  2s sql      [######>-------------] 6/20 V005__tz_offsets
 //! nanoload  3s write    / 7 files
 //! ```
 //! The pipeline only counts (atomics, added once per store and once per

@@ -124,6 +124,7 @@ text_enum! {
         Inbound = "inbound",
         Outbound = "outbound",
         Transcript = "transcript",
+        Marker = "marker",
     }
 }
 

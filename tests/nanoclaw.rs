@@ -680,7 +680,7 @@ fn declared_losses_are_one_per_session_and_kind() -> TestResult {
     }
     assert!(!err.contains("nanoload: loss: data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io: what the model saw"), "{err}");
     assert_eq!(
-        err.matches("nanoload: loss: data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io/inbound.db: no local time for 81 events rows with only a UTC time: instance . holds no evidence of its UTC offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)").count(),
+        err.matches("nanoload: loss: data/upgrade-state.json: no local time for 82 events rows with only a UTC time: instance . holds no evidence of its UTC offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)").count(),
         1,
         "{err}"
     );
@@ -1001,6 +1001,61 @@ fn system_messages_are_system_rows_not_chat_turns() -> TestResult {
             &["system", "http", "1"],
             &["system", "install_packages", "1"],
         ])
+    );
+    Ok(())
+}
+
+/// home-a's upgrade marker (written by nanoclaw 2.2.0's own
+/// `writeUpgradeState`): one `system` row at its UTC instant, the install's
+/// version on every store of the install in `sources` and on each session
+/// start row; a nanoclaw install without a marker (home-b) has none.
+#[test]
+fn the_upgrade_marker_versions_the_install() -> TestResult {
+    let r = run_home(&home_a(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows(
+            "SELECT instance, coalesce(session_id, '-'), turn_type, text,
+                    strftime(CAST(timestamp_utc AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%g'), source_path
+             FROM events WHERE source_kind = 'nanoclaw.upgrade_state'"
+        )?,
+        strs(&[&[
+            ".",
+            "-",
+            "system",
+            "nanoclaw install: version=2.2.0 via=setup updated_at=2026-12-02T22:46:56.138Z",
+            "2026-12-02T22:46:56.138",
+            "data/upgrade-state.json",
+        ]])
+    );
+    // every store of the install: its kind and version
+    assert_eq!(
+        r.rows(
+            "SELECT source_kind, count(*), string_agg(DISTINCT coalesce(agent_version, 'NULL'), ',')
+             FROM sources GROUP BY ALL ORDER BY ALL"
+        )?,
+        strs(&[
+            &["nanoclaw.catalog", "1", "2.2.0"],
+            &["nanoclaw.inbound", "4", "2.2.0"],
+            &["nanoclaw.outbound", "3", "2.2.0"],
+            &["nanoclaw.upgrade_state", "1", "2.2.0"],
+        ])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT count(*), count(*) FILTER (WHERE native::JSON->>'nanoclaw_version' = '2.2.0')
+             FROM events WHERE source_kind = 'nanoclaw.catalog' AND text LIKE 'session start:%'"
+        )?,
+        strs(&[&["4", "4"]])
+    );
+    let b = run_home(&fixture("nanoclaw/home-b"), &[])?;
+    assert_eq!(b.one("SELECT count(agent_version) FROM sources")?, "0");
+    assert_eq!(
+        b.one(
+            "SELECT count(*) FROM events
+             WHERE native::JSON->>'nanoclaw_version' IS NOT NULL OR source_kind = 'nanoclaw.upgrade_state'"
+        )?,
+        "0"
     );
     Ok(())
 }

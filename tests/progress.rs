@@ -184,9 +184,9 @@ fn progress_in_a_terminal_shows_stores_rows_steps_and_leaves_the_summary() -> Te
         assert!(pty.contains(&want), "{want:?} not drawn: {}", tail(&pty));
     }
     let names = step_names();
-    assert_eq!(names.len(), 19);
+    assert_eq!(names.len(), 20);
     for (i, name) in names.iter().enumerate() {
-        let want = format!("] {}/19 {name} ", i + 1);
+        let want = format!("] {}/20 {name} ", i + 1);
         assert!(pty.contains(&want), "{want:?} not drawn: {}", tail(&pty));
     }
     // the phases come in the run's order
@@ -196,8 +196,8 @@ fn progress_in_a_terminal_shows_stores_rows_steps_and_leaves_the_summary() -> Te
         at("stores discovered"),
         at("stage    "),
         at("load     "),
-        at("1/19 kinds"),
-        at("19/19 V018__sessions"),
+        at("1/20 kinds"),
+        at("20/20 V019__install_versions"),
         at("6 files"),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
@@ -218,7 +218,7 @@ fn auto_progress_honours_no_color_quiet_and_never() -> TestResult {
     let home = fixture("nanobot/home-a");
     let (_, _, pty) = run_in_pty(&home, &[], Some("1"))?;
     assert!(
-        pty.contains("1/19 kinds"),
+        pty.contains("1/20 kinds"),
         "auto draws in a terminal: {pty:?}"
     );
     assert!(pty.contains("19 stores discovered"), "{pty:?}");
@@ -438,7 +438,7 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
     let mut want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
     want.push("total".into());
     assert_eq!(printed, want);
-    assert_eq!(names.len(), 24);
+    assert_eq!(names.len(), 25);
     let sum: f64 = phases.iter().filter_map(|p| p["seconds"].as_f64()).sum();
     let total = j["timings"]["total_seconds"].as_f64().ok_or("total")?;
     assert!(sum > 0.0 && sum <= total, "{sum} > {total}");

@@ -227,4 +227,16 @@ pub static REGISTRY: &[Extractor] = &[
         reads: Reads::Install,
         extract: nanoclaw::claude_transcript::extract,
     },
+    Extractor {
+        kind: "nanoclaw.upgrade_state",
+        agent: Agent::Nanoclaw,
+        globs: &[store("**/data/upgrade-state.json")],
+        role: StoreRole::Fixed(Role::Primary),
+        traits: KindTraits {
+            nanoclaw: Some(NanoclawPart::Marker),
+            ..PLAIN
+        },
+        reads: Reads::Own,
+        extract: nanoclaw::upgrade_state::extract,
+    },
 ];

@@ -48,6 +48,7 @@ pub const STEPS: &[(&str, &str)] = &[
     step!("V016__write_layout.sql"),
     step!("V017__llm_calls.sql"),
     step!("V018__sessions.sql"),
+    step!("V019__install_versions.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -28,6 +28,7 @@ pub mod claude_transcript;
 pub mod content;
 pub mod inbound;
 pub mod outbound;
+pub mod upgrade_state;
 
 /// The install root of a nanoclaw store path (relative to HOME): the
 /// directory holding `data/v2.db` and `data/v2-sessions/` (`.` for HOME
@@ -41,7 +42,10 @@ pub fn install_root(rel: &str) -> Option<(String, &str)> {
         .filter(|&i| i == 0 || rel.as_bytes()[i - 1] == b'/')
         .filter(|&i| {
             let below = &rel[i + "data/".len()..];
-            below == "v2.db" || below.starts_with("v2.db-") || below.starts_with("v2-sessions/")
+            below == "v2.db"
+                || below.starts_with("v2.db-")
+                || below.starts_with("v2-sessions/")
+                || below == "upgrade-state.json"
         })
         .last()?;
     let root = rel[..i].trim_end_matches('/');

@@ -27,6 +27,7 @@ mod v015_events;
 mod v016_write_layout;
 mod v017_llm_calls;
 mod v018_sessions;
+mod v019_install_versions;
 
 /// A quoted source-kind name (`'nanobot.session_db'`).
 fn kind_literal() -> regex::Regex {
