@@ -35,7 +35,7 @@ pub const TABLES: [&str; 5] = [
 pub fn side_table_rows(t: &str, load_id: &str) -> String {
     format!(
         "SELECT *, {} AS load_id FROM {t} ORDER BY ALL",
-        sql_str(std::path::Path::new(load_id))
+        crate::steps::sql_text(load_id)
     )
 }
 
@@ -333,7 +333,7 @@ pub fn reader() -> Result<Connection, duckdb::Error> {
 
 /// A path as a SQL string literal.
 pub fn sql_str(p: &Path) -> String {
-    format!("'{}'", p.to_string_lossy().replace('\'', "''"))
+    crate::steps::sql_text(&p.to_string_lossy())
 }
 
 /// Paths as a SQL list of string literals.

@@ -63,13 +63,14 @@ fn axis_count(v: f64) -> String {
     }
 }
 
-/// How many labels a value axis up to `top` gets: at most 6, and for
-/// counts no more than there are integers on it (so every tick is one).
-fn value_labels(top: f64, counts: bool) -> usize {
+/// How many labels a value axis up to `top` gets — at most 6, and for
+/// counts no more than there are integers on it (so every tick is one) —
+/// and how each is written.
+fn value_ticks(top: f64, counts: bool) -> (usize, fn(&f64) -> String) {
     if counts {
-        (top.floor() as usize + 1).clamp(2, 6)
+        ((top.floor() as usize + 1).clamp(2, 6), |v| axis_count(*v))
     } else {
-        6
+        (6, |v| axis_num(*v))
     }
 }
 
@@ -244,6 +245,8 @@ pub(super) fn vbars(
         XAxis::Days => day_label(*x),
         XAxis::Labels(l) => index_label(l, *x),
     };
+    let top = top(stacks);
+    let (n_values, value_label) = value_ticks(top, y.counts);
     let frame = Frame {
         id,
         size: (WIDTH, 300),
@@ -254,13 +257,9 @@ pub(super) fn vbars(
             area: 36,
         },
         y: Axis {
-            range: 0f64..top(stacks),
-            labels: value_labels(top(stacks), y.counts),
-            label: if y.counts {
-                &|y| axis_count(*y)
-            } else {
-                &|y| axis_num(*y)
-            },
+            range: 0f64..top,
+            labels: n_values,
+            label: &value_label,
             area: 64,
         },
         vertical: true,
@@ -283,7 +282,7 @@ pub(super) fn vbars(
                     let h: f64 = stack.iter().map(|(v, _)| v).sum();
                     Text::new(
                         "*".to_string(),
-                        (*x - 0.15, h + top(stacks) * 0.06),
+                        (*x - 0.15, h + top * 0.06),
                         (FONT, 16).into_font().color(&INK),
                     )
                 });
@@ -309,17 +308,15 @@ pub(super) fn hbars(
 ) -> Result<String, ReportError> {
     let n = labels.len();
     let (by_y, label_px) = row_labels(labels);
+    let top = top(stacks);
+    let (n_values, value_label) = value_ticks(top, x.counts);
     let frame = Frame {
         id,
         size: (WIDTH, 70 + 20 * n.max(1) as u32),
         x: Axis {
-            range: 0f64..top(stacks),
-            labels: value_labels(top(stacks), x.counts),
-            label: if x.counts {
-                &|x| axis_count(*x)
-            } else {
-                &|x| axis_num(*x)
-            },
+            range: 0f64..top,
+            labels: n_values,
+            label: &value_label,
             area: 40,
         },
         y: Axis {

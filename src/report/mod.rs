@@ -220,7 +220,10 @@ fn one_load(conn: &Connection, out: &Path, dir: &Path) -> Result<(), ReportError
             "SELECT DISTINCT load_id::VARCHAR FROM {t} ORDER BY 1"
         ))?;
         let rows = stmt.query_map([], |r| r.get::<_, Option<String>>(0))?;
-        Ok(rows.filter_map(|r| r.ok().flatten()).collect())
+        // a NULL load_id names no load; a row that does not read fails
+        Ok(rows
+            .filter_map(Result::transpose)
+            .collect::<Result<Vec<_>, _>>()?)
     };
     let input = |path: &Path, message: String| ReportError::Input {
         path: path.to_path_buf(),

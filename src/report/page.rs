@@ -194,16 +194,15 @@ pub(super) fn cell_kind(data: &Data, i: usize) -> Cell {
     let values = || data.rows.iter().chain(&data.total).map(|r| r[i].as_str());
     let usd = name.contains("cost") || name == "total" || data.usd.contains(&i);
     let all = |f: &dyn Fn(&str) -> bool| values().all(|v| v.is_empty() || f(v));
-    if usd
-        && all(&|v| v == "unknown" || v.parse::<f64>().is_ok())
-        && values().any(|v| !v.is_empty())
-    {
+    // an empty column is text, unless it is a rate (as before)
+    let some = values().any(|v| !v.is_empty());
+    if usd && some && all(&|v| v == "unknown" || v.parse::<f64>().is_ok()) {
         Cell::Usd
     } else if name.ends_with("rate") && all(&|v| v.parse::<f64>().is_ok()) {
         Cell::Percent
-    } else if all(&|v| v.parse::<i64>().is_ok()) && values().any(|v| !v.is_empty()) {
+    } else if some && all(&|v| v.parse::<i64>().is_ok()) {
         Cell::Count
-    } else if all(&|v| v.parse::<f64>().is_ok()) && values().any(|v| !v.is_empty()) {
+    } else if some && all(&|v| v.parse::<f64>().is_ok()) {
         Cell::Decimal
     } else {
         Cell::Text

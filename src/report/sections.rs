@@ -14,6 +14,7 @@ use super::chart::{
 use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
 use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, MAX_TOP_SESSIONS, ReportError};
+use crate::steps::sql_text;
 
 pub(super) fn facts(
     conn: &Connection,
@@ -450,11 +451,6 @@ pub(super) fn cost(conn: &Connection, p: &mut Page, have_tables: bool) -> Result
 
 /// The column of the models a chart stacked by model does not name.
 pub const OTHER_MODELS: &str = "(other models)";
-
-/// A string as an SQL literal.
-fn sql_text(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
 
 pub(super) fn tools(conn: &Connection, p: &mut Page) -> Result<(), ReportError> {
     p.section(

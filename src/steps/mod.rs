@@ -122,12 +122,14 @@ const TRAIT_COLUMNS: [TraitColumn; 5] = [
     }),
 ];
 
-fn text(s: &str) -> String {
+/// A string as an SQL literal (`'` doubled): the one quoting every
+/// module uses ([`crate::engine::sql_str`] for paths).
+pub fn sql_text(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
 fn opt(s: Option<&str>) -> String {
-    s.map_or_else(|| "NULL".to_string(), text)
+    s.map_or_else(|| "NULL".to_string(), sql_text)
 }
 
 /// The `kinds` table — one row per [`crate::sources::REGISTRY`] entry: its
@@ -145,8 +147,8 @@ pub fn kinds_sql() -> String {
             let traits: Vec<String> = TRAIT_COLUMNS.iter().map(|(_, _, v)| v(&e.traits)).collect();
             format!(
                 "    ({}, {}, {})",
-                text(e.kind),
-                text(e.agent.as_str()),
+                sql_text(e.kind),
+                sql_text(e.agent.as_str()),
                 traits.join(", ")
             )
         })
@@ -165,7 +167,7 @@ pub fn kinds_sql() -> String {
     }
     // the diagnostic codes: a step names one as diag_code('…'), which fails
     // the step (when it is planned) for a code not on the list
-    let codes: Vec<String> = DiagCode::ALL.iter().map(|c| text(c.as_str())).collect();
+    let codes: Vec<String> = DiagCode::ALL.iter().map(|c| sql_text(c.as_str())).collect();
     sql.push_str(&format!(
         "CREATE MACRO diag_code(c) AS CASE WHEN c IN ({}) THEN c \
          ELSE error('diagnostic code not in diag::DiagCode: ' || c) END;\n",
@@ -178,7 +180,7 @@ pub fn kinds_sql() -> String {
     for (name, ty, value) in TRAIT_COLUMNS {
         let arms: String = REGISTRY
             .iter()
-            .map(|e| format!(" WHEN {} THEN {}", text(e.kind), value(&e.traits)))
+            .map(|e| format!(" WHEN {} THEN {}", sql_text(e.kind), value(&e.traits)))
             .collect();
         let ty = ty.trim_end_matches(" NOT NULL");
         sql.push_str(&format!(
