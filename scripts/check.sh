@@ -12,7 +12,7 @@
 # venv (tests/notebook/: examples/analysis.ipynb run headless), the
 # detect-secrets venv (tests/detect_secrets/: Yelp's detect-secrets, a second
 # opinion on whether a secret reached an output, never verifying a key
-# online) and the browser (tests/browser/: Debian's chromium and
+# online), strace (a test traces a run's opens) and the browser (tests/browser/: Debian's chromium and
 # playwright-core, which open every fixture's `nanoload report` in
 # tests/report.rs). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
@@ -139,6 +139,13 @@ await "browser install" "$browser_pid" "$logs/browser.log"
 grep '^browser ready' "$logs/browser.log"
 # setup.sh prints tests/browser/node_modules as its last line
 export NANOLOAD_BROWSER_DIR=$(grep -v '^browser ready' "$logs/browser.log" | tail -n 1)
+# strace: hardening::credential_files_are_never_opened traces every open of a
+# run (installed after the browser's apt-get, which holds the dpkg lock)
+if ! command -v strace >/dev/null 2>&1; then
+  [[ "$(id -u)" == 0 ]] || { echo "strace missing: apt-get install strace (as root)" >&2; exit 1; }
+  phase "strace install" sh -c 'export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q && apt-get install -y -q --no-install-recommends strace'
+fi
 
 # --- tests -----------------------------------------------------------------
 # both tiers in one run (cargo test alone is the core tier; the tools tier —

@@ -1,16 +1,16 @@
 -- V011 nanoclaw_transcript_sessions
--- Purpose: the session each Claude Code transcript belongs to, and which
---          transcript row carries each API response's usage.
---          A transcript file's id is its continuation (`<id>.jsonl`, a
---          rotated `<id>.jsonl.rotated-<ms>`, a subagent's
---          `<id>/subagents/agent-<agent>.jsonl`). Files are linked through
---          the Claude session ids their lines carry: a resumed file opens
---          with lines copied from the file it resumes, still naming that
---          file's `sessionId`. Every file linked, at any distance, to the
---          continuation a session's outbound `continuation:claude` names
---          belongs to that session; a continuation a session names itself
---          stays with it. (V014 gives the transcript rows that session and
---          its session_uid; nanoclaw's namespace is ''.)
+-- Purpose: the session each transcript (Claude Code, a Codex rollout, an
+--          OpenCode database) belongs to, and which row carries each
+--          response's usage. A Claude Code file's id is its continuation
+--          (`<id>.jsonl`, `<id>.jsonl.rotated-<ms>`, a subagent's
+--          `<id>/subagents/agent-<agent>.jsonl`), linked to others through
+--          the session ids their lines carry (a resumed file opens with
+--          lines copied from the file it resumes). Every file linked, at
+--          any distance, to the continuation a session's outbound
+--          `continuation:claude|codex|opencode` names belongs to that
+--          session (a Codex thread id, an OpenCode session id); a
+--          continuation a session names itself stays with it. (V014 gives
+--          the rows that session and its session_uid; namespace ''.)
 --          Usage: among the rows carrying `native.usage`, one per (session,
 --          or the file's continuation when no session names it; message.id;
 --          requestId) keeps it — the largest input+output+cache total, then
@@ -48,7 +48,7 @@ CREATE TABLE nc_transcript_sessions AS
 WITH RECURSIVE named AS (
     SELECT instance, continuation_id, min(session_id) AS session_id
     FROM nc_continuations
-    WHERE provider = 'claude'
+    WHERE provider IN ('claude', 'codex', 'opencode')
     GROUP BY ALL
 ),
 edges AS (

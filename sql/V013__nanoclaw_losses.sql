@@ -1,7 +1,11 @@
 -- V013 nanoclaw_losses
 -- Purpose: the nanoclaw losses only a join across stores shows, declared in
 --          diagnostics (kind `loss`; the rows are kept). A session folder
---          without a catalog row: `catalog_row_missing`. A catalog session
+--          without a catalog row: `catalog_row_missing`; but an install
+--          whose `data/v2.db` is absent while its session folders exist
+--          (the central database elsewhere: `NANOCLAW_DB_URL`, nanoclaw's
+--          PostgreSQL driver) says so once, `central_db_absent`, instead
+--          of a `catalog_row_missing` for each session. A catalog session
 --          without its folder (inbound.db and outbound.db are created with
 --          the session): `session_folder_missing`.
 --          And the losses nanoclaw's registry entry declares, one per
@@ -12,12 +16,21 @@
 --          rows: only their latest values exist), `questions_deleted` (the session
 --          asked questions: answered ones are deleted from pending_questions),
 --          `usage_absent` (no backing transcript row carries counted usage).
--- Grain:   one diagnostics row per (instance, session, code).
+-- Grain:   one diagnostics row per (instance, session, code); one per
+--          install for central_db_absent.
 -- Inputs:  nc_rows (V009), nc_transcript_sessions (V011), sources, kinds.
--- Output:  appends catalog_row_missing, session_folder_missing and the
---          declared losses to diagnostics (temp tables nc_sessions: each
+-- Output:  appends central_db_absent, catalog_row_missing, session_folder_missing and the
+--          declared losses to diagnostics (temp tables nc_catalog_sources:
+--          the installs whose data/v2.db was found, nc_sessions: each
 --          session's place and what it holds, nc_usage_sessions: sessions
 --          with counted transcript usage).
+-- The installs whose central catalog was found (read or not: a v2.db that
+-- fails to read is an `unreadable` of its own, its sessions still each
+-- `catalog_row_missing`).
+CREATE TEMP TABLE nc_catalog_sources AS
+SELECT DISTINCT instance FROM sources
+WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'catalog');
+
 INSERT INTO diagnostics BY NAME
 SELECT DISTINCT 'loss' AS kind, 'nanoclaw' AS agent, r.instance,
     regexp_replace(r.source_path, '/[^/]*$', '') AS source_path, CAST(NULL AS BIGINT) AS source_line,
@@ -27,7 +40,22 @@ FROM nc_rows r
 WHERE r.nanoclaw IN ('inbound', 'outbound')
   AND NOT EXISTS (SELECT 1 FROM nc_rows c
                   WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
-                    AND c.instance = r.instance AND c.session_id = r.session_id);
+                    AND c.instance = r.instance AND c.session_id = r.session_id)
+  AND r.instance IN (SELECT instance FROM nc_catalog_sources);
+
+-- An install with session folders and no data/v2.db: its catalog is not a
+-- SQLite file (or was not copied). Said once per install, naming the setting.
+INSERT INTO diagnostics BY NAME
+SELECT 'loss' AS kind, 'nanoclaw' AS agent, r.instance,
+    CASE WHEN r.instance = '.' THEN '' ELSE r.instance || '/' END || 'data/v2.db' AS source_path,
+    CAST(NULL AS BIGINT) AS source_line,
+    'central database absent beside data/v2-sessions/ (' || count(DISTINCT r.session_id)
+        || ' session folders): an install whose NANOCLAW_DB_URL names a PostgreSQL database keeps its catalog there, which nanoload does not read (or data/v2.db was not copied); every session''s catalog row (agent group name, provider, status, route) is lost, the agent group taken from the path' AS message,
+    CAST(NULL AS VARCHAR) AS session_id, diag_code('central_db_absent') AS code
+FROM nc_rows r
+WHERE r.nanoclaw IN ('inbound', 'outbound')
+  AND r.instance NOT IN (SELECT instance FROM nc_catalog_sources)
+GROUP BY r.instance;
 
 -- A catalog session whose folder is gone: both session DBs are lost.
 INSERT INTO diagnostics BY NAME

@@ -7,19 +7,18 @@
 --          whose rounds name it (round_claims), the WebUI chat whose title
 --          call it is (title_calls), the one saved when it returned
 --          (call_answers), the latest start. A failed attempt goes where
---          its retry goes (retries); a call in no turn has session NULL.
---          Then (appended) each call's `cost_usd` (docs/design.md "Cost"):
---          the model of every call and of every counted Claude Code
---          response (nanoclaw, `anthropic`) matched to a `prices` row by
---          exact `provider/model`, exact `model`, then both normalised
---          (`price_name`); unmatched: cost NULL and one `price_unknown`
---          warning per (agent, provider, model). Then (appended) nanoclaw's
---          calls: each Claude Code response with counted usage, one row
---          per usage identity (docs/design.md "LLM calls of both agents"),
---          and the column `agent` that tells the two apart.
+--          its retry goes (retries); a call in no turn has session NULL; a
+--          subagent task's usage (source `subagent`) goes to the session
+--          whose task it was (its record rows' session).
+--          Then (appended) `cost_usd` ("Cost"): each call's model (a
+--          nanoclaw call's: its transcript's provider) matched to `prices`
+--          by `provider/model`, `model`, both normalised (`price_name`);
+--          unmatched: NULL, one `price_unknown` per (agent, provider,
+--          model). Then (appended) nanoclaw's calls, one per counted
+--          transcript response ("LLM calls of both agents"), and `agent`.
 -- Grain:   one row per llm_calls row of each nanobot instance and per
---          counted Claude Code response of nanoclaw; turns: one row per
---          turn; model_prices: one row per (agent, provider, model) priced.
+--          counted transcript response of nanoclaw; turns: one per turn;
+--          model_prices: one row per (agent, provider, model) priced.
 -- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), utc_locals (V006), session_turns (V007),
 --          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
 --          (V015), events (V016's view: Claude Code rows with counted
@@ -265,13 +264,22 @@ last_attempts AS (
     FROM chain GROUP BY ALL
 )
 SELECT c.instance, c.source_path, c.id,
-    CASE WHEN l.id IS NULL THEN a.session_id ELSE r.session_id END AS session_id,
-    CASE WHEN l.id IS NULL THEN a.session_uid ELSE r.session_uid END AS session_uid
+    CASE WHEN c.source = 'subagent' THEN o.session_id
+         WHEN l.id IS NULL THEN a.session_id ELSE r.session_id END AS session_id,
+    CASE WHEN c.source = 'subagent' THEN o.session_uid
+         WHEN l.id IS NULL THEN a.session_uid ELSE r.session_uid END AS session_uid
 FROM stage_llm_calls c
 LEFT JOIN turn_attribution a USING (instance, source_path, id)
 LEFT JOIN last_attempts l USING (instance, source_path, id)
 LEFT JOIN turn_attribution r
-  ON r.instance = l.instance AND r.source_path = l.source_path AND r.id = l.last_id;
+  ON r.instance = l.instance AND r.source_path = l.source_path AND r.id = l.last_id
+-- a subagent task's usage (source `subagent`, id = the task's line in its
+-- record file) belongs to the session whose task it was: its rows' session
+LEFT JOIN (SELECT instance, source_path, source_line,
+               min(session_id) AS session_id, min(session_uid) AS session_uid
+           FROM events GROUP BY ALL) o
+  ON c.source = 'subagent' AND o.instance = c.instance AND o.source_path = c.source_path
+ AND o.source_line = c.id;
 
 -- ---- cost (docs/design.md "Cost") ----------------------------------------
 
@@ -310,6 +318,8 @@ FROM (SELECT model AS name, 0 AS alias, model FROM prices
 CREATE TABLE transcript_usage AS
 SELECT instance, session_id, session_uid, source_path, source_line, timestamp_utc,
     timestamp_local, utc_offset_minutes, model,
+    -- Claude Code's responses go to Anthropic's API; a Codex rollout names its provider
+    coalesce(j->>'provider', 'anthropic') AS provider,
     j->>'message_id' AS message_id, j->>'requestId' AS request_id, j->>'stop_reason' AS stop_reason,
     TRY_CAST(j->'usage'->>'input_tokens' AS BIGINT) AS input,
     TRY_CAST(j->'usage'->>'output_tokens' AS BIGINT) AS output,
@@ -328,11 +338,10 @@ FROM stage_llm_calls
 WHERE model IS NOT NULL
 GROUP BY provider, model
 UNION ALL
--- Claude Code's responses go to Anthropic's API
-SELECT 'nanoclaw', 'anthropic', model, min(instance), min(source_path), count(*)
+SELECT 'nanoclaw', provider, model, min(instance), min(source_path), count(*)
 FROM transcript_usage
 WHERE model IS NOT NULL
-GROUP BY model;
+GROUP BY provider, model;
 
 CREATE TABLE model_prices AS
 WITH matches AS (
@@ -367,7 +376,9 @@ SELECT 'warning' AS kind, u.agent, u.instance, u.source_path,
     CAST(NULL AS BIGINT) AS source_line,
     'no price for model ' || u.model || coalesce(' (provider ' || u.provider || ')', '')
     || ': cost_usd is NULL for its ' || CAST(u.uses AS VARCHAR)
-    || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows' ELSE ' Claude Code responses' END
+    || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows'
+            WHEN u.provider = 'anthropic' THEN ' Claude Code responses'
+            ELSE ' transcript responses' END
     || ' (--prices FILE can price it)' AS message,
     CAST(NULL AS VARCHAR) AS session_id, diag_code('price_unknown') AS code
 FROM model_uses u
@@ -391,7 +402,10 @@ SELECT c.instance,
     u.offset_minutes AS utc_offset_minutes,
     'nanobot' AS agent,
     CAST(NULL AS VARCHAR) AS message_id,
-    CAST(NULL AS VARCHAR) AS request_id
+    CAST(NULL AS VARCHAR) AS request_id,
+    -- nanobot's per-call key (llm_usage user_version 2); NULL for nanoclaw.
+    -- The outputs write it after load_id (engine::AFTER_LOAD_ID)
+    c.call_id
 FROM stage_llm_calls c
 LEFT JOIN llm_attribution a USING (instance, source_path, id)
 LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
@@ -404,7 +418,7 @@ UNION ALL BY NAME
 -- transcript has no value for (duration, source, nanobot's timings and
 -- errors) NULL
 SELECT t.instance, t.source_line AS id, epoch_ms(t.timestamp_utc) AS started_at_ms,
-    'anthropic' AS provider, t.model, t.stop_reason AS finish_reason,
+    t.provider, t.model, t.stop_reason AS finish_reason,
     t.in_tokens AS input_tokens, t.output AS output_tokens,
     CASE WHEN t.in_tokens IS NOT NULL OR t.output IS NOT NULL
          THEN coalesce(t.in_tokens, 0) + coalesce(t.output, 0) END AS total_tokens,
@@ -419,7 +433,7 @@ FROM (SELECT *,
                THEN coalesce(input, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0)
           END AS in_tokens
       FROM transcript_usage) t
-LEFT JOIN model_prices m ON m.agent = 'nanoclaw' AND m.provider = 'anthropic' AND m.model = t.model;
+LEFT JOIN model_prices m ON m.agent = 'nanoclaw' AND m.provider = t.provider AND m.model = t.model;
 
 -- What has no local time and why: an instance without offset evidence (no
 -- session message pairs with an LLM call, a WebUI record or a run record;

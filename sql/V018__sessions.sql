@@ -7,7 +7,8 @@
 --          still has the session (deleted sessions survive only in
 --          secondary copies), the llm_calls attributed to it (both
 --          agents': V017) with their token sums (NULL when nothing is
---          reported: not reported is not zero), and for nanoclaw the agent group, messaging group,
+--          reported: not reported is not zero), and for nanoclaw the agent group (the
+--          catalog's, else the session folder's), messaging group,
 --          thread, status, message counts, the backing continuation and
 --          the declared losses.
 --          The namespace and session_uid follow; then (appended) for
@@ -28,7 +29,9 @@
 -- Output:  session_starts (j: the native of a row that starts the session,
 --          x_start, its text `session start: …`; pick = 1:
 --          the one whose facts the session takes, primary first),
---          session_losses (the session's declared losses, by code),
+--          session_losses (the session's declared losses, by code; an
+--          install's central_db_absent counts for each of its sessions and
+--          sets catalog_row_missing),
 --          session_continuations (continuation: the backing sessions,
 --          `provider:id`, comma-separated), session_transcript_turns
 --          (turns, turns_with_usage), sessions (the output table;
@@ -43,16 +46,25 @@ JOIN plan_sessions s USING (sess_id)
 JOIN plan_stores t USING (store_id)
 WHERE p.x_start AND s.session_uid IS NOT NULL;
 
+-- An install's own loss (central_db_absent, session_id NULL) is every
+-- session's of that install: no session of it has its catalog row.
 CREATE TABLE session_losses AS
+WITH per_session AS (
+    SELECT agent, instance, session_id, code FROM diagnostics
+    WHERE kind = 'loss' AND session_id IS NOT NULL
+)
 SELECT agent, instance, session_id,
     bool_or(code = diag_code('outbound_missing')) AS outbound_missing,
     bool_or(code = diag_code('inbound_missing')) AS inbound_missing,
-    bool_or(code = diag_code('catalog_row_missing')) AS catalog_row_missing,
+    bool_or(code IN (diag_code('catalog_row_missing'), diag_code('central_db_absent'))) AS catalog_row_missing,
     bool_or(code = diag_code('transcript_missing')) AS transcript_missing,
     bool_or(code = diag_code('session_folder_missing')) AS session_folder_missing,
     string_agg(DISTINCT code, ',' ORDER BY code) AS losses
-FROM diagnostics
-WHERE kind = 'loss' AND session_id IS NOT NULL
+FROM (SELECT * FROM per_session
+      UNION ALL
+      SELECT DISTINCT s.agent, s.instance, s.session_id, d.code
+      FROM diagnostics d JOIN per_session s USING (agent, instance)
+      WHERE d.kind = 'loss' AND d.session_id IS NULL AND d.code = diag_code('central_db_absent'))
 GROUP BY ALL;
 
 CREATE TABLE session_continuations AS
@@ -94,7 +106,10 @@ WITH ev AS (
         bool_or(source_role = 'primary' AND message_store) AS in_primary_store,
         string_agg(DISTINCT source_kind, ',' ORDER BY source_kind) AS source_kinds,
         count(*) FILTER (nanoclaw = 'inbound' AND turn_type = 'user') AS messages_in,
-        count(*) FILTER (nanoclaw = 'outbound' AND turn_type = 'assistant') AS messages_out
+        count(*) FILTER (nanoclaw = 'outbound' AND turn_type = 'assistant') AS messages_out,
+        -- the agent group of a nanoclaw session's folder (data/v2-sessions/<ag>/<session>/)
+        nullif(min(regexp_extract(source_path, 'data/v2-sessions/([^/]+)/[^/]+/[^/]+$', 1))
+                   FILTER (nanoclaw IN ('inbound', 'outbound')), '') AS folder_agent_group
     -- each event with the traits of its kind
     FROM (SELECT e.*, kind_message_store(e.source_kind) AS message_store,
               kind_nanoclaw(e.source_kind) AS nanoclaw
@@ -144,7 +159,7 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CAST(c.cache_read_tokens AS BIGINT) AS cache_read_tokens,
     CAST(c.cache_write_tokens AS BIGINT) AS cache_write_tokens,
     -- nanoclaw
-    s.j->'record'->>'agent_group_id' AS agent_group_id,
+    coalesce(s.j->'record'->>'agent_group_id', ev.folder_agent_group) AS agent_group_id,
     s.j->'record'->>'messaging_group_id' AS messaging_group_id,
     s.j->'record'->>'thread_id' AS thread_id,
     s.j->'record'->>'status' AS session_status,

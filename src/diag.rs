@@ -54,6 +54,9 @@ text_enum! {
     DiagCode {
         /// A nanoclaw session folder with no row in the central catalog.
         CatalogRowMissing = "catalog_row_missing",
+        /// A nanoclaw install with session folders and no `data/v2.db`
+        /// (its central database elsewhere: `NANOCLAW_DB_URL`).
+        CentralDbAbsent = "central_db_absent",
         /// A nanoclaw session's inbound.db missing beside its outbound.db.
         InboundMissing = "inbound_missing",
         /// nanoclaw records no relation between sessions.

@@ -243,6 +243,15 @@ pub fn discover(home: &Path, follow_links: bool) -> Result<Discovery, globset::E
     Ok(out)
 }
 
+/// The registry index of `nanobot.unknown_store` (a kind no glob claims:
+/// discovery gives it the files `unread::is_unknown_store` picks).
+fn unknown_store() -> usize {
+    REGISTRY
+        .iter()
+        .position(|e| e.kind == "nanobot.unknown_store")
+        .unwrap_or(0)
+}
+
 /// One discovery walk: HOME, and every directory a followed link leads to,
 /// each file named by its path through the links (relative to HOME).
 struct Walk<'a> {
@@ -487,7 +496,12 @@ impl Walk<'_> {
     /// A regular file at `rel` (`via_link`: reached through a symlink).
     fn file(&mut self, abs: &Path, rel: String, md: Option<&std::fs::Metadata>, via_link: bool) {
         let (ei, gi) = match self.matcher.classify(&rel, self.home) {
-            Ok(Some(x)) => x,
+            Ok(Some((ei, gi))) => (ei, Some(gi)),
+            // where nanobot keeps state, a file with a store's shape that no
+            // store claims: named once (`nanobot.unknown_store`), not ignored
+            Ok(None) if crate::sources::nanobot::unread::is_unknown_store(&rel, self.home) => {
+                (unknown_store(), None)
+            }
             Ok(None) => {
                 self.out.files_seen += 1;
                 return;
@@ -519,7 +533,8 @@ impl Walk<'_> {
             bytes: md.map(|m| m.len()).unwrap_or(0),
             mtime_ns: md.map(mtime_ns).unwrap_or(0),
         };
-        let main_rel = match ex.globs[gi].part {
+        let part = gi.map_or(GlobPart::Store, |gi| ex.globs[gi].part);
+        let main_rel = match part {
             GlobPart::Store => rel.clone(),
             GlobPart::PartOf(owner) => owner(&rel),
         };
@@ -541,7 +556,7 @@ impl Walk<'_> {
                 parts: Vec::new(),
                 sidecars: Vec::new(),
             });
-        match ex.globs[gi].part {
+        match part {
             GlobPart::Store => {
                 store.present = true;
                 store.bytes = info.bytes;
@@ -672,7 +687,10 @@ mod tests {
                 ".nanobot/sessions/telegram_1.jsonl",
                 Some("nanobot.session_jsonl"),
             ),
-            (".nanobot/sessions/369b/a.checkpoint.json", None),
+            (
+                ".nanobot/sessions/369b/a.checkpoint.json",
+                Some("nanobot.session_jsonl"),
+            ),
             (
                 ".nanobot-work/sessions/0902/discord_99001.jsonl",
                 Some("nanobot.session_jsonl"),
@@ -714,6 +732,10 @@ mod tests {
             (".nanobot/pairing.json", Some("nanobot.permissions")),
             (".nanobot/workspace/config.json", None),
             (".nanobot/llm_usage.sqlite3", Some("nanobot.llm_usage")),
+            (
+                ".nanobot/sessions/ns1/d2Vic29ja2V0OnAx.subagents.json",
+                Some("nanobot.subagent_records"),
+            ),
             (".nanobot/llm_usage.sqlite3-wal", None),
             ("data/v2.db", Some("nanoclaw.catalog")),
             ("data/upgrade-state.json", Some("nanoclaw.upgrade_state")),
@@ -749,6 +771,25 @@ mod tests {
                 None,
             ),
             ("data/v2-sessions/ag-1/.claude-shared/settings.json", None),
+            (
+                "data/v2-sessions/ag-1/.codex-shared/sessions/2026/12/03/rollout-2026-12-03T03-27-55-01a2.jsonl",
+                Some("nanoclaw.codex_rollout"),
+            ),
+            ("data/v2-sessions/ag-1/.codex-shared/auth.json", None),
+            ("data/v2-sessions/ag-1/.codex-shared/history.jsonl", None),
+            ("data/v2-sessions/ag-1/.codex-shared/state_5.sqlite", None),
+            (
+                "data/v2-sessions/ag-1/sess-1/opencode-xdg/opencode/opencode.db",
+                Some("nanoclaw.opencode_db"),
+            ),
+            (
+                "data/v2-sessions/ag-1/sess-1/opencode-xdg/opencode/opencode.db-wal",
+                None,
+            ),
+            (
+                "data/v2-sessions/ag-1/sess-1/opencode-xdg/opencode/auth.json",
+                None,
+            ),
             ("mydata/v2.db", None),
         ];
         for (path, want) in cases {

@@ -29,14 +29,25 @@ pub const TABLES: [&str; 5] = [
     "sources",
 ];
 
+/// The columns a table gained after `load_id` was appended to every side
+/// table: written after it, so columns stay only ever appended.
+pub const AFTER_LOAD_ID: [(&str, &[&str]); 1] = [("llm_calls", &["call_id"])];
+
 /// The rows of side table `t` as every output writes them (`--tables`,
 /// `--db`, `--dataset`): in full order, with the run's `load_id` appended,
-/// so a reader can tell one load's tables from another's.
+/// so a reader can tell one load's tables from another's (then the columns
+/// added since, [`AFTER_LOAD_ID`]).
 pub fn side_table_rows(t: &str, load_id: &str) -> String {
-    format!(
-        "SELECT *, {} AS load_id FROM {t} ORDER BY ALL",
-        crate::steps::sql_text(load_id)
-    )
+    let load_id = crate::steps::sql_text(load_id);
+    match AFTER_LOAD_ID.iter().find(|(table, _)| *table == t) {
+        Some((_, later)) => {
+            let later = later.join(", ");
+            format!(
+                "SELECT * EXCLUDE ({later}), {load_id} AS load_id, {later} FROM {t} ORDER BY ALL"
+            )
+        }
+        None => format!("SELECT *, {load_id} AS load_id FROM {t} ORDER BY ALL"),
+    }
 }
 
 /// A DuckDB error, on one line (a step's error names its file).
@@ -53,7 +64,9 @@ impl From<duckdb::Error> for EngineError {
 /// What the engine counted for the summary.
 #[derive(Debug, Clone, Default)]
 pub struct Counts {
-    /// Rows in the outputs per source kind (`llm_calls` as `nanobot.llm_usage`).
+    /// Rows in the outputs per source kind (nanobot's `llm_calls` rows as
+    /// their store's: `nanobot.llm_usage`, a subagent task's usage as
+    /// `nanobot.subagent_records`).
     pub rows_out: Vec<(String, u64)>,
     /// Rows dropped as duplicates per source kind.
     pub duplicates: Vec<(String, u64)>,
@@ -269,10 +282,16 @@ impl Engine {
     /// Rows out and dropped, per kind and per reason.
     pub fn counts(&self) -> Result<Counts, EngineError> {
         Ok(Counts {
+            // nanobot's llm_calls rows count for the store they came from
+            // (nanoclaw's are counted as the transcript rows they are)
             rows_out: self.pairs(
-                "SELECT source_kind, count(*) FROM events GROUP BY 1
-                 UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls
-                 WHERE agent = 'nanobot' HAVING count(*) > 0",
+                "SELECT kind, CAST(sum(n) AS BIGINT) FROM (
+                     SELECT source_kind AS kind, count(*) AS n FROM events GROUP BY 1
+                     UNION ALL
+                     SELECT s.source_kind, count(*) FROM llm_calls l
+                     JOIN sources s ON s.source_path = l.source_path
+                     WHERE l.agent = 'nanobot' GROUP BY 1)
+                 GROUP BY 1",
             )?,
             duplicates: self.pairs("SELECT source_kind, count(*) FROM dropped_rows GROUP BY 1")?,
             drop_reasons: self

@@ -415,6 +415,9 @@ pub struct LlmCallRow {
     /// generation_ms, measured_output, ttft_ms, timed_requests, error_status_code
     pub ints: [Option<i64>; 12],
     pub error_kind: Option<String>,
+    /// nanobot's stable per-call key (`llm_usage.sqlite3` user_version 2:
+    /// 32 lowercase hex, one per call attempt); NULL before it.
+    pub call_id: Option<String>,
 }
 
 /// Integer columns of `llm_calls` after `finish_reason`, in table order.
@@ -452,6 +455,7 @@ pub fn llm_calls_schema() -> SchemaRef {
             .map(|c| Field::new(*c, DataType::Int64, true)),
     );
     f.push(Field::new("error_kind", DataType::Utf8, true));
+    f.push(Field::new("call_id", DataType::Utf8, true));
     Arc::new(Schema::new(f))
 }
 
@@ -470,6 +474,7 @@ pub fn llm_calls_batch(rows: &[LlmCallRow]) -> Result<RecordBatch, ArrowError> {
         .map(|_| Int64Builder::new())
         .collect();
     let mut kind = StringBuilder::new();
+    let mut call_id = StringBuilder::new();
     for r in rows {
         instance.append_value(&r.instance);
         path.append_value(&r.source_path);
@@ -485,6 +490,7 @@ pub fn llm_calls_batch(rows: &[LlmCallRow]) -> Result<RecordBatch, ArrowError> {
             b.append_option(v);
         }
         kind.append_option(r.error_kind.as_deref());
+        call_id.append_option(r.call_id.as_deref());
     }
     let mut cols: Vec<ArrayRef> = vec![
         Arc::new(instance.finish()),
@@ -500,6 +506,7 @@ pub fn llm_calls_batch(rows: &[LlmCallRow]) -> Result<RecordBatch, ArrowError> {
     ];
     cols.extend(ints.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
     cols.push(Arc::new(kind.finish()));
+    cols.push(Arc::new(call_id.finish()));
     RecordBatch::try_new(llm_calls_schema(), cols)
 }
 

@@ -309,6 +309,8 @@ pub struct StoreOutput<'a> {
     redactions: Counts,
     /// The bytes [`StoreOutput::read_to`] has told `--progress` of.
     read_reported: u64,
+    /// Found and deliberately not read ([`StoreOutput::skip`]).
+    skipped: bool,
 }
 
 impl<'a> StoreOutput<'a> {
@@ -334,7 +336,14 @@ impl<'a> StoreOutput<'a> {
             diagnostics: Vec::new(),
             redactions: Counts::new(),
             read_reported: 0,
+            skipped: false,
         }
+    }
+
+    /// The store is listed in `sources` but deliberately not read: its status
+    /// is `skipped` (unless reading what it is failed).
+    pub fn skip(&mut self) {
+        self.skipped = true;
     }
 
     /// The store's private SQLite copy (the database with its `-wal`,
@@ -500,6 +509,7 @@ impl<'a> StoreOutput<'a> {
         let status = match (failed, partial) {
             (true, _) if self.rows == 0 => "failed",
             (true, _) | (false, true) => "partial",
+            _ if self.skipped => "skipped",
             _ => "ok",
         };
         // a message may quote what it could not read (a reason, a path)

@@ -1381,3 +1381,108 @@ fn secrets_pasted_into_a_nanobot_chat_are_redacted_token_by_token() -> TestResul
     );
     Ok(())
 }
+
+/// The credential files an install keeps beside what nanoload reads are
+/// never opened, let alone read: Codex's and OpenCode's `auth.json` inside
+/// nanoclaw's session tree, Claude Code's `.credentials.json`, the install's
+/// and a group's `.env` (where `NANOCLAW_DB_URL` and the API keys live), and
+/// a PostgreSQL password file beside the data. Each holds a canary; the run
+/// is traced (`strace -f`, every `open*` call of every thread) and no call
+/// names one of them, and no canary reaches any output byte.
+#[test]
+#[ignore = "tools tier (strace): scripts/check.sh runs it (cargo test -- --ignored)"]
+fn credential_files_are_never_opened() -> TestResult {
+    let home = copy_home(&fixture("nanoclaw/home-a"))?;
+    let ag = "data/v2-sessions/ag-1795989906209-zr4eix";
+    let planted = [
+        (
+            ".env".to_string(),
+            "ANTHROPIC_API_KEY=canary-dotenv-1f2e3d4c\nNANOCLAW_DB_URL=postgres://nc@db/nanoclaw\n",
+        ),
+        (
+            format!("{ag}/.codex-shared/auth.json"),
+            r#"{"OPENAI_API_KEY":"canary-codex-5a6b7c8d"}"#,
+        ),
+        (
+            format!("{ag}/sess-1795989916153-fr1dtf/opencode-xdg/opencode/auth.json"),
+            r#"{"openai":{"type":"api","key":"canary-opencode-9e8f7a6b"}}"#,
+        ),
+        (
+            format!("{ag}/.claude-shared/.credentials.json"),
+            r#"{"claudeAiOauth":{"accessToken":"canary-claude-3c2b1a0f"}}"#,
+        ),
+        (
+            "groups/main/.env".to_string(),
+            "GITHUB_TOKEN=canary-group-env-7d6e5f4a\n",
+        ),
+        (
+            "data/db-password".to_string(),
+            "canary-pg-password-2b3c4d5e\n",
+        ),
+    ];
+    for (path, content) in &planted {
+        let p = home.path().join(path);
+        std::fs::create_dir_all(p.parent().ok_or("parent")?)?;
+        std::fs::write(&p, content)?;
+    }
+    let out = tempfile::tempdir()?;
+    let trace = out.path().join("trace");
+    let status = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,openat2,creat", "-o"])
+        .arg(&trace)
+        .arg(bin())
+        .arg(home.path())
+        .arg(out.path().join("out.parquet"))
+        .arg("--tables")
+        .arg(out.path().join("tables"))
+        .arg("--cache")
+        .arg(out.path().join("cache"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("strace (Debian package strace) must be installed: {e}"))?;
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let trace = std::fs::read_to_string(&trace)?;
+    // the trace saw the run: the catalog's snapshot copy was opened
+    assert!(trace.contains("data/v2.db\""), "{trace}");
+    for (path, _) in &planted {
+        let name = home.path().join(path);
+        let hits: Vec<&str> = trace
+            .lines()
+            .filter(|l| l.contains(&*name.to_string_lossy()))
+            .collect();
+        assert!(hits.is_empty(), "{path} opened: {hits:?}");
+    }
+    let mut all = String::from_utf8_lossy(&status.stderr).into_owned();
+    all.push_str(&String::from_utf8_lossy(&status.stdout));
+    for entry in walk(out.path())? {
+        all.push_str(&String::from_utf8_lossy(&std::fs::read(entry)?));
+    }
+    for (_, content) in &planted {
+        for canary in content.split(|c: char| !c.is_alphanumeric() && c != '-') {
+            if canary.starts_with("canary-") {
+                assert!(!all.contains(canary), "{canary} reached an output");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.is_dir() {
+            files.extend(walk(&p)?);
+        } else {
+            files.push(p);
+        }
+    }
+    Ok(files)
+}

@@ -452,3 +452,487 @@ fn db_file_opens_in_the_duckdb_cli() -> TestResult {
     );
     Ok(())
 }
+
+/// `fixtures/realwriter/newer-dbera-interrupted` (its PROVENANCE.md): written
+/// by nanobot's database-era store, its usage store at user_version 2
+/// (`llm_usage/store.py` at 4cd1a085) and 0.3.5's agent loop.
+fn newer_dbera() -> std::path::PathBuf {
+    fixture("realwriter/newer-dbera-interrupted/home")
+}
+
+/// nanobot's usage store at user_version 2 keeps a stable key per call
+/// (`call_id`, a new one per attempt): `llm_calls.call_id`, written after
+/// `load_id` so columns stay appended; a schema newer than 2 is read by
+/// column name with one warning.
+#[test]
+fn llm_usage_v2_keeps_the_call_id_and_warns_on_a_newer_schema() -> TestResult {
+    let r = run_home(&newer_dbera(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows("SELECT id, call_id, model, input_tokens FROM llm_calls ORDER BY id")?,
+        strs(&[
+            &[
+                "1",
+                "b234e1aaa77544e9b6200940ddb8d152",
+                "claude-sonnet-4-5",
+                "2100"
+            ],
+            &[
+                "2",
+                "115e15690c22496e94d9c50a013c6279",
+                "claude-sonnet-4-5",
+                "2400"
+            ],
+            &[
+                "3",
+                "690176c3a7684fffafc25168004ab8a1",
+                "claude-sonnet-4-5",
+                "2700"
+            ],
+            &[
+                "4",
+                "65daa456d27b42689dc354a5f4390ede",
+                "claude-sonnet-4-5",
+                "1900"
+            ],
+            &[
+                "5",
+                "ca81d407880e412287a8cf0cab6ce685",
+                "claude-sonnet-4-5",
+                "2600"
+            ],
+        ])
+    );
+    // the last two columns of the written table: load_id, then call_id
+    let c = duckdb::Connection::open_in_memory()?;
+    let cols: Vec<String> = c
+        .prepare(&format!(
+            "SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet('{}/llm_calls.parquet'))",
+            r.tables.display()
+        ))?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(cols[cols.len() - 2..], ["load_id", "call_id"]);
+    assert_eq!(
+        r.one("SELECT count(*) FROM diagnostics WHERE kind = 'warning'")?,
+        "0"
+    );
+    // a later schema: read as before, one warning
+    let home = copy_home(&newer_dbera())?;
+    {
+        let db = rusqlite::Connection::open(home.path().join(".nanobot/llm_usage.sqlite3"))?;
+        db.execute_batch("PRAGMA user_version = 3")?;
+    }
+    let later = run_home(home.path(), &[])?;
+    assert_eq!(later.code(), Some(0), "{}", later.stderr());
+    assert_eq!(
+        later.rows("SELECT kind, source_path, message FROM diagnostics WHERE kind = 'warning'")?,
+        strs(&[&[
+            "warning",
+            ".nanobot/llm_usage.sqlite3",
+            "llm_usage schema version 3 is newer than nanoload knows (2): columns read by name, \
+             a column it added is not read"
+        ]])
+    );
+    assert_eq!(
+        later.rows("SELECT id, call_id FROM llm_calls ORDER BY id")?,
+        r.rows("SELECT id, call_id FROM llm_calls ORDER BY id")?
+    );
+    Ok(())
+}
+
+/// The database era keeps what an interrupted turn had and what the user
+/// sent while it ran in two tables of `sessions.sqlite3` (`checkpoints`,
+/// `pending_inputs`); nanobot loses both if the turn never completes. In
+/// this home `websocket:c1`'s turn crashed after two tool calls with two
+/// follow-ups queued: its checkpoint (the assistant's call and the tool's
+/// result) and both follow-ups are recovered as rows after its saved
+/// messages, marked `native.recovered`. `websocket:c2`'s follow-up stayed
+/// queued while the user sent the same text again, which the session
+/// saved: it is not a second row.
+#[test]
+fn interrupted_turns_and_queued_inputs_are_recovered_once() -> TestResult {
+    let r = run_home(&newer_dbera(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert_eq!(
+        r.rows(
+            "SELECT session_id, turn_type, coalesce(tool_name, '-'), left(text, 40),
+                    coalesce(native::JSON->'recovered'->>'from', '-'),
+                    coalesce(native::JSON->'recovered'->>'phase', native::JSON->'recovered'->>'position', '-')
+             FROM events WHERE (native::JSON->'recovered') IS NOT NULL ORDER BY session_id, ordinal"
+        )?,
+        strs(&[
+            &["websocket:c1", "tool_use", "read_file", "notes/rollback.md", "checkpoint", "tools_completed"],
+            &["websocket:c1", "assistant", "-", "Now the rollback notes.", "checkpoint", "tools_completed"],
+            &["websocket:c1", "tool_result", "read_file", "1| # Rollback\n2| \n3| 1. `make rollback T", "checkpoint", "tools_completed"],
+            &["websocket:c1", "user", "-", "Also include the rollback steps.", "pending_input", "0"],
+            &["websocket:c1", "user", "-", "And who is on call tonight?", "pending_input", "1"],
+        ])
+    );
+    // the recovered rows come after the session's saved messages
+    assert_eq!(
+        r.one(
+            "SELECT min(ordinal) FILTER (WHERE (native::JSON->'recovered') IS NOT NULL)
+                    > max(ordinal) FILTER (WHERE (native::JSON->'recovered') IS NULL)
+             FROM events WHERE session_id = 'websocket:c1'"
+        )?,
+        "true"
+    );
+    // c2's queued follow-up is the message it saved: one row
+    assert_eq!(
+        r.one(
+            "SELECT count(*) FROM events
+             WHERE session_id = 'websocket:c2' AND text = 'Make it short, three sentences max.'"
+        )?,
+        "1"
+    );
+    Ok(())
+}
+
+/// `fixtures/realwriter/newer-subagents` (its PROVENANCE.md): a WebUI
+/// session whose turn spawned two subagent tasks, recorded by nanobot's
+/// `SubagentRecords` (d22c7af8) beside the session file and copied into the
+/// workspace by `restore_sessions_to_workspace()`: one done with a result,
+/// one interrupted by a host restart with a partial result. Each task is a
+/// spawn row and an end row of the parent session (the copy adds nothing);
+/// its usage is one llm_calls row of that session only while the instance
+/// has no usage store (which counts every call, the subagents' too).
+#[test]
+fn subagent_tasks_are_rows_of_their_session_and_their_usage_counts_once() -> TestResult {
+    let home = fixture("realwriter/newer-subagents/home");
+    let r = run_home(&home, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let tasks = "SELECT session_id, text, native::JSON->'subagent_task'->>'origin_turn_id',
+                        source_role, session_uid = (SELECT min(session_uid) FROM events
+                                                    WHERE source_kind = 'nanobot.session_jsonl')
+                 FROM events WHERE source_kind = 'nanobot.subagent_records' ORDER BY timestamp_utc, text";
+    assert_eq!(
+        r.rows(tasks)?,
+        strs(&[
+            &[
+                "websocket:p1",
+                "subagent task cd24570e9615 spawned: ci logs — Scan the last three CI runs for flaky tests",
+                "turn-7f3a",
+                "primary",
+                "true"
+            ],
+            &[
+                "websocket:p1",
+                "subagent task e9a8c7b6acf4 spawned: config audit — Inspect config/app.yaml and list risky settings",
+                "turn-7f3a",
+                "primary",
+                "true"
+            ],
+            &[
+                "websocket:p1",
+                "subagent task e9a8c7b6acf4 done: Two risky settings: debug=true in production profile; TLS verification disabled for the metrics exporter.",
+                "turn-7f3a",
+                "primary",
+                "true"
+            ],
+            &[
+                "websocket:p1",
+                "subagent task cd24570e9615 interrupted (partial) (host_restarted): Partial findings: test_billing_sync failed in 2 of 3 runs (timeouts).",
+                "turn-7f3a",
+                "primary",
+                "true"
+            ],
+        ])
+    );
+    // no usage store: the tasks' usage is the only record of their calls
+    assert_eq!(
+        r.rows(
+            "SELECT source, session_id, input_tokens, output_tokens, cache_read_tokens,
+                    duration_ms, finish_reason
+             FROM llm_calls ORDER BY duration_ms DESC"
+        )?,
+        strs(&[
+            &[
+                "subagent",
+                "websocket:p1",
+                "5400",
+                "228",
+                "3072",
+                "60000",
+                "done"
+            ],
+            &[
+                "subagent",
+                "websocket:p1",
+                "3100",
+                "96",
+                "NULL",
+                "39000",
+                "interrupted"
+            ],
+        ])
+    );
+    assert_eq!(
+        r.one("SELECT llm_calls || ' ' || input_tokens FROM sessions WHERE session_id = 'websocket:p1'")?,
+        "2 8500"
+    );
+    // with a usage store the calls are counted there, not again
+    let counted = copy_home(&home)?;
+    for f in [
+        "llm_usage.sqlite3",
+        "llm_usage.sqlite3-wal",
+        "llm_usage.sqlite3-shm",
+    ] {
+        std::fs::copy(
+            newer_dbera().join(".nanobot").join(f),
+            counted.path().join(".nanobot").join(f),
+        )?;
+    }
+    let c = run_home(counted.path(), &[])?;
+    assert_eq!(
+        c.one(
+            "SELECT count(*) FILTER (WHERE source = 'subagent') || '/' || count(*) FROM llm_calls"
+        )?,
+        "0/5"
+    );
+    assert_eq!(c.rows(tasks)?, r.rows(tasks)?);
+    // the namespace's file gone (the chat deleted): the workspace's copy is read
+    let gone = copy_home(&home)?;
+    for e in std::fs::read_dir(gone.path().join(".nanobot/sessions"))? {
+        let dir = e?.path();
+        if dir.is_dir() {
+            for f in std::fs::read_dir(&dir)? {
+                let f = f?.path();
+                if f.to_string_lossy().ends_with(".subagents.json") {
+                    std::fs::remove_file(f)?;
+                }
+            }
+        }
+    }
+    let g = run_home(gone.path(), &[])?;
+    assert_eq!(
+        g.rows(
+            "SELECT DISTINCT source_path, source_role FROM events
+             WHERE source_kind = 'nanobot.subagent_records'"
+        )?,
+        strs(&[&[
+            ".nanobot/workspace/sessions/d2Vic29ja2V0OnAx.subagents.json",
+            "secondary"
+        ]])
+    );
+    assert_eq!(
+        g.one("SELECT count(*) FROM events WHERE source_kind = 'nanobot.subagent_records'")?,
+        "4"
+    );
+    Ok(())
+}
+
+/// What a newer nanobot adds beside its stores is named, never silently
+/// ignored, and never read: the session search cache (a lower-cased copy of
+/// every message) is listed in `sources` as `skipped`; a WebUI transcript
+/// database (seen in an unmerged branch) and a sidecar nanoload does not
+/// know get one warning each with their size (and a database its tables);
+/// a workspace's own files are the user's and not named. No value of any of
+/// them reaches an output.
+#[test]
+fn stores_nanoload_does_not_know_are_named_once_and_not_read() -> TestResult {
+    let home = copy_home(&newer_dbera())?;
+    let ns = home
+        .path()
+        .join(".nanobot/sessions/69ac4764ffa510a0e80f724f91eef932");
+    let db = |path: &std::path::Path, sql: &str| -> TestResult {
+        rusqlite::Connection::open(path)?.execute_batch(sql)?;
+        Ok(())
+    };
+    db(
+        &ns.join(".session_search.sqlite3"),
+        "CREATE TABLE search (session_key TEXT, content TEXT);
+         INSERT INTO search VALUES ('websocket:c1', 'canary-search-copy please check notes');",
+    )?;
+    std::fs::create_dir_all(home.path().join(".nanobot/webui"))?;
+    db(
+        &home.path().join(".nanobot/webui/transcripts.sqlite3"),
+        "CREATE TABLE transcripts (session_key TEXT, seq INTEGER, record TEXT);
+         INSERT INTO transcripts VALUES ('websocket:c1', 1, '{\"text\":\"canary-webui-db\"}');
+         INSERT INTO transcripts VALUES ('websocket:c1', 2, '{}');",
+    )?;
+    std::fs::write(
+        ns.join("d2Vic29ja2V0OmMx.goals.json"),
+        r#"{"goal":"canary-goal"}"#,
+    )?;
+    std::fs::write(
+        home.path().join(".nanobot/workspace/notes/data.json"),
+        r#"{"user":"file"}"#,
+    )?;
+    let (r, all) = run_with_all_outputs(home.path(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    for canary in ["canary-search-copy", "canary-webui-db", "canary-goal"] {
+        assert!(!all.contains(canary), "{canary} reached an output");
+    }
+    let nsrel = ".nanobot/sessions/69ac4764ffa510a0e80f724f91eef932";
+    assert_eq!(
+        r.rows(
+            "SELECT source_kind, source_path, status, rows FROM sources
+             WHERE status = 'skipped' ORDER BY source_path"
+        )?,
+        strs(&[
+            &[
+                "nanobot.session_search",
+                &format!("{nsrel}/.session_search.sqlite3"),
+                "skipped",
+                "0"
+            ],
+            &[
+                "nanobot.unknown_store",
+                &format!("{nsrel}/d2Vic29ja2V0OmMx.goals.json"),
+                "skipped",
+                "0"
+            ],
+            &[
+                "nanobot.unknown_store",
+                ".nanobot/webui/transcripts.sqlite3",
+                "skipped",
+                "0"
+            ],
+        ])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT source_path, message FROM diagnostics WHERE kind = 'warning' ORDER BY source_path"
+        )?,
+        strs(&[
+            &[
+                &format!("{nsrel}/d2Vic29ja2V0OmMx.goals.json"),
+                "a file nanoload does not know: 22 bytes; not read (a store of a newer nanobot?)",
+            ],
+            &[
+                ".nanobot/webui/transcripts.sqlite3",
+                "a file nanoload does not know: 8192 bytes, SQLite tables transcripts (2 rows: \
+                 session_key, seq, record); not read (a store of a newer nanobot?)",
+            ],
+        ])
+    );
+    // everything else as without them
+    let plain = run_home(&newer_dbera(), &[])?;
+    let rows = "SELECT source_kind, count(*) FROM events GROUP BY ALL ORDER BY ALL";
+    assert_eq!(r.rows(rows)?, plain.rows(rows)?);
+    Ok(())
+}
+
+/// `fixtures/realwriter/jsonl-interrupted` (its PROVENANCE.md), written by
+/// nanobot-ai 0.3.5 alone: three WebUI chats whose second turn crashed after
+/// a tool call. 0.3.5 keeps the turn's checkpoint in `<key>.checkpoint.json`
+/// beside the session file (`chat-c`), or in the metadata line when a
+/// follow-up arrived meanwhile and forced a full save (`chat-a`, with the
+/// follow-up queued there); `chat-b` was resumed, its checkpoint restored
+/// into its messages. The lost messages come back once, marked; what was
+/// restored is not doubled; a checkpoint file nanobot would discard as stale
+/// says so.
+#[test]
+fn a_jsonl_era_interrupted_turn_is_recovered_from_its_metadata_or_checkpoint_file() -> TestResult {
+    let home = fixture("realwriter/jsonl-interrupted/home");
+    let r = run_home(&home, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let recovered = "SELECT session_id, turn_type, coalesce(tool_name, '-'), left(text, 30),
+                            native::JSON->'recovered'->>'from',
+                            coalesce(native::JSON->'recovered'->>'stored', '-'),
+                            coalesce(native::JSON->'recovered'->>'stale', '-')
+                     FROM events WHERE (native::JSON->'recovered') IS NOT NULL
+                     ORDER BY session_id, ordinal";
+    assert_eq!(
+        r.rows(recovered)?,
+        strs(&[
+            &[
+                "websocket:chat-a",
+                "tool_use",
+                "read_file",
+                "notes/deploy.md",
+                "checkpoint",
+                "metadata",
+                "-"
+            ],
+            &[
+                "websocket:chat-a",
+                "assistant",
+                "-",
+                "Let me read the deploy notes.",
+                "checkpoint",
+                "metadata",
+                "-"
+            ],
+            &[
+                "websocket:chat-a",
+                "tool_result",
+                "read_file",
+                "1| # Deploy 2026-11-16\n2| \n3| ",
+                "checkpoint",
+                "metadata",
+                "-"
+            ],
+            &[
+                "websocket:chat-a",
+                "user",
+                "-",
+                "Also say who signs off the mig",
+                "pending_input",
+                "-",
+                "-"
+            ],
+            &[
+                "websocket:chat-c",
+                "tool_use",
+                "read_file",
+                "notes/budget.md",
+                "checkpoint",
+                "checkpoint file",
+                "-"
+            ],
+            &[
+                "websocket:chat-c",
+                "assistant",
+                "-",
+                "Opening the budget note.",
+                "checkpoint",
+                "checkpoint file",
+                "-"
+            ],
+            &[
+                "websocket:chat-c",
+                "tool_result",
+                "read_file",
+                "1| # Q4 budget\n2| \n3| Cloud: 4",
+                "checkpoint",
+                "checkpoint file",
+                "-"
+            ],
+        ])
+    );
+    // chat-b's restored call is its saved rows only
+    assert_eq!(
+        r.one("SELECT count(*) FROM events WHERE session_id = 'websocket:chat-b' AND tool_name = 'read_file'")?,
+        "2"
+    );
+    // the checkpoint file is read with its session file
+    assert_eq!(
+        r.rows("SELECT source_path, parts FROM sources WHERE parts > 0")?,
+        strs(&[&[
+            ".nanobot/sessions/006d39e7f968a380b92c0b6c330ff836/d2Vic29ja2V0OmNoYXQtYw.jsonl",
+            "1"
+        ]])
+    );
+    // a message saved after the checkpoint was written: nanobot would discard it
+    let later = copy_home(&home)?;
+    let c = later
+        .path()
+        .join(".nanobot/sessions/006d39e7f968a380b92c0b6c330ff836/d2Vic29ja2V0OmNoYXQtYw.jsonl");
+    let mut text = std::fs::read_to_string(&c)?;
+    text.push_str(
+        r#"{"role": "user", "content": "Any news?", "timestamp": "2026-11-16T12:00:00"}"#,
+    );
+    text.push('\n');
+    std::fs::write(&c, text)?;
+    let l = run_home(later.path(), &[])?;
+    assert_eq!(
+        l.rows(
+            "SELECT DISTINCT native::JSON->'recovered'->>'stale' FROM events
+             WHERE session_id = 'websocket:chat-c' AND (native::JSON->'recovered') IS NOT NULL"
+        )?,
+        strs(&[&["true"]])
+    );
+    Ok(())
+}

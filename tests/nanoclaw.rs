@@ -1059,3 +1059,507 @@ fn the_upgrade_marker_versions_the_install() -> TestResult {
     );
     Ok(())
 }
+
+/// An install whose central database is not SQLite (nanoclaw's PostgreSQL
+/// driver, `NANOCLAW_DB_URL`) has `data/v2-sessions/` and no `data/v2.db`:
+/// fixture home-a's session folders as its own code wrote them, without its
+/// catalog. One loss says so for the install, naming the setting — not a
+/// `catalog_row_missing` per session — and every session row still loads.
+#[test]
+fn an_install_whose_central_db_is_elsewhere_says_so_once() -> TestResult {
+    let home = copy_home(&home_a())?;
+    std::fs::remove_file(home.path().join("data/v2.db"))?;
+    let plain = run_home(&home_a(), &[])?;
+    let r = run_home(home.path(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let message = "central database absent beside data/v2-sessions/ (4 session folders): an \
+         install whose NANOCLAW_DB_URL names a PostgreSQL database keeps its catalog there, which \
+         nanoload does not read (or data/v2.db was not copied); every session's catalog row \
+         (agent group name, provider, status, route) is lost, the agent group taken from the path";
+    assert_eq!(
+        r.rows(
+            "SELECT kind, instance, source_path, coalesce(session_id, '-'), message FROM diagnostics
+             WHERE code IN ('catalog_row_missing', 'central_db_absent')"
+        )?,
+        strs(&[&["loss", ".", "data/v2.db", "-", message]])
+    );
+    let stderr = r.stderr();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("central database") || l.contains("catalog"))
+        .collect();
+    assert_eq!(lines, [format!("nanoload: loss: data/v2.db: {message}")]);
+    // the session databases' rows are all there, as with the catalog
+    let per_kind = "SELECT source_kind, count(*) FROM events
+                    WHERE source_kind IN ('nanoclaw.inbound', 'nanoclaw.outbound')
+                    GROUP BY ALL ORDER BY ALL";
+    assert_eq!(r.rows(per_kind)?, plain.rows(per_kind)?);
+    assert_eq!(r.rows(per_kind)?.len(), 2);
+    // each session knows its catalog row is missing, and why
+    assert_eq!(
+        r.rows(
+            "SELECT count(*), count(*) FILTER (WHERE catalog_row_missing
+                                               AND losses LIKE '%central_db_absent%'
+                                               AND agent_group_id IS NOT NULL)
+             FROM sessions WHERE agent = 'nanoclaw'"
+        )?,
+        strs(&[&["4", "4"]])
+    );
+    Ok(())
+}
+
+/// nanoclaw's catalog after 2.2.0: fixture home-a's `data/v2.db` (written by
+/// nanoclaw f0d35831, at migration `messaging-group-detached-at`) carried on
+/// by the next migrations exactly as their `up()` runs them — 023
+/// `approvals-instance`, 024 `host-coordination`, 025 `container-config-speed`
+/// (ziliboba-dev/nanoclaw 0ab6b975, d072d185, baaeb355), and the nanocoai
+/// line's `container-config-env` (1d1e5688), `host-leadership` (ec8c3919)
+/// and `agent-templates` (1f2f3538) — with rows as `src/db/coordination.ts`
+/// (42132785) writes them: a host instance, a session claim, a wake signal,
+/// a delivery retried twice whose last error quotes the bot URL. The new
+/// tables and columns are read by allow-list; a delivery's attempts and last
+/// error are a system row of the session the message belongs to; the
+/// container env and a template's files are never read.
+#[test]
+fn catalog_tables_after_2_2_are_read_by_allow_list() -> TestResult {
+    let home = copy_home(&home_a())?;
+    let session = "sess-1795989916153-fr1dtf";
+    let message = "msg-1795989919028-bgm2tw";
+    let bot_token = "7312450981:AAHf3kQ9xZr2Lm8PqW4tYvB6nC1dE5gJ7sK";
+    {
+        let db = rusqlite::Connection::open(home.path().join("data/v2.db"))?;
+        db.execute_batch(&format!(
+            "ALTER TABLE pending_approvals ADD COLUMN instance TEXT;
+             CREATE TABLE host_instances (
+               instance_id TEXT PRIMARY KEY, install_id TEXT NOT NULL, hostname TEXT, pid INTEGER,
+               started_at TEXT NOT NULL, lease_expires_at TEXT NOT NULL, stopped_at TEXT);
+             CREATE TABLE session_claims (
+               session_id TEXT PRIMARY KEY, incarnation INTEGER NOT NULL DEFAULT 0, claimed_by TEXT,
+               claimed_at TEXT, container_ref TEXT, stop_intent TEXT, updated_at TEXT NOT NULL);
+             CREATE TABLE delivery_attempts (
+               message_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+               last_attempt_at TEXT, next_attempt_at TEXT, last_error TEXT);
+             CREATE INDEX idx_delivery_attempts_session ON delivery_attempts(session_id);
+             CREATE TABLE wake_signals (
+               id TEXT PRIMARY KEY, session_id TEXT NOT NULL, reason TEXT NOT NULL,
+               created_at TEXT NOT NULL, consumed_at TEXT, consumed_by TEXT);
+             CREATE INDEX idx_wake_signals_session_pending ON wake_signals(session_id, consumed_at);
+             ALTER TABLE container_configs ADD COLUMN speed TEXT;
+             ALTER TABLE container_configs ADD COLUMN env TEXT;
+             ALTER TABLE container_configs ADD COLUMN blocked_hosts TEXT;
+             CREATE TABLE host_leadership (
+               install_id TEXT PRIMARY KEY, leader_instance_id TEXT NOT NULL,
+               acquired_at TEXT NOT NULL, lease_expires_at TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS agent_templates (
+               name TEXT PRIMARY KEY, digest TEXT NOT NULL, source TEXT NOT NULL,
+               bundle TEXT NOT NULL, updated_at TEXT NOT NULL);
+             INSERT INTO schema_version (version, name, applied)
+               SELECT max(version) + 1, 'approvals-instance', '2026-12-01T09:00:00.001Z' FROM schema_version;
+             INSERT INTO schema_version (version, name, applied)
+               SELECT max(version) + 1, 'host-coordination', '2026-12-01T09:00:00.002Z' FROM schema_version;
+             INSERT INTO host_instances (instance_id, install_id, hostname, pid, started_at, lease_expires_at)
+               VALUES ('hi-7f3a', 'install-1', 'nc-host', 4242, '2026-12-01T09:00:01.000Z', '2026-12-01T09:00:31.000Z');
+             INSERT INTO session_claims (session_id, incarnation, claimed_by, claimed_at, container_ref, updated_at)
+               VALUES ('{session}', 1, 'hi-7f3a', '2026-12-01T09:00:02.000Z', 'nanoclaw-agent-fr1dtf', '2026-12-01T09:00:02.000Z');
+             INSERT INTO wake_signals (id, session_id, reason, created_at)
+               VALUES ('5b1e9c2a-0d4f-4e8a-9c71-3f2b6a8d4e10', '{session}', 'inbound-message', '2026-12-01T09:00:03.000Z');
+             INSERT INTO delivery_attempts (message_id, session_id, attempts, last_attempt_at, next_attempt_at, last_error)
+               VALUES ('{message}', '{session}', 1, '2026-12-01T09:00:04.000Z', '2026-12-01T09:00:09.000Z',
+                       'fetch failed: ECONNRESET');
+             UPDATE delivery_attempts SET attempts = attempts + 1, last_attempt_at = '2026-12-01T09:00:09.500Z',
+               next_attempt_at = '2026-12-01T09:00:19.500Z',
+               last_error = '429 Too Many Requests from https://api.telegram.org/bot{bot_token}/sendMessage'
+               WHERE message_id = '{message}';
+             UPDATE container_configs SET speed = 'fast', blocked_hosts = '[\"api.anthropic.com\"]',
+               env = '{{\"ANTHROPIC_BASE_URL\":\"http://ollama.lan:11434\",\"OLLAMA_TOKEN\":\"env-canary-5e4d3c2b1a09\"}}';
+             INSERT INTO host_leadership VALUES ('install-1', 'hi-7f3a', '2026-12-01T09:00:01.500Z', '2026-12-01T09:00:31.500Z');
+             INSERT INTO agent_templates VALUES ('researcher', 'sha256:9f2c', 'recipe',
+               '{{\"files\":{{\".env\":\"TEMPLATE_KEY=template-canary-0a1b2c3d4e5f\"}}}}', '2026-12-01T08:59:00.000Z');"
+        ))?;
+    }
+    let plain = run_home(&home_a(), &[])?;
+    let (run, all) = run_with_all_outputs(home.path(), &[])?;
+    assert_eq!(run.code(), plain.code(), "{}", run.stderr());
+    for canary in [
+        "env-canary-5e4d3c2b1a09",
+        "template-canary-0a1b2c3d4e5f",
+        bot_token,
+    ] {
+        assert!(!all.contains(canary), "{canary} reached an output");
+    }
+    // no warning: every new column is either read or known as a credential
+    assert_eq!(
+        run.rows(
+            "SELECT message FROM diagnostics WHERE kind = 'warning' AND message LIKE 'table %'"
+        )?,
+        Vec::<Vec<String>>::new()
+    );
+    assert_eq!(
+        run.rows(
+            "SELECT coalesce(session_id, '-'), strftime(CAST(timestamp_utc AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%g'), text
+             FROM events
+             WHERE text LIKE 'nanoclaw host_%' OR text LIKE 'nanoclaw session_claims%'
+                OR text LIKE 'nanoclaw wake_signals%' OR text LIKE 'nanoclaw delivery_attempts%'
+                OR text LIKE 'nanoclaw agent_templates%'
+             ORDER BY ALL"
+        )?,
+        strs(&[
+            &["-", "2026-12-01T08:59:00.000", "nanoclaw agent_templates: researcher"],
+            &["-", "2026-12-01T09:00:01.000", "nanoclaw host_instances: hi-7f3a"],
+            &["-", "2026-12-01T09:00:01.500", "nanoclaw host_leadership: install-1"],
+            &[
+                session,
+                "2026-12-01T09:00:02.000",
+                &format!("nanoclaw session_claims: {session}"),
+            ],
+            &[
+                session,
+                "2026-12-01T09:00:03.000",
+                "nanoclaw wake_signals: 5b1e9c2a-0d4f-4e8a-9c71-3f2b6a8d4e10",
+            ],
+            &[
+                session,
+                "2026-12-01T09:00:09.500",
+                &format!(
+                    "nanoclaw delivery_attempts: {message}: 2 attempts, last 2026-12-01T09:00:09.500Z, \
+                     next 2026-12-01T09:00:19.500Z, last error: 429 Too Many Requests from \
+                     https://api.telegram.org/bot[redacted:telegram_bot_token]/sendMessage"
+                ),
+            ],
+        ])
+    );
+    // the columns read: the allow-list, never env or bundle
+    assert_eq!(
+        run.rows(
+            "SELECT native::JSON->>'table',
+                    array_to_string(list_sort(json_keys(native::JSON->'record')), ',')
+             FROM events WHERE (native::JSON->>'table') IN
+                 ('container_configs', 'agent_templates', 'delivery_attempts', 'pending_approvals')
+             GROUP BY ALL ORDER BY ALL"
+        )?,
+        strs(&[
+            &["agent_templates", "digest,name,source,updated_at"],
+            &[
+                "container_configs",
+                "additional_mounts,agent_group_id,assistant_name,blocked_hosts,cli_scope,effort,\
+                 image_tag,max_messages_per_prompt,model,packages_apt,packages_npm,provider,skills,\
+                 speed,timezone,updated_at",
+            ],
+            &[
+                "delivery_attempts",
+                "attempts,last_attempt_at,last_error,message_id,next_attempt_at,session_id",
+            ],
+        ])
+    );
+    // the delivery is evidence in the session of the message it concerns
+    assert_eq!(
+        run.rows(&format!(
+            "SELECT count(*) FROM events
+             WHERE session_id = '{session}' AND source_kind = 'nanoclaw.outbound'
+               AND (native::JSON->>'id') = '{message}'"
+        ))?,
+        strs(&[&["1"]])
+    );
+    // everything else as before
+    let before = "SELECT source_kind, count(*) FROM events GROUP BY ALL ORDER BY ALL";
+    let grown = run.rows(before)?;
+    let was = plain.rows(before)?;
+    assert_eq!(grown.len(), was.len());
+    assert_eq!(
+        grown
+            .iter()
+            .zip(&was)
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a[0].clone())
+            .collect::<Vec<_>>(),
+        ["nanoclaw.catalog"]
+    );
+    Ok(())
+}
+
+/// `fixtures/nanoclaw/home-codex` (PROVENANCE.md "home-codex"): an agent
+/// group on the Codex provider; the rollout the real Codex CLI 0.138.0 wrote
+/// (two turns through its app-server, five model calls: a greeting, `echo
+/// hello`, `ls /nonexistent` exiting 2, an `apply_patch`, a final answer)
+/// backs the session whose `continuation:codex` names its thread. Every
+/// rollout row joins the session; each model call is one llm_calls row with
+/// the usage its `token_count` reports (input with the cached part, as
+/// nanobot counts it); the failed command is a failed tool result; the
+/// credential file beside it is never read.
+#[test]
+fn codex_rollouts_back_their_session_with_tools_and_usage() -> TestResult {
+    let home = fixture("nanoclaw/home-codex");
+    let (r, all) = run_with_all_outputs(&home, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert!(!all.contains("CANARY"), "auth.json reached an output");
+    let session = "sess-codex-1";
+    assert_eq!(
+        r.rows(
+            "SELECT count(*), count(*) FILTER (WHERE session_id = 'sess-codex-1'),
+                    string_agg(DISTINCT native::JSON->>'transcript_id', ',')
+             FROM events WHERE source_kind = 'nanoclaw.codex_rollout'"
+        )?,
+        strs(&[&["18", "18", "01a239f1-c5a9-7872-9bec-428a6519819a"]])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT turn_type, coalesce(model, '-'), coalesce(tool_name, '-'), left(text, 40),
+                    coalesce(native::JSON->>'is_error', '-')
+             FROM events WHERE source_kind = 'nanoclaw.codex_rollout'
+               AND turn_type IN ('user', 'assistant', 'tool_use', 'tool_result')
+             ORDER BY ordinal"
+        )?,
+        strs(&[
+            &[
+                "user",
+                "-",
+                "-",
+                "Say hello. This is turn one of the nanol",
+                "-"
+            ],
+            &[
+                "assistant",
+                "gpt-5.5",
+                "-",
+                "Hello from the stub model. Nothing to ru",
+                "-"
+            ],
+            &[
+                "user",
+                "-",
+                "-",
+                "Now use your tools: run `echo hello`, th",
+                "-"
+            ],
+            &[
+                "assistant",
+                "gpt-5.5",
+                "-",
+                "I will run `echo hello` first.",
+                "-"
+            ],
+            &["tool_use", "gpt-5.5", "exec_command", "echo hello", "-"],
+            &[
+                "tool_result",
+                "-",
+                "-",
+                "Chunk ID: 2beea2\nWall time: 0.0000 secon",
+                "false"
+            ],
+            &[
+                "tool_use",
+                "gpt-5.5",
+                "exec_command",
+                "ls /nonexistent",
+                "-"
+            ],
+            &[
+                "tool_result",
+                "-",
+                "-",
+                "Chunk ID: 235dde\nWall time: 0.0000 secon",
+                "true"
+            ],
+            &[
+                "tool_use",
+                "gpt-5.5",
+                "apply_patch",
+                "*** Begin Patch\n*** Add File: stub-note.",
+                "-"
+            ],
+            &[
+                "tool_result",
+                "-",
+                "-",
+                "Exit code: 0\nWall time: 0 seconds\nOutput",
+                "false"
+            ],
+            &[
+                "assistant",
+                "gpt-5.5",
+                "-",
+                "Done: `echo hello` printed hello, and `l",
+                "-"
+            ],
+        ])
+    );
+    // one llm_calls row per model call, the numbers the stub model reported
+    assert_eq!(
+        r.rows(
+            "SELECT agent, provider, model, session_id, input_tokens, cache_read_tokens,
+                    output_tokens, total_tokens, message_id
+             FROM llm_calls ORDER BY started_at, message_id"
+        )?,
+        (1..=5)
+            .map(|n: i64| {
+                let thread = "01a239f1-c5a9-7872-9bec-428a6519819a";
+                [
+                    "nanoclaw".to_string(),
+                    "stub".into(),
+                    "gpt-5.5".into(),
+                    session.into(),
+                    (1200 * n + 34).to_string(),
+                    (512 * (n - 1)).to_string(),
+                    (20 * n + 5).to_string(),
+                    (1200 * n + 34 + 20 * n + 5).to_string(),
+                    format!("{thread}#{n}"),
+                ]
+                .to_vec()
+            })
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT s.llm_calls, s.input_tokens, s.output_tokens, s.transcript_turns_with_usage,
+                    s.transcript_turns_without_usage, s.losses,
+                    round(s.cost_usd, 9) = round((SELECT sum(cost_usd) FROM llm_calls), 9)
+                    AND s.cost_usd > 0
+             FROM sessions s WHERE s.session_id = 'sess-codex-1'"
+        )?,
+        strs(&[&[
+            "5",
+            "18170",
+            "325",
+            "5",
+            "0",
+            "lineage_unknown,model_rendering_absent,state_without_history",
+            "true"
+        ]])
+    );
+    // without its rollout the session declares the transcript lost, naming where it looked
+    let gone = copy_home(&home)?;
+    std::fs::remove_dir_all(
+        gone.path()
+            .join("data/v2-sessions/ag-codex/.codex-shared/sessions"),
+    )?;
+    let g = run_home(gone.path(), &[])?;
+    assert_eq!(
+        g.rows("SELECT source_path, message FROM diagnostics WHERE code = 'transcript_missing'")?,
+        strs(&[&[
+            "data/v2-sessions/ag-codex/sess-codex-1/outbound.db",
+            "backing transcript of continuation:codex 01a239f1-c5a9-7872-9bec-428a6519819a \
+             unavailable (no <agent group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl)"
+        ]])
+    );
+    assert_eq!(g.one("SELECT count(*) FROM llm_calls")?, "0");
+    Ok(())
+}
+
+/// `fixtures/nanoclaw/home-opencode` (PROVENANCE.md "home-opencode"): an
+/// agent group on the OpenCode provider; the database the real OpenCode CLI
+/// 1.3.2 wrote in the session's `opencode-xdg/` (two turns through `opencode
+/// serve`, killed as nanoclaw kills it: most rows only in `opencode.db-wal`)
+/// backs the session. Every message and part is a row of that session; each
+/// assistant message is one llm_calls row with its tokens (cache reads
+/// counted in the input); a command exiting 2 and a tool that threw are
+/// failed results; the credential file beside it is never read.
+#[test]
+fn opencode_databases_back_their_session_with_tools_and_usage() -> TestResult {
+    let home = fixture("nanoclaw/home-opencode");
+    let db = home.join("data/v2-sessions/ag-open/sess-open-1/opencode-xdg/opencode/opencode.db");
+    // the main file alone holds 2 of the 7 messages: the rest are in the WAL
+    let alone = tempfile::tempdir()?;
+    std::fs::copy(&db, alone.path().join("opencode.db"))?;
+    let c = rusqlite::Connection::open(alone.path().join("opencode.db"))?;
+    assert_eq!(
+        c.query_row("SELECT count(*) FROM message", [], |r| r.get::<_, i64>(0))?,
+        2
+    );
+    let (r, all) = run_with_all_outputs(&home, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert!(!all.contains("CANARY"), "auth.json reached an output");
+    assert_eq!(
+        r.rows(
+            "SELECT count(*), count(*) FILTER (WHERE session_id = 'sess-open-1'),
+                    string_agg(DISTINCT native::JSON->>'transcript_id', ',')
+             FROM events WHERE source_kind = 'nanoclaw.opencode_db'"
+        )?,
+        strs(&[&["16", "16", "ses_dc60e2d11ffeV20Cb5WoDRNJE7"]])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT turn_type, coalesce(tool_name, '-'), left(text, 30),
+                    coalesce(native::JSON->>'is_error', '-')
+             FROM events WHERE source_kind = 'nanoclaw.opencode_db'
+               AND turn_type IN ('tool_use', 'tool_result')
+             ORDER BY ordinal"
+        )?,
+        strs(&[
+            &["tool_use", "bash", "echo hello", "-"],
+            &["tool_result", "bash", "hello\n", "false"],
+            &["tool_use", "bash", "ls /nonexistent", "-"],
+            &[
+                "tool_result",
+                "bash",
+                "ls: cannot access '/nonexisten",
+                "true"
+            ],
+            &["tool_use", "read", "{\"filePath\":\"/nonexistent/miss", "-"],
+            &[
+                "tool_result",
+                "read",
+                "File not found: /nonexistent/m",
+                "true"
+            ],
+        ])
+    );
+    // OpenCode stores input without the cache reads; llm_calls counts them in
+    assert_eq!(
+        r.rows(
+            "SELECT provider, model, session_id, input_tokens, cache_read_tokens, cache_write_tokens,
+                    output_tokens, total_tokens
+             FROM llm_calls ORDER BY started_at"
+        )?,
+        (1..=5)
+            .map(|n: i64| {
+                [
+                    "stubai".to_string(),
+                    "stub-model".into(),
+                    "sess-open-1".into(),
+                    (1200 * n + 34).to_string(),
+                    (512 * (n - 1)).to_string(),
+                    "0".into(),
+                    (20 * n + 5).to_string(),
+                    (1200 * n + 34 + 20 * n + 5).to_string(),
+                ]
+                .to_vec()
+            })
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT llm_calls, input_tokens, transcript_turns_with_usage, losses, continuation
+             FROM sessions WHERE session_id = 'sess-open-1'"
+        )?,
+        strs(&[&[
+            "5",
+            "18170",
+            "5",
+            "lineage_unknown,model_rendering_absent,state_without_history",
+            "opencode:ses_dc60e2d11ffeV20Cb5WoDRNJE7"
+        ]])
+    );
+    // a custom provider has no price: one warning, cost NULL
+    assert_eq!(
+        r.rows("SELECT message FROM diagnostics WHERE code = 'price_unknown'")?,
+        strs(&[&[
+            "no price for model stub-model (provider stubai): cost_usd is NULL for its 5 \
+                  transcript responses (--prices FILE can price it)"
+        ]])
+    );
+    // without its database the session declares the transcript lost
+    let gone = copy_home(&home)?;
+    std::fs::remove_dir_all(
+        gone.path()
+            .join("data/v2-sessions/ag-open/sess-open-1/opencode-xdg"),
+    )?;
+    let g = run_home(gone.path(), &[])?;
+    assert_eq!(
+        g.rows("SELECT message FROM diagnostics WHERE code = 'transcript_missing'")?,
+        strs(&[&[
+            "backing transcript of continuation:opencode ses_dc60e2d11ffeV20Cb5WoDRNJE7 \
+                  unavailable (no <session>/opencode-xdg/opencode/opencode.db)"
+        ]])
+    );
+    Ok(())
+}

@@ -29,8 +29,8 @@
 //!    costliest sessions (when, how long, models, tool calls, calls, cost).
 //! 4. **tool mix** (events): `tool_use` rows per `tool_name` (40 most used).
 //! 5. **duplicates and recovered rows**: per source kind, rows read
-//!    (`sources.rows`), rows out (`events`, nanobot's `llm_calls` for
-//!    `nanobot.llm_usage`), nanoclaw `delivered` rows folded into their
+//!    (`sources.rows`), rows out (`events`, nanobot's `llm_calls` for the
+//!    store they came from), nanoclaw `delivered` rows folded into their
 //!    outbound row (`native.delivered`), and the rest: rows dropped as
 //!    duplicates (equal to the run's summary); rows kept from secondary
 //!    copies (`source_role = 'secondary'`: no primary store holds them).

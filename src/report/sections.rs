@@ -665,7 +665,8 @@ pub(super) fn duplicates(
         "copies",
         "Duplicates dropped and rows recovered",
         "Per source kind: the rows its stores held (<code>sources.rows</code>), the rows in the \
-         output (<code>events</code>; <code>llm_calls</code> for <code>nanobot.llm_usage</code>), \
+         output (<code>events</code>, and nanobot's <code>llm_calls</code> rows for the store \
+         they came from: <code>nanobot.llm_usage</code>, a subagent task's usage), \
          nanoclaw <code>delivered</code> rows folded into their outbound row \
          (<code>native.delivered</code>), and the rest: rows dropped as copies of a row the \
          output keeps. The reasons are in the load's summary (<code>--summary-json</code> \
@@ -686,8 +687,14 @@ pub(super) fn duplicates(
                SELECT source_kind, count(*) AS stores, coalesce(sum(rows), 0) AS rows_read
                FROM sources GROUP BY source_kind),
              o AS (
-               SELECT source_kind, count(*) AS n FROM events GROUP BY source_kind
-               UNION ALL SELECT 'nanobot.llm_usage', count(*) FROM llm_calls WHERE agent = 'nanobot'),
+               SELECT source_kind, sum(n) AS n FROM (
+                 SELECT source_kind, count(*) AS n FROM events GROUP BY source_kind
+                 -- nanobot's llm_calls rows count for the store they came from
+                 UNION ALL
+                 SELECT s.source_kind, count(*) FROM llm_calls l
+                 JOIN sources s ON s.source_path = l.source_path
+                 WHERE l.agent = 'nanobot' GROUP BY s.source_kind)
+               GROUP BY source_kind),
              f AS (
                SELECT count(*) AS n FROM events
                WHERE source_kind = 'nanoclaw.outbound'

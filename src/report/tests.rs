@@ -45,20 +45,22 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
                TIMESTAMPTZ '2026-10-01 09:00:00+00' AS last_event_utc,
                1 AS tool_calls, 2 AS llm_calls, 'id1' AS load_id) TO {};
          COPY (SELECT *, 'u1' AS session_uid, 'id1' AS load_id
-               FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot', 12, NULL::TIMESTAMP),
-                            (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot', 6, TIMESTAMP '2026-09-21 15:33:21'))
+               FROM (VALUES (1790000000000, 'p<1>', 'm&1', 10, 2, NULL, NULL, NULL::DOUBLE, 'nanobot', 12, NULL::TIMESTAMP, '.nanobot/llm_usage.sqlite3'),
+                            (1790000001000, 'p<1>', 'm2', 5, 1, 3, 0, 0.5, 'nanobot', 6, TIMESTAMP '2026-09-21 15:33:21', '.nanobot/llm_usage.sqlite3'))
                AS t(started_at_ms, provider, model, input_tokens, output_tokens,
                     cache_read_tokens, cache_write_tokens, cost_usd, agent, total_tokens,
-                    started_at_local)) TO {};
+                    started_at_local, source_path)) TO {};
          COPY (SELECT '.nanobot' AS instance, DATE '2026-10-01' AS first_day,
                DATE '2026-10-01' AS last_day, 120 AS offset_minutes, 3 AS pairs,
                1.0 AS agreement, 'id1' AS load_id) TO {};
          COPY (SELECT 'bad_line' AS kind, 'nanobot' AS agent, '.nanobot' AS instance,
                'a<b>.jsonl' AS source_path, 3 AS source_line, 'EOF & <more>' AS message,
                NULL AS session_id, NULL AS code, 'id1' AS load_id) TO {};
-         COPY (SELECT *, 'id1' AS load_id FROM (VALUES ('nanobot.session_db', 2), ('nanobot.webui_transcript', 3),
-                                     ('nanobot.permissions', 1), ('nanobot.llm_usage', 2))
-               AS t(source_kind, rows)) TO {};",
+         COPY (SELECT *, 'id1' AS load_id FROM (VALUES ('nanobot.session_db', 2, '.nanobot/sessions/n/sessions.sqlite3'),
+                                     ('nanobot.webui_transcript', 3, '.nanobot/webui/w.jsonl'),
+                                     ('nanobot.permissions', 1, '.nanobot/config.json'),
+                                     ('nanobot.llm_usage', 2, '.nanobot/llm_usage.sqlite3'))
+               AS t(source_kind, rows, source_path)) TO {};",
         sql_str(&out),
         sql_str(&tables.join("sessions.parquet")),
         sql_str(&tables.join("llm_calls.parquet")),
@@ -317,10 +319,11 @@ fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
                       0 AS cache_read_tokens, 0 AS cache_write_tokens,
                       CAST((10 - i) * 1.25 AS DOUBLE) AS cost_usd, 'nanobot' AS agent,
                       11 AS total_tokens, CAST(NULL AS TIMESTAMP) AS started_at_local,
-                      'u1' AS session_uid, 'id1' AS load_id
+                      'u1' AS session_uid, 'id1' AS load_id,
+                      '.nanobot/llm_usage.sqlite3' AS source_path
                FROM range(10) t(i)
                UNION ALL SELECT 1790000000000 + 86400000, 'p', 'm9', 1, 1, 0, 0, NULL, 'nanobot', 2,
-                      NULL, 'u1', 'id1'
+                      NULL, 'u1', 'id1', '.nanobot/llm_usage.sqlite3'
                ORDER BY ALL) TO {};",
         sql_str(&dir.path().join("tables/llm_calls.parquet"))
     ))?;

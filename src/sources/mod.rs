@@ -53,6 +53,11 @@ pub static REGISTRY: &[Extractor] = &[
         agent: Agent::Nanobot,
         globs: &[
             store(".nanobot*/sessions/*/*.jsonl"),
+            Glob {
+                pattern: ".nanobot*/sessions/*/*.checkpoint.json",
+                part: GlobPart::PartOf(nanobot::session_jsonl::checkpoint_owner),
+                accept: None,
+            },
             store(".nanobot*/sessions/*.jsonl"),
             store(".nanobot*/sessions/*/.migration-conflicts/*.jsonl"),
             store(".nanobot*/sessions/*/jsonl-backup/*.jsonl"),
@@ -174,6 +179,40 @@ pub static REGISTRY: &[Extractor] = &[
         extract: nanobot::llm_usage::extract,
     },
     Extractor {
+        kind: "nanobot.subagent_records",
+        agent: Agent::Nanobot,
+        globs: &[
+            store(".nanobot*/sessions/*/*.subagents.json"),
+            store_if(
+                ".nanobot*/*/sessions/*.subagents.json",
+                nanobot::workspace::is_workspace_file,
+            ),
+        ],
+        role: StoreRole::ByPath(nanobot::subagent_records::role),
+        traits: PLAIN,
+        reads: Reads::Also(nanobot::subagent_records::reads),
+        extract: nanobot::subagent_records::extract,
+    },
+    Extractor {
+        kind: "nanobot.session_search",
+        agent: Agent::Nanobot,
+        globs: &[store(".nanobot*/sessions/*/.session_search.sqlite3")],
+        role: StoreRole::Fixed(Role::Secondary),
+        traits: PLAIN,
+        reads: Reads::Own,
+        extract: nanobot::unread::skip,
+    },
+    Extractor {
+        kind: "nanobot.unknown_store",
+        agent: Agent::Nanobot,
+        // no glob: discovery hands it what `unread::is_unknown_store` picks
+        globs: &[],
+        role: StoreRole::Fixed(Role::Secondary),
+        traits: PLAIN,
+        reads: Reads::Own,
+        extract: nanobot::unread::name_it,
+    },
+    Extractor {
         kind: "nanoclaw.catalog",
         agent: Agent::Nanoclaw,
         globs: &[store("**/data/v2.db")],
@@ -226,6 +265,34 @@ pub static REGISTRY: &[Extractor] = &[
         },
         reads: Reads::Install,
         extract: nanoclaw::claude_transcript::extract,
+    },
+    Extractor {
+        kind: "nanoclaw.codex_rollout",
+        agent: Agent::Nanoclaw,
+        globs: &[store(
+            "**/data/v2-sessions/*/.codex-shared/sessions/*/*/*/rollout-*.jsonl",
+        )],
+        role: StoreRole::Fixed(Role::Primary),
+        traits: KindTraits {
+            nanoclaw: Some(NanoclawPart::Transcript),
+            ..PLAIN
+        },
+        reads: Reads::Install,
+        extract: nanoclaw::codex_rollout::extract,
+    },
+    Extractor {
+        kind: "nanoclaw.opencode_db",
+        agent: Agent::Nanoclaw,
+        globs: &[store(
+            "**/data/v2-sessions/*/*/opencode-xdg/opencode/opencode.db",
+        )],
+        role: StoreRole::Fixed(Role::Primary),
+        traits: KindTraits {
+            nanoclaw: Some(NanoclawPart::Transcript),
+            ..PLAIN
+        },
+        reads: Reads::Install,
+        extract: nanoclaw::opencode_db::extract,
     },
     Extractor {
         kind: "nanoclaw.upgrade_state",

@@ -6,8 +6,10 @@
 //!             stream, finish_reason, input_tokens, output_tokens, total_tokens,
 //!             cache_read_tokens, cache_write_tokens, reported_tokens, estimated_tokens,
 //!             generation_ms, measured_output_tokens, ttft_ms, timed_requests,
-//!             error_status_code, error_kind)
+//!             error_status_code, error_kind,
+//!             call_id)  user_version 2 (a v1 database upgraded: the last column, old rows NULL)
 //! ```
+//! `PRAGMA user_version` above 2: one `warning` (columns still read by name).
 //! Read from a private snapshot, by column name (a missing column is NULL);
 //! NULL stays NULL (not reported ≠ 0). No session key: the views attribute
 //! calls to sessions by time.
@@ -17,6 +19,10 @@ use crate::schema::{LLM_INT_COLUMNS, LlmCallRow};
 use crate::sources::shared::columns;
 use crate::store::{StoreError, StoreOutput};
 
+/// The newest `llm_usage.sqlite3` schema nanoload knows (`PRAGMA
+/// user_version`): 2, nanobot's `llm_usage/store.py` at 4cd1a085.
+pub const KNOWN_VERSION: i64 = 2;
+
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;
     let snap = out.snapshot()?;
@@ -25,6 +31,22 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let present = columns(conn, "llm_calls").map_err(sqlerr)?;
     if present.is_empty() {
         return Err(StoreError::Unreadable("no llm_calls table".into()));
+    }
+    // nanobot numbers its schema (store.py SCHEMA_VERSION): 1 in 0.3.5, 2
+    // adds call_id; a later one is read by column name, with a warning
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sqlerr)?;
+    if version > KNOWN_VERSION {
+        out.diag(
+            DiagKind::Warning,
+            None,
+            None,
+            format!(
+                "llm_usage schema version {version} is newer than nanoload knows ({KNOWN_VERSION}): \
+                 columns read by name, a column it added is not read"
+            ),
+        );
     }
     let col = |c: &str| {
         if present.iter().any(|p| p == c) {
@@ -45,6 +67,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     ];
     cols.extend(LLM_INT_COLUMNS.iter().map(|c| col(c)));
     cols.push(col("error_kind"));
+    cols.push(col("call_id"));
     let sql = format!(
         "SELECT rowid, {} FROM llm_calls ORDER BY id, rowid",
         cols.join(", ")
@@ -81,6 +104,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             finish_reason: text(8),
             ints,
             error_kind: text(9 + LLM_INT_COLUMNS.len()),
+            call_id: text(10 + LLM_INT_COLUMNS.len()),
         })?;
     }
     Ok(())

@@ -5,17 +5,28 @@
 //!   sessions(key PK, created_at, updated_at, metadata JSON, provider_state, last_archived,
 //!            revision, generation, title, preview, visible_updated_at)
 //!   messages(session_key, position, record JSON)   PK (session_key, position)
+//!   checkpoints(session_key PK, record JSON)   the in-flight state of an interrupted turn
+//!                                              (`runtime_checkpoint`: phase, iteration, model,
+//!                                              assistant_message, completed_tool_results)
+//!   pending_inputs(session_key, kind, position, record JSON)   user messages queued while a
+//!                                              turn ran (`pending_user_followups`)
 //! .nanobot*/sessions/<workspace-id>/.workspace      → project_path
 //! ```
 //! Read from a private snapshot (snapshot.rs). One session per `sessions`
 //! row in `created_at` order, then sessions that only have messages left;
 //! messages by `position`; `source_line` = the row's rowid, `seq` = position.
 //! A record or metadata value that does not decode is its own `parser:` row.
+//! A session's checkpoint messages and queued inputs follow its saved
+//! messages as rows with `native.recovered` ({from, phase, iteration, model}
+//! or {from: pending_input, kind, position, id, state}), unless a saved
+//! message holds them already (the same tool call ids; a user message with
+//! the same text).
 
 use rusqlite::types::ValueRef;
 use serde_json::{Map, Value};
 
 use super::record::{self, SessionMapper, SessionMeta};
+use super::recovery::{self, Saved};
 use super::workspace;
 use crate::diag::{DiagCode, DiagKind};
 use crate::jsonl::decode_text;
@@ -210,9 +221,12 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 ..mapper.bare_row()
             })?;
         }
-        if has_messages {
-            messages(out, conn, &mut mapper, &s.key)?;
-        }
+        let saved = if has_messages {
+            messages(out, conn, &mut mapper, &s.key)?
+        } else {
+            Saved::new()
+        };
+        recovered(out, conn, &mut mapper, &s.key, &saved)?;
     }
     for key in orphan_keys {
         let mut mapper = new_mapper(&key);
@@ -251,7 +265,8 @@ fn messages(
     conn: &rusqlite::Connection,
     mapper: &mut SessionMapper,
     key: &str,
-) -> Result<(), StoreError> {
+) -> Result<Saved, StoreError> {
+    let mut saved = Saved::new();
     let sqlerr = |e: rusqlite::Error| StoreError::Unreadable(format!("messages of {key}: {e}"));
     let mut stmt = conn
         .prepare("SELECT rowid, position, record FROM messages WHERE session_key = ?1 ORDER BY position, rowid")
@@ -262,7 +277,10 @@ fn messages(
         let position: i64 = r.get::<_, Option<i64>>(1).map_err(sqlerr)?.unwrap_or(-1);
         let raw = text_of(r.get_ref(2).map_err(sqlerr)?);
         let mapped = match raw.as_deref().map(decode_text) {
-            Some(Ok(d)) => mapper.map(&d.value, position, rowid),
+            Some(Ok(d)) => {
+                saved.note(&d.value, position);
+                mapper.map(&d.value, position, rowid)
+            }
             Some(Err(e)) => Err(e.0),
             None => Err("NULL record".into()),
         };
@@ -295,5 +313,80 @@ fn messages(
             }
         }
     }
-    Ok(())
+    Ok(saved)
+}
+
+/// The messages of an interrupted turn that only the session's `checkpoints`
+/// and `pending_inputs` rows still hold ([`recovery`]): rows after the saved
+/// messages, marked `native.recovered`.
+fn recovered(
+    out: &mut StoreOutput<'_>,
+    conn: &rusqlite::Connection,
+    mapper: &mut SessionMapper,
+    key: &str,
+    saved: &Saved,
+) -> Result<(), StoreError> {
+    let sqlerr =
+        |e: rusqlite::Error| StoreError::Unreadable(format!("recovered rows of {key}: {e}"));
+    let mut checkpoint: Option<(i64, Value)> = None;
+    if has_table(conn, "checkpoints").map_err(sqlerr)? {
+        let mut stmt = conn
+            .prepare("SELECT rowid, record FROM checkpoints WHERE session_key = ?1")
+            .map_err(sqlerr)?;
+        let mut rows = stmt.query([key]).map_err(sqlerr)?;
+        while let Some(r) = rows.next().map_err(sqlerr)? {
+            let rowid: i64 = r.get(0).map_err(sqlerr)?;
+            let raw = text_of(r.get_ref(1).map_err(sqlerr)?).unwrap_or_default();
+            match decode_text(&raw) {
+                Ok(d) => checkpoint = Some((rowid, d.value)),
+                Err(_) => out.diag(
+                    DiagKind::BadRecord,
+                    None,
+                    Some(rowid),
+                    format!("checkpoint of session {key}: not JSON"),
+                ),
+            }
+        }
+    }
+    let mut pending: Vec<recovery::Pending> = Vec::new();
+    let mut pending_rowid = None;
+    if has_table(conn, "pending_inputs").map_err(sqlerr)? {
+        let mut stmt = conn
+            .prepare(
+                "SELECT rowid, kind, position, record FROM pending_inputs
+                 WHERE session_key = ?1 ORDER BY kind, position, rowid",
+            )
+            .map_err(sqlerr)?;
+        let mut rows = stmt.query([key]).map_err(sqlerr)?;
+        while let Some(r) = rows.next().map_err(sqlerr)? {
+            let rowid: i64 = r.get(0).map_err(sqlerr)?;
+            let kind = text_of(r.get_ref(1).map_err(sqlerr)?).unwrap_or_default();
+            let pos: Option<i64> = r.get(2).map_err(sqlerr)?;
+            let raw = text_of(r.get_ref(3).map_err(sqlerr)?).unwrap_or_default();
+            match decode_text(&raw) {
+                Ok(d) => {
+                    pending_rowid.get_or_insert(rowid);
+                    pending.push((kind, pos, d.value));
+                }
+                Err(_) => out.diag(
+                    DiagKind::BadRecord,
+                    None,
+                    Some(rowid),
+                    format!("pending input of session {key}: not JSON"),
+                ),
+            }
+        }
+    }
+    let line = checkpoint
+        .as_ref()
+        .map(|(r, _)| *r)
+        .or(pending_rowid)
+        .unwrap_or(0);
+    recovery::push_recovered(
+        out,
+        mapper,
+        recovery::recovered(checkpoint.as_ref().map(|(_, v)| v), &pending, saved),
+        saved.last,
+        line,
+    )
 }

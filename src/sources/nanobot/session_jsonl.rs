@@ -11,7 +11,13 @@
 //! line 1   {"_type": "metadata", "key", "created_at", "updated_at", "metadata": {…}, …}
 //! line 2?  {"_type": "provider_state", "state": {…}}            (opaque; not read)
 //! line n   one message dict per line (record.rs)
+//! .nanobot*/sessions/<workspace-id>/<b64 stem>.checkpoint.json  (a part of the store) 0.3.5's
+//!          checkpoint of an interrupted turn: {version, session_key, base_updated_at,
+//!          base_message_count, checkpoint{…}, provider_state (not read)}
 //! ```
+//! An interrupted turn (the checkpoint file's, else the metadata's
+//! `runtime_checkpoint`, and its `pending_user_followups`) follows the
+//! saved messages as rows marked `native.recovered` (recovery.rs).
 //! Role: secondary when the namespace's `sessions.sqlite3` exists (the import
 //! froze these files), else primary. One row per message as `record.rs` maps
 //! it, `seq` = message index, `source_line` = line number; a line that does not
@@ -26,6 +32,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use super::record::{self, SessionMapper, SessionMeta};
+use super::recovery;
 use super::workspace;
 use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
@@ -254,6 +261,32 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let mut mapper = SessionMapper::new(project);
     mapper.namespace = namespace_id(&rel, out.home);
     mapper.legacy = is_legacy(&rel);
+    // 0.3.5's checkpoint of an interrupted turn, beside the file
+    let sidecar = checkpoint_sidecar(out);
+    if !store.present {
+        // the checkpoint outlived its session file
+        let key = sidecar
+            .as_ref()
+            .and_then(|(_, v)| v.get("session_key").and_then(Value::as_str))
+            .map(String::from);
+        mapper.session_id = key.or_else(|| Some(key_from_name(stem_of(&rel))));
+        out.diag(
+            DiagKind::Warning,
+            None,
+            None,
+            "a checkpoint without its session file: only the interrupted turn is recovered",
+        );
+        let (line, md) = (0, Map::new());
+        return recover(
+            out,
+            &mut mapper,
+            line,
+            &md,
+            sidecar,
+            &recovery::Saved::new(),
+            0,
+        );
+    }
     // One open file for both passes: a rename over the path meanwhile (how
     // nanobot saves) cannot mix two versions.
     let mut file = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
@@ -263,6 +296,10 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let mut meta_line: Option<i64> = None;
     let mut seq: i64 = 0;
     let mut any_line = false;
+    // what the messages saved, and the metadata line (an interrupted turn's
+    // checkpoint and queued inputs may be there: recovery.rs)
+    let mut saved = recovery::Saved::new();
+    let mut interrupted: Option<(i64, Map<String, Value>)> = None;
     // the bytes read so far (`--progress`)
     let mut read: u64 = 0;
     while let Some((line, bytes, terminated)) = lines
@@ -285,6 +322,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             Line::Blank | Line::ProviderState => {}
             Line::Metadata(m) if meta_line.is_none() => {
                 meta_line = Some(line);
+                interrupted = Some((line, m.clone()));
                 let meta = SessionMeta::from_line(&m);
                 check_name(out, &stem, meta.key.as_deref(), line);
                 if meta.key.is_none() {
@@ -303,6 +341,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 push_rows(out, message_rows(&mut mapper, &dup, bytes, line, seq), line)?;
             }
             Line::Message(_) | Line::Bad(_) => {
+                if let Line::Message(v) = &kind {
+                    saved.note(v, seq);
+                }
                 ensure_key(out, &mut mapper, &stem, meta_line);
                 push_rows(
                     out,
@@ -321,7 +362,112 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             "empty file: no session metadata and no messages",
         );
     }
-    Ok(())
+    let (line, md) = interrupted.unwrap_or_default();
+    recover(out, &mut mapper, line, &md, sidecar, &saved, seq)
+}
+
+/// What 0.3.5 names a session's checkpoint file: `<stem>.checkpoint.json`.
+pub const CHECKPOINT_SUFFIX: &str = ".checkpoint.json";
+
+/// The session file a checkpoint file belongs to (its store: `GlobPart::PartOf`).
+pub fn checkpoint_owner(rel: &str) -> String {
+    format!(
+        "{}.jsonl",
+        rel.strip_suffix(CHECKPOINT_SUFFIX).unwrap_or(rel)
+    )
+}
+
+/// The checkpoint file read with the store, when there is one: (its path,
+/// its JSON) — `{version, session_key, base_updated_at, base_message_count,
+/// checkpoint, provider_state}` (0.3.5's `SessionManager`); a file that does
+/// not decode is a `bad_record`.
+fn checkpoint_sidecar(out: &mut StoreOutput<'_>) -> Option<(String, Value)> {
+    let part = out
+        .store
+        .parts
+        .iter()
+        .find(|p| p.rel.ends_with(CHECKPOINT_SUFFIX))?;
+    let (rel, abs) = (part.rel.clone(), part.abs.clone());
+    let decoded = std::fs::read(&abs)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()));
+    match decoded {
+        Ok(v @ Value::Object(_)) => Some((rel, v)),
+        Ok(_) => {
+            out.diag(
+                DiagKind::BadRecord,
+                Some(&rel),
+                None,
+                "checkpoint: not a JSON object",
+            );
+            None
+        }
+        Err(e) => {
+            out.diag(
+                DiagKind::BadRecord,
+                Some(&rel),
+                None,
+                format!("checkpoint: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// An interrupted turn's messages (recovery.rs): the metadata's
+/// `runtime_checkpoint` (a full save during the turn puts it there), else
+/// the checkpoint file's (where 0.3.5 keeps it while the turn runs), and
+/// the metadata's `pending_user_followups`. A checkpoint file nanobot would
+/// discard (its `base_updated_at` or `base_message_count` no longer the
+/// session's) is marked `stale`.
+fn recover(
+    out: &mut StoreOutput<'_>,
+    mapper: &mut SessionMapper,
+    line: i64,
+    meta_line: &Map<String, Value>,
+    sidecar: Option<(String, Value)>,
+    saved: &recovery::Saved,
+    messages: i64,
+) -> Result<(), StoreError> {
+    let md = meta_line
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let pending: Vec<recovery::Pending> = md
+        .get("pending_user_followups")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, v)| {
+            (
+                "pending_user_followups".to_string(),
+                Some(i as i64),
+                v.clone(),
+            )
+        })
+        .collect();
+    let (checkpoint, stored) = match (md.get("runtime_checkpoint"), &sidecar) {
+        (Some(c), _) => (Some(c.clone()), "metadata"),
+        (None, Some((_, v))) => (v.get("checkpoint").cloned(), "checkpoint file"),
+        (None, None) => (None, ""),
+    };
+    let stale = sidecar.as_ref().is_some_and(|(_, v)| {
+        stored == "checkpoint file"
+            && (v.get("base_message_count").and_then(Value::as_i64) != Some(messages)
+                || v.get("base_updated_at") != meta_line.get("updated_at"))
+    });
+    let mut records = recovery::recovered(checkpoint.as_ref(), &pending, saved);
+    for (_, mark) in &mut records {
+        if mark["from"] == "checkpoint" {
+            mark["stored"] = Value::from(stored);
+            if stale {
+                mark["stale"] = Value::Bool(true);
+            }
+        }
+    }
+    recovery::push_recovered(out, mapper, records, saved.last.max(messages - 1), line)
 }
 
 /// Push mapped rows, or report and push a bad line.

@@ -13,10 +13,15 @@
 //!   known ([`KNOWN_TABLES`], by allow-list of columns)
 //!   → `nanoclaw <table>: <primary key>`, native {"table","record"}, session_id when the
 //!     row names one; credential columns are never selected:
-//!     container_configs.mcp_servers, pending_approvals.payload,
+//!     container_configs.mcp_servers, container_configs.env, agent_templates.bundle,
+//!     pending_approvals.payload,
 //!     pending_{sender,channel}_approvals.original_message, chat_sdk_locks.token;
 //!     a column not in the list is not read (one `warning`);
 //!     chat_sdk_kv and chat_sdk_lists (adapter state) are not read at all.
+//!     delivery_attempts(message_id, session_id, attempts, last_attempt_at,
+//!                       next_attempt_at, last_error) (migration 024)
+//!       → `nanoclaw delivery_attempts: <message id>: <n> attempts, last …,
+//!         next …, last error: …` at last_attempt_at, in the message's session.
 //!   unknown → one row `nanoclaw table <t>: <n> rows, columns …`, no values.
 //! ```
 //! project_path = `groups/<folder>` of the session's (or row's) agent group.
@@ -36,12 +41,16 @@ use crate::store::{StoreError, StoreOutput};
 
 /// The catalog tables nanoload knows, with the columns known not to hold
 /// credentials: only these are read (nanoclaw's schema as its migrations
-/// create it). Never read: `container_configs.mcp_servers`,
+/// create it, to migration 025 of the line after 2.2.0: `host-coordination`,
+/// `approvals-instance`, `container-config-speed`; and `agent-templates`,
+/// `host-leadership` of the nanocoai line). Never read: `container_configs.mcp_servers`,
+/// `container_configs.env` (per-group container environment: API keys),
+/// `agent_templates.bundle` (a template's every file),
 /// `pending_approvals.payload`, `pending_{sender,channel}_approvals.original_message`,
 /// `chat_sdk_locks.token`. A column a later release adds is not read (one
 /// `warning` names it); a table nanoload does not know gives one row with its
 /// name, row count and column names, no values.
-pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
+pub const KNOWN_TABLES: [(&str, &[&str]); 25] = [
     (
         "agent_destinations",
         &[
@@ -69,6 +78,10 @@ pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
             "created_at",
         ],
     ),
+    (
+        "agent_templates",
+        &["name", "digest", "source", "updated_at"],
+    ),
     ("chat_sdk_locks", &["thread_id", "expires_at"]),
     ("chat_sdk_subscriptions", &["thread_id", "subscribed_at"]),
     (
@@ -88,6 +101,40 @@ pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
             "updated_at",
             "cli_scope",
             "timezone",
+            "blocked_hosts",
+            "speed",
+        ],
+    ),
+    (
+        "delivery_attempts",
+        &[
+            "message_id",
+            "session_id",
+            "attempts",
+            "last_attempt_at",
+            "next_attempt_at",
+            "last_error",
+        ],
+    ),
+    (
+        "host_instances",
+        &[
+            "instance_id",
+            "install_id",
+            "hostname",
+            "pid",
+            "started_at",
+            "lease_expires_at",
+            "stopped_at",
+        ],
+    ),
+    (
+        "host_leadership",
+        &[
+            "install_id",
+            "leader_instance_id",
+            "acquired_at",
+            "lease_expires_at",
         ],
     ),
     (
@@ -139,6 +186,7 @@ pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
             "options_json",
             "approver_user_id",
             "question",
+            "instance",
         ],
     ),
     (
@@ -183,6 +231,18 @@ pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
         ],
     ),
     ("schema_version", &["version", "name", "applied"]),
+    (
+        "session_claims",
+        &[
+            "session_id",
+            "incarnation",
+            "claimed_by",
+            "claimed_at",
+            "container_ref",
+            "stop_intent",
+            "updated_at",
+        ],
+    ),
     (
         "sessions",
         &[
@@ -232,11 +292,24 @@ pub const KNOWN_TABLES: [(&str, &[&str]); 19] = [
         ],
     ),
     ("users", &["id", "kind", "display_name", "created_at"]),
+    (
+        "wake_signals",
+        &[
+            "id",
+            "session_id",
+            "reason",
+            "created_at",
+            "consumed_at",
+            "consumed_by",
+        ],
+    ),
 ];
 
 /// Credential columns of known tables: never read, and no warning for them.
-pub const NEVER_READ: [(&str, &str); 5] = [
+pub const NEVER_READ: [(&str, &str); 7] = [
     ("container_configs", "mcp_servers"),
+    ("container_configs", "env"),
+    ("agent_templates", "bundle"),
     ("pending_approvals", "payload"),
     ("pending_sender_approvals", "original_message"),
     ("pending_channel_approvals", "original_message"),
@@ -252,6 +325,29 @@ fn known_columns(table: &str) -> Option<&'static [&'static str]> {
         .iter()
         .find(|(t, _)| *t == table)
         .map(|(_, c)| *c)
+}
+
+/// A `delivery_attempts` row as evidence on the outbound message it
+/// concerns: `nanoclaw delivery_attempts: <message id>: <n> attempt(s)[, last
+/// <when>][, next <when>][, last error: <error>]` (nanoclaw keeps the row
+/// while the delivery is retried and deletes it once delivered or given up).
+fn delivery_text(rec: &serde_json::Map<String, Value>) -> String {
+    let text = |k: &str| rec.get(k).and_then(Value::as_str);
+    let n = rec.get("attempts").and_then(Value::as_i64).unwrap_or(0);
+    let mut t = format!(
+        "nanoclaw delivery_attempts: {}: {n} attempt{}",
+        super::key_text(rec.get("message_id")),
+        if n == 1 { "" } else { "s" }
+    );
+    for (label, key) in [("last", "last_attempt_at"), ("next", "next_attempt_at")] {
+        if let Some(v) = text(key) {
+            t.push_str(&format!(", {label} {v}"));
+        }
+    }
+    if let Some(e) = text("last_error") {
+        t.push_str(&format!(", last error: {e}"));
+    }
+    t
 }
 
 /// Redact secret-shaped option values in an `options_json` text.
@@ -448,10 +544,14 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 row.record.get("agent_group_id")
             };
             let project = project(ag);
+            let mut event = state_row(table, &pk, &row, &TIME_COLUMNS);
+            if table == "delivery_attempts" {
+                event.text = Some(delivery_text(&row.record));
+            }
             out.push(EventRow {
                 session_id: session,
                 project_path: project,
-                ..state_row(table, &pk, &row, &TIME_COLUMNS)
+                ..event
             })?;
         }
     }

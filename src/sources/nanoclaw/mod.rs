@@ -7,6 +7,11 @@
 //!     outbound.db    messages_out, processing_ack, session_state, container_state outbound.rs
 //! <root>/data/v2-sessions/<agent_group_id>/.claude-shared/projects/*/<continuation>.jsonl[.rotated-<ms>]
 //!                    Claude Code transcripts backing `continuation:claude`     claude_transcript.rs
+//! <root>/data/v2-sessions/<agent_group_id>/.codex-shared/sessions/YYYY/MM/DD/rollout-*-<thread>.jsonl
+//!                    Codex rollouts backing `continuation:codex`               codex_rollout.rs
+//! <root>/data/v2-sessions/<agent_group_id>/<session_id>/opencode-xdg/opencode/opencode.db
+//!                    the OpenCode sessions backing `continuation:opencode`     opencode_db.rs
+//! <root>/data/upgrade-state.json                             install version     upgrade_state.rs
 //! ```
 //! Every database is read from a private snapshot, columns by name. Rows of
 //! catalog and state tables become `nanoclaw <table>: <primary key>` system
@@ -25,8 +30,10 @@ use content::SecretRules;
 
 pub mod catalog;
 pub mod claude_transcript;
+pub mod codex_rollout;
 pub mod content;
 pub mod inbound;
+pub mod opencode_db;
 pub mod outbound;
 pub mod upgrade_state;
 
@@ -173,7 +180,7 @@ pub fn state_row(table: &str, pk: &[String], row: &TableRow, time_cols: &[&str])
 }
 
 /// Columns that time a state row, first present wins.
-pub const TIME_COLUMNS: [&str; 9] = [
+pub const TIME_COLUMNS: [&str; 12] = [
     "created_at",
     "granted_at",
     "added_at",
@@ -183,6 +190,9 @@ pub const TIME_COLUMNS: [&str; 9] = [
     "updated_at",
     "applied",
     "last_seen",
+    "last_attempt_at",
+    "started_at",
+    "acquired_at",
 ];
 
 /// Maps one message row to (text, native); no I/O.

@@ -11,7 +11,9 @@
 //! ```
 //! `session_state` `continuation:<provider>` names the backing provider
 //! session (`native.continuation`); for `claude` the transcript is looked
-//! for under `<agent_group>/.claude-shared/projects/*/<id>.jsonl[.rotated-*]`
+//! for under `<agent_group>/.claude-shared/projects/*/<id>.jsonl[.rotated-*]`,
+//! for `codex` under `<agent_group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl`,
+//! for `opencode` at `<session>/opencode-xdg/opencode/opencode.db`,
 //! and declared lost when absent.
 
 use std::path::Path;
@@ -54,6 +56,9 @@ pub fn outbound_native(
     (m.text, n)
 }
 
+/// Where an OpenCode session's database is, below its nanoclaw session folder.
+pub const OPENCODE_DB: &str = "opencode-xdg/opencode/opencode.db";
+
 /// Whether a Claude transcript for `id` exists in the agent group's shared dir.
 pub fn claude_transcript_exists(agent_group_dir: &Path, id: &str) -> bool {
     let Ok(projects) = std::fs::read_dir(agent_group_dir.join(".claude-shared/projects")) else {
@@ -87,10 +92,13 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         outbound_native,
     )?;
     let store = out.store;
-    let ag_dir = store
+    let session_dir = store
         .abs
         .parent()
-        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let ag_dir = session_dir
+        .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
     db.push_state(
@@ -112,13 +120,19 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 "continuation".into(),
                 json!({"provider": provider, "id": id}),
             );
-            if provider == "claude" && claude_transcript_exists(&ag_dir, id) {
+            if (provider == "claude" && claude_transcript_exists(&ag_dir, id))
+                || (provider == "codex" && super::codex_rollout::rollout_exists(&ag_dir, id))
+                || (provider == "opencode" && session_dir.join(OPENCODE_DB).is_file())
+            {
                 return;
             }
-            let where_ = if provider == "claude" {
-                "no <agent group>/.claude-shared/projects/*/<id>.jsonl".to_string()
-            } else {
-                format!("the {provider} provider's transcripts are not read")
+            let where_ = match provider {
+                "claude" => "no <agent group>/.claude-shared/projects/*/<id>.jsonl".to_string(),
+                "codex" => {
+                    "no <agent group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl".to_string()
+                }
+                "opencode" => format!("no <session>/{OPENCODE_DB}"),
+                _ => format!("the {provider} provider's transcripts are not read"),
             };
             out.push_diag(
                 Diagnostic::new(

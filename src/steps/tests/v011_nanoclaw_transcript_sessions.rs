@@ -6,18 +6,23 @@ use super::*;
 fn a_transcript_belongs_to_the_session_naming_its_claude_continuation() -> Res {
     let mut h = Steps::new()?;
     nanoclaw_session(&h)?;
-    // another provider's continuation backs no Claude Code transcript
-    h.event(
-        OUTBOUND,
-        &[
-            ("session_id", "s2"),
-            ("x_group", &group(Group::State)),
-            (
-                "native",
-                r#"{"table":"session_state","continuation":{"provider":"codex","id":"c2"}}"#,
-            ),
-        ],
-    )?;
+    // a Codex thread backs its session as a Claude Code transcript does;
+    // another provider's continuation backs none
+    for (session, provider, id) in [("s2", "codex", "c2"), ("s3", "gemini", "c5")] {
+        h.event(
+            OUTBOUND,
+            &[
+                ("session_id", session),
+                ("x_group", &group(Group::State)),
+                (
+                    "native",
+                    &format!(
+                        r#"{{"table":"session_state","continuation":{{"provider":"{provider}","id":"{id}"}}}}"#
+                    ),
+                ),
+            ],
+        )?;
+    }
     // c3 resumed c1 (its first line copied from c1, sessionId c1), c4
     // resumed c3; c9 is named by no session. The line u1 with usage of
     // (m, r) in c1 and copied into c3 (the copy is dropped, c1 keeps the
@@ -70,7 +75,7 @@ fn a_transcript_belongs_to_the_session_naming_its_claude_continuation() -> Res {
         h.rows(
             "SELECT instance, continuation_id, session_id FROM nc_transcript_sessions ORDER BY ALL"
         )?,
-        vec![". | c1 | s1", ". | c3 | s1", ". | c4 | s1"]
+        vec![". | c1 | s1", ". | c2 | s2", ". | c3 | s1", ". | c4 | s1"]
     );
     assert_eq!(
         h.rows(

@@ -17,6 +17,7 @@ fn a_folder_without_catalog_row_and_a_catalog_session_without_folder_are_losses(
             ],
         )
     };
+    h.source(CATALOG, "data/v2.db", &[])?;
     catalog("s1")?;
     catalog("s3")?;
     for id in ["s1", "s2"] {
@@ -35,6 +36,44 @@ fn a_folder_without_catalog_row_and_a_catalog_session_without_folder_are_losses(
             "loss | catalog_row_missing | s2 | data/v2-sessions/ag1/s2",
             // s3 has a catalog row but no folder
             "loss | session_folder_missing | s3 | data/v2-sessions/ag1/s3",
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn session_folders_without_a_central_db_are_one_loss_per_install() -> Res {
+    let mut h = Steps::new()?;
+    // install `pg`: two session folders and no data/v2.db (its central
+    // database in PostgreSQL); install `sq`: v2.db found, one folder without
+    // its catalog row
+    h.source(CATALOG, "sq/data/v2.db", &[("instance", "sq")])?;
+    for (instance, id) in [("pg", "s1"), ("pg", "s2"), ("sq", "s3")] {
+        let path = format!("{instance}/data/v2-sessions/ag1/{id}/inbound.db");
+        h.source(INBOUND, &path, &[("instance", instance)])?;
+        h.event(
+            INBOUND,
+            &[
+                ("session_id", id),
+                ("source_path", &path),
+                ("instance", instance),
+            ],
+        )?;
+    }
+    h.run_through("nanoclaw_losses")?;
+    assert_eq!(
+        h.rows(
+            "SELECT instance, code, coalesce(session_id, '-'), source_path, message FROM diagnostics
+                    WHERE code IN ('catalog_row_missing', 'central_db_absent') ORDER BY ALL"
+        )?,
+        vec![
+            "pg | central_db_absent | - | pg/data/v2.db | central database absent beside \
+             data/v2-sessions/ (2 session folders): an install whose NANOCLAW_DB_URL names a \
+             PostgreSQL database keeps its catalog there, which nanoload does not read (or \
+             data/v2.db was not copied); every session's catalog row (agent group name, \
+             provider, status, route) is lost, the agent group taken from the path",
+            "sq | catalog_row_missing | s3 | sq/data/v2-sessions/ag1/s3 | session folder has no \
+             row in data/v2.db sessions: its rows are kept, the agent group taken from the path",
         ]
     );
     Ok(())
@@ -78,7 +117,8 @@ fn declared_losses_are_one_per_session_and_kind_where_they_apply() -> Res {
     h.run_through("nanoclaw_losses")?;
     assert_eq!(
             h.rows("SELECT session_id, code, source_path FROM diagnostics
-                    WHERE code NOT IN ('catalog_row_missing', 'session_folder_missing') ORDER BY ALL")?,
+                    WHERE code NOT IN ('catalog_row_missing', 'session_folder_missing', 'central_db_absent')
+                    ORDER BY ALL")?,
             vec![
                 "s1 | lineage_unknown | data/v2-sessions/ag1/s1",
                 "s1 | model_rendering_absent | data/v2-sessions/ag1/s1",

@@ -212,14 +212,16 @@ fn sessions_sum_the_cost_of_their_calls_and_of_their_claude_code_usage() -> Res 
     );
     let calls = columns(&h, "llm_calls")?;
     assert_eq!(
-        calls[calls.len() - 6..],
+        calls[calls.len() - 7..],
         [
             "cost_usd",
             "started_at_local",
             "utc_offset_minutes",
             "agent",
             "message_id",
-            "request_id"
+            "request_id",
+            // the outputs write it after load_id (engine::AFTER_LOAD_ID)
+            "call_id"
         ]
     );
     assert_eq!(
