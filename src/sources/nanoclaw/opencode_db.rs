@@ -219,6 +219,28 @@ pub fn message_rows(m: &Message) -> Vec<EventRow> {
     rows
 }
 
+/// A row's `data` column as the JSON object it must be; else a `bad_record`
+/// naming `what` (the row is skipped, the rest still load).
+fn data_object(
+    out: &mut StoreOutput<'_>,
+    raw: Option<&str>,
+    rowid: i64,
+    what: &str,
+) -> Option<Value> {
+    match raw.map(serde_json::from_str::<Value>) {
+        Some(Ok(v @ Value::Object(_))) => Some(v),
+        _ => {
+            out.diag(
+                DiagKind::BadRecord,
+                None,
+                Some(rowid),
+                format!("{what}: data is not a JSON object"),
+            );
+            None
+        }
+    }
+}
+
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;
     let (_, ag, session) = super::session_parts(&store.rel).unwrap_or_default();
@@ -279,17 +301,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             let id: String = r.get(0).map_err(|e| err("message", e))?;
             let raw: Option<String> = r.get(3).map_err(|e| err("message", e))?;
             let rowid: i64 = r.get(4).map_err(|e| err("message", e))?;
-            let data = match raw.as_deref().map(serde_json::from_str::<Value>) {
-                Some(Ok(v @ Value::Object(_))) => v,
-                _ => {
-                    out.diag(
-                        DiagKind::BadRecord,
-                        None,
-                        Some(rowid),
-                        format!("message {id}: data is not a JSON object"),
-                    );
-                    continue;
-                }
+            let Some(data) = data_object(out, raw.as_deref(), rowid, &format!("message {id}"))
+            else {
+                continue;
             };
             messages.push(Message {
                 id,
@@ -316,17 +330,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             let created: Option<i64> = r.get(2).map_err(|e| err("part", e))?;
             let raw: Option<String> = r.get(3).map_err(|e| err("part", e))?;
             let rowid: i64 = r.get(4).map_err(|e| err("part", e))?;
-            let data = match raw.as_deref().map(serde_json::from_str::<Value>) {
-                Some(Ok(v @ Value::Object(_))) => v,
-                _ => {
-                    out.diag(
-                        DiagKind::BadRecord,
-                        None,
-                        Some(rowid),
-                        format!("part {id}: data is not a JSON object"),
-                    );
-                    continue;
-                }
+            let Some(data) = data_object(out, raw.as_deref(), rowid, &format!("part {id}")) else {
+                continue;
             };
             match index.get(&message) {
                 Some(&i) => {
