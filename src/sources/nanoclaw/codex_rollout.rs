@@ -377,14 +377,9 @@ fn settle(pending: &mut [EventRow], usage: Option<Value>, provider: &str, call: 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let store = out.store;
     let id = thread_id(&store.rel);
-    let ag = store
-        .rel
-        .split("/data/v2-sessions/")
-        .nth(1)
-        .or_else(|| store.rel.strip_prefix("data/v2-sessions/"))
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_default()
-        .to_string();
+    let ag = super::session_parts(&store.rel)
+        .map(|(_, ag, _)| ag)
+        .unwrap_or_default();
     let f = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     let mut lines = Lines::new(BufReader::new(f));
     let mut state = Rollout::default();
