@@ -1,5 +1,5 @@
 -- V005 tz_offsets
--- Purpose: derive each nanobot instance's UTC offset per local calendar day
+-- Purpose: derive each instance's UTC offset per local calendar day
 --          from true-UTC evidence, on the 15-minute grid from −12:00 to +14:00
 --          (integer minutes; bundled DuckDB has no ICU time zones). A pair is:
 --            llm    a session `user` message (primary or surviving secondary
@@ -9,7 +9,10 @@
 --            webui  a WebUI `user` record and the session's copy of the same
 --                   text, within 10 s once corrected;
 --            run    a cron/trigger run record's prompt and its session turn,
---                   within 10 s once corrected.
+--                   within 10 s once corrected;
+--            archive a nanoclaw exchange archive's answer (`Archived:`, the
+--                   local minute of 0–10 s after it) and the same answer in
+--                   its thread's transcript (UTC): nanoclaw's one evidence.
 --          A day's winner has the most pairs; a tie goes to the offset of
 --          the nearest day with a clear winner before it, then after it
 --          (continuity), then to a DST step from the nearest day won by
@@ -26,7 +29,8 @@
 -- Output:  tz_session_users (session `user` rows with a local time),
 --          tz_utc_records (kind: the turn copy, `webui` or `run`),
 --          tz_user_slices (a session user row once per 4-hour block of its
---          window and 10-s slice a fitting call starts in), tz_evidence (kind: `llm`, `webui` or `run`; offset_minutes: a
+--          window and 10-s slice a fitting call starts in), tz_evidence (kind: `llm`, `webui`, `run` or
+--          `archive`; offset_minutes: a
 --          candidate, local − UTC), tz_votes (pairs, copy_pairs: each
 --          candidate offset's votes of a day), tz_days (offset_minutes: the day's
 --          winner; pairs: its votes; day_pairs: all votes of the day),
@@ -103,9 +107,30 @@ copies_grid AS (
     SELECT instance, ts_local, CAST(round(d / 900000.0) * 15 AS INTEGER) AS offset_minutes, kind
     FROM copies
     WHERE abs(d - round(d / 900000.0) * 900000) <= 10000
+),
+-- an exchange archive's answer and the same answer in its thread's transcript
+archive AS (
+    SELECT a.instance, a.ts_local, 'archive' AS kind,
+        epoch_ms(a.ts_local) - epoch_ms(p.ts_utc) AS d
+    FROM events_kept a
+    JOIN events_kept p
+      ON p.instance = a.instance AND p.agent = 'nanoclaw' AND p.nanoclaw = 'transcript'
+     AND p.source_role = 'primary' AND p.turn_type = 'assistant'
+     AND (p.native::JSON->>'transcript_id') = (a.native::JSON->>'transcript_id')
+     AND trim(p.text, ' ' || chr(9) || chr(10) || chr(13)) = a.text
+     AND p.ts_utc BETWEEN a.ts_local - INTERVAL 14 HOUR - INTERVAL 10 SECOND
+                      AND a.ts_local + INTERVAL 12 HOUR + INTERVAL 60 SECOND
+    WHERE a.agent = 'nanoclaw' AND a.nanoclaw = 'archive' AND a.turn_type = 'assistant'
+      AND a.ts_local IS NOT NULL
+),
+archive_grid AS (
+    -- L ≤ U' + o < L + 1 min with U' ∈ [U, U + 10 s]  ⇔  o·60000 ∈ [d − 10 s, d + 60 s)
+    SELECT instance, ts_local, CAST(ceil((d - 10000) / 900000.0) * 15 AS INTEGER) AS offset_minutes, kind
+    FROM archive
+    WHERE ceil((d - 10000) / 900000.0) * 900000 < d + 60000
 )
 SELECT DISTINCT instance, CAST(ts_local AS DATE) AS day, ts_local, offset_minutes, kind
-FROM (SELECT * FROM llm_grid UNION ALL SELECT * FROM copies_grid)
+FROM (SELECT * FROM llm_grid UNION ALL SELECT * FROM copies_grid UNION ALL SELECT * FROM archive_grid)
 WHERE offset_minutes BETWEEN -720 AND 840;
 
 -- Whether offset a is b or a DST step from it (60 minutes; 30 between

@@ -20,6 +20,8 @@
 --          A line a resumed file copies (same `uuid` and part in the
 --          session) is one row: the file the line names keeps it, the copies
 --          are dropped (`dropped_rows`) before the usage choice.
+--          An exchange archive's session, and its rows a primary holds
+--          (dropped: nc_transcript_copies), as said above their SQL.
 -- Grain:   nc_transcript_sessions: one row per (instance, continuation id);
 --          nc_transcript_links: one row per (instance, file id, Claude
 --          session id its lines name); nc_usage_repeats: one row per
@@ -29,9 +31,11 @@
 --          an outbound row names), nc_transcript_links (continuation_id,
 --          linked_id), nc_transcript_sessions (session_id: the first
 --          session naming the claude continuation, else the first naming a
---          continuation linked to it), nc_transcript_copies (x_row,
---          source_kind, reason; also appended to dropped_rows),
---          nc_usage_repeats (x_row).
+--          continuation linked to it), nc_archive_sessions (source_path,
+--          thread, agent_group_id, session_id, joined_by: `continuation` or
+--          `folder`), nc_transcript_copies (x_row, source_kind, reason:
+--          Claude Code line copies and exchange archive copies; also
+--          appended to dropped_rows), nc_usage_repeats (x_row).
 CREATE TABLE nc_continuations AS
 SELECT DISTINCT instance, session_id,
     j->'continuation'->>'provider' AS provider,
@@ -86,6 +90,83 @@ FROM (
     WHERE r.nanoclaw = 'transcript' AND (r.j->>'uuid') IS NOT NULL
 )
 WHERE pick > 1;
+
+-- An exchange archive (a secondary copy of a thread's prompts and results)
+-- belongs to the session whose continuation names its thread, else to the
+-- only session of its folder's agent group (catalog `agent_groups.folder`,
+-- `sessions`); to none when the group has several. Its user and assistant
+-- rows are dropped where the thread's primary transcript (by thread, or by
+-- session) or the session's inbound/outbound messages hold a row of the same
+-- turn type and text (both trimmed; a text nanoclaw cut to 2000 characters
+-- and `...` by prefix), its header where the thread's transcript is read;
+-- what no primary holds stays, recovered.
+CREATE TABLE nc_archive_sessions AS
+WITH archives AS (
+    -- one row per file (a parser row of a torn file names no thread)
+    SELECT instance, source_path, min(j->>'transcript_id') AS thread, min(j->>'folder') AS folder
+    FROM nc_rows
+    WHERE nanoclaw = 'archive'
+    GROUP BY ALL
+),
+folders AS (
+    SELECT DISTINCT instance, j->'record'->>'id' AS agent_group_id, j->'record'->>'folder' AS folder
+    FROM nc_rows
+    WHERE nanoclaw = 'catalog' AND (j->>'table') = 'agent_groups'
+),
+group_sessions AS (
+    SELECT instance, j->'record'->>'agent_group_id' AS agent_group_id,
+        min(session_id) AS session_id, count(DISTINCT session_id) AS sessions
+    FROM nc_rows
+    WHERE nanoclaw = 'catalog' AND x_group = x_group_session()
+    GROUP BY ALL
+)
+SELECT a.instance, a.source_path, a.thread, f.agent_group_id,
+    coalesce(t.session_id, CASE WHEN g.sessions = 1 THEN g.session_id END) AS session_id,
+    CASE WHEN t.session_id IS NOT NULL THEN 'continuation'
+         WHEN g.sessions = 1 THEN 'folder' END AS joined_by
+FROM archives a
+LEFT JOIN nc_transcript_sessions t ON t.instance = a.instance AND t.continuation_id = a.thread
+LEFT JOIN folders f ON f.instance = a.instance AND f.folder = a.folder
+LEFT JOIN group_sessions g ON g.instance = a.instance AND g.agent_group_id = f.agent_group_id;
+
+-- A text as compared with its archive copy: nanoclaw trims a result.
+CREATE TEMP MACRO archive_trim(t) AS trim(t, ' ' || chr(9) || chr(10) || chr(13));
+
+INSERT INTO nc_transcript_copies
+WITH archived AS (
+    SELECT r.x_row, r.source_kind, r.instance, r.turn_type, r.text,
+        (r.j->>'title') IS NOT NULL AS is_header,
+        CASE WHEN (r.j->>'truncated') = 'true'
+             -- the kept prefix: `...` off, and a surrogate pair nanoclaw cut in half
+             THEN rtrim(regexp_replace(r.text, '\.\.\.$', ''), chr(65533)) END AS prefix,
+        s.thread, s.session_id
+    FROM nc_rows r
+    JOIN nc_archive_sessions s ON s.instance = r.instance AND s.source_path = r.source_path
+    WHERE r.nanoclaw = 'archive'
+),
+primaries AS (
+    SELECT r.instance, r.turn_type, r.text, r.j->>'transcript_id' AS thread, t.session_id
+    FROM nc_rows r
+    LEFT JOIN nc_transcript_sessions t
+           ON t.instance = r.instance AND t.continuation_id = (r.j->>'transcript_id')
+    WHERE r.nanoclaw = 'transcript' AND r.source_role = 'primary'
+    UNION ALL
+    SELECT instance, turn_type, text, NULL, session_id
+    FROM nc_rows
+    WHERE nanoclaw IN ('inbound', 'outbound') AND turn_type IN ('user', 'assistant')
+)
+SELECT DISTINCT a.x_row, a.source_kind,
+    CASE WHEN a.is_header THEN 'exchange archive header of a thread whose transcript is read'
+         ELSE 'exchange archive copy of a message the transcript of its thread or the messages of its session hold' END AS reason
+FROM archived a
+JOIN primaries p
+  ON p.instance = a.instance
+ AND (p.thread = a.thread OR p.session_id = a.session_id)
+ AND CASE WHEN a.is_header THEN p.thread = a.thread
+          ELSE a.turn_type IN ('user', 'assistant') AND p.turn_type = a.turn_type
+               AND (archive_trim(p.text) = archive_trim(a.text)
+                    OR (a.prefix IS NOT NULL AND starts_with(p.text, a.prefix)))
+     END;
 
 INSERT INTO dropped_rows SELECT * FROM nc_transcript_copies;
 

@@ -180,6 +180,10 @@ pub fn instance_of(agent: Agent, rel: &str) -> String {
         Agent::Nanobot => rel.split('/').next().unwrap_or(rel).to_string(),
         Agent::Nanoclaw => crate::sources::nanoclaw::install_root(rel)
             .map(|(root, _)| root)
+            .or_else(|| {
+                crate::sources::nanoclaw::exchange_archive::archive_parts(rel)
+                    .map(|(root, _, _)| root)
+            })
             .unwrap_or_else(|| ".".to_string()),
     }
 }

@@ -100,7 +100,8 @@ pub struct KindTraits {
     pub turn_copy: Option<TurnCopy>,
     /// A secondary copy of user prompts, matched by text and local time (CLI history).
     pub prompt_copy: bool,
-    /// A nanoclaw store: `catalog`, `inbound`, `outbound` or `transcript`.
+    /// A nanoclaw store: `catalog`, `inbound`, `outbound`, `transcript`,
+    /// `archive` (a secondary copy of a thread's exchanges) or `marker`.
     pub nanoclaw: Option<NanoclawPart>,
 }
 
@@ -124,6 +125,7 @@ text_enum! {
         Inbound = "inbound",
         Outbound = "outbound",
         Transcript = "transcript",
+        Archive = "archive",
         Marker = "marker",
     }
 }

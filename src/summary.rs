@@ -279,7 +279,7 @@ impl Summary {
 /// `drop_reasons`) with its stable, machine-readable code (`--summary-json`
 /// `drop_reason_codes`; docs/design.md "Dedup"). A reason no entry names
 /// has the code `unlisted` (a test keeps this list complete).
-pub const DROP_REASONS: [(&str, &str); 10] = [
+pub const DROP_REASONS: [(&str, &str); 12] = [
     ("same record in the primary store", "record_in_primary"),
     (
         "same message in the primary store, rewritten there (same position, role and timestamp)",
@@ -313,6 +313,14 @@ pub const DROP_REASONS: [(&str, &str); 10] = [
     (
         "copy of a Claude Code line another transcript file of the session holds",
         "claude_code_line_in_another_file",
+    ),
+    (
+        "exchange archive copy of a message the transcript of its thread or the messages of its session hold",
+        "archive_message_in_primary",
+    ),
+    (
+        "exchange archive header of a thread whose transcript is read",
+        "archive_header_in_primary",
     ),
 ];
 

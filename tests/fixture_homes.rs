@@ -32,6 +32,7 @@ const HOMES: &[&str] = &[
     "nanoclaw/home-cc",
     "nanoclaw/home-mcp",
     "nanoclaw/home-codex",
+    "nanoclaw/home-codex-archive",
     "nanoclaw/home-opencode",
     "realwriter/dbera-aborted-import",
     "realwriter/dbera-deleted",

@@ -1445,6 +1445,267 @@ fn codex_rollouts_back_their_session_with_tools_and_usage() -> TestResult {
     Ok(())
 }
 
+const ARCHIVE_A: &str =
+    "groups/coder/conversations/2026-12-03-codex-01a239f1-c5a9-7872-9bec-428a6519819a.md";
+const ARCHIVE_B: &str =
+    "groups/coder/conversations/2026-12-03-codex-01a2390e-5d31-7b42-9c7e-3f1a2b4c5d6e.md";
+
+/// `fixtures/nanoclaw/home-codex-archive` (PROVENANCE.md
+/// "home-codex-archive"): home-codex plus the exchange archive nanoclaw's
+/// own `archiveProviderExchange` wrote (TZ Asia/Kolkata) for the rollout's
+/// two exchanges (thread A) and for an earlier thread B whose rollout is
+/// absent. Thread A's archive rows are copies of the rollout's (and of the
+/// session's messages): all dropped, its header too. Thread B's are kept,
+/// secondary, in the folder's only session, with their texts exactly as
+/// written (a body holding `---` and `**User**:` lines; a prompt cut to 2000
+/// characters and `...`). A's answer stamped 08:57 local and the rollout's
+/// 03:27:55.911 UTC give the install's offset (+05:30), so B's local stamps
+/// get their UTC time and every nanoclaw row its local time. Without the
+/// rollout, A's messages still drop against the session's inbound and
+/// outbound rows, its header stays, and there is no offset evidence.
+#[test]
+fn exchange_archives_are_dropped_where_a_primary_holds_them_and_recovered_where_lost() -> TestResult
+{
+    let home = fixture("nanoclaw/home-codex-archive");
+    let r = run_home(&home, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("nanoclaw.exchange_archive         2        12         7          5"),
+        "{}",
+        r.stderr()
+    );
+    assert!(r.stderr().contains(
+        "         4 exchange archive copy of a message the transcript of its thread or the messages of its session hold\n         1 exchange archive header of a thread whose transcript is read"
+    ), "{}", r.stderr());
+    assert_eq!(
+        r.one(&format!(
+            "SELECT count(*) FROM events WHERE source_path = '{ARCHIVE_A}'"
+        ))?,
+        "0"
+    );
+    let long = {
+        let items: Vec<String> = (1..=80)
+            .map(|i| format!("item {i}: check the value of setting number {i}."))
+            .collect();
+        let full = format!("Review this checklist line by line. {}", items.join(" "));
+        assert!(full.len() > 2000);
+        format!("{}...", &full[..2000])
+    };
+    let b = r.rows(&format!(
+        "SELECT session_id, source_role, turn_type, text, source_line,
+                coalesce(native::JSON->>'status', '-'), coalesce(native::JSON->>'archived_local', '-'),
+                coalesce(native::JSON->>'truncated', '-'), native::JSON->>'session_joined_by',
+                strftime(timestamp_utc, '%H:%M:%S'), strftime(timestamp_local, '%H:%M'), time_basis
+         FROM events WHERE source_path = '{ARCHIVE_B}' ORDER BY ordinal"
+    ))?;
+    let row =
+        |turn: &str, text: &str, line: &str, status: &str, stamp: &str, cut: &str, utc: &str| {
+            [
+                "sess-codex-1",
+                "secondary",
+                turn,
+                text,
+                line,
+                status,
+                stamp,
+                cut,
+                "folder",
+                utc,
+                &stamp[stamp.len().saturating_sub(5)..],
+                "local_derived",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+        };
+    let (s1, s2, s3) = ("2026-12-03 07:40", "2026-12-03 07:42", "2026-12-03 07:53");
+    assert_eq!(
+        b,
+        vec![
+            {
+                let mut h = row(
+                    "system",
+                    "exchange archive: provider=codex thread=01a2390e-5d31-7b42-9c7e-3f1a2b4c5d6e",
+                    "1",
+                    "-",
+                    "-",
+                    "-",
+                    "02:10:00",
+                );
+                h[10] = "07:40".into();
+                h
+            },
+            row(
+                "user",
+                "Summarise this pasted log for me:\n\n---\n\n**User**: this line is part of the log, not a new exchange\nend of log",
+                "10",
+                "completed",
+                s1,
+                "false",
+                "02:10:00"
+            ),
+            row(
+                "assistant",
+                "Summary of the log:\n\n---\n\n**Assistant**: was quoted in it, and the log has two lines.",
+                "17",
+                "completed",
+                s1,
+                "false",
+                "02:10:00"
+            ),
+            row("user", &long, "27", "undelivered", s2, "true", "02:12:00"),
+            row(
+                "assistant",
+                "Reviewed all 80 items; none needs a change.",
+                "29",
+                "undelivered",
+                s2,
+                "false",
+                "02:12:00"
+            ),
+            row(
+                "user",
+                "Are you still there?",
+                "35",
+                "error",
+                s3,
+                "false",
+                "02:23:00"
+            ),
+            row(
+                "assistant",
+                "Error: Turn timed out after 600000ms",
+                "37",
+                "error",
+                s3,
+                "false",
+                "02:23:00"
+            ),
+        ]
+    );
+    // the archive's answer and the rollout's give the install's offset
+    assert_eq!(
+        r.rows("SELECT instance, first_day, offset_minutes, pairs FROM tz_offsets")?,
+        strs(&[&[".", "2026-12-03", "330", "1"]])
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT count(*), count(timestamp_local) FROM events
+             WHERE agent = 'nanoclaw' AND time_basis = 'utc'"
+        )?,
+        strs(&[&["29", "29"]])
+    );
+    assert_eq!(
+        r.one("SELECT count(*) FROM diagnostics WHERE code = 'local_time_unknown'")?,
+        "0"
+    );
+    // the rollout lost: A's messages are still the session's inbound and
+    // outbound rows, its header is recovered, no evidence gives an offset
+    let gone = copy_home(&home)?;
+    std::fs::remove_dir_all(
+        gone.path()
+            .join("data/v2-sessions/ag-codex/.codex-shared/sessions"),
+    )?;
+    let g = run_home(gone.path(), &[])?;
+    assert_eq!(
+        g.rows(&format!(
+            "SELECT turn_type, session_id, native::JSON->>'session_joined_by', time_basis
+             FROM events WHERE source_path = '{ARCHIVE_A}'"
+        ))?,
+        strs(&[&["system", "sess-codex-1", "continuation", "local_as_utc"]])
+    );
+    assert_eq!(
+        g.one(&format!(
+            "SELECT count(*) FROM events WHERE source_path = '{ARCHIVE_B}'"
+        ))?,
+        "7"
+    );
+    assert_eq!(g.one("SELECT count(*) FROM tz_offsets")?, "0");
+    Ok(())
+}
+
+/// A torn archive (cut inside its last answer, without the final newline),
+/// a file without the provider header, and Claude Code's PreCompact archive
+/// beside them: the torn exchange's rows are kept and marked, the headless
+/// file gives a `parser: unparseable record` row, each is one
+/// `bad_record` with its path and line on stderr (exit 1), every valid row
+/// is kept; the Claude archive is listed as skipped and gives no row.
+#[test]
+fn a_torn_or_headerless_archive_is_named_and_its_valid_rows_kept() -> TestResult {
+    let home = copy_home(&fixture("nanoclaw/home-codex-archive"))?;
+    let b = home.path().join(ARCHIVE_B);
+    let text = std::fs::read_to_string(&b)?;
+    std::fs::write(&b, &text[..text.len() - 10])?;
+    let dir = home.path().join("groups/coder/conversations");
+    std::fs::write(
+        dir.join("2026-12-04-codex-notes.md"),
+        "Some notes the agent kept.\n\n---\n\nArchived: 2026-12-04 09:00 · Status: completed\n\n**User**: hi\n\n**Assistant**: hello\n",
+    )?;
+    // claude.ts formatTranscriptMarkdown's shape (providers efc8eff4)
+    std::fs::write(
+        dir.join("2026-12-03-conversation-0857.md"),
+        "# Conversation\n\nArchived: Dec 3, 8:57 AM\n\n---\n\n**User**: hi\n\n**Andy**: hello\n",
+    )?;
+    let r = run_home(home.path(), &[])?;
+    assert_eq!(r.code(), Some(1), "{}", r.stderr());
+    let err = r.stderr();
+    for line in [
+        format!("nanoload: bad_record: {ARCHIVE_B}:33: exchange torn: the file ends without its final newline"),
+        "nanoload: bad_record: groups/coder/conversations/2026-12-04-codex-notes.md:1: no exchange-archive header (`# <Provider> Conversation`, blank, `Provider: …`, `Continuation/thread id: …`)".to_string(),
+    ] {
+        assert!(err.lines().any(|l| l == line), "{line}\n{err}");
+    }
+    assert_eq!(
+        r.rows(
+            "SELECT source_path, source_line, kind FROM diagnostics
+             WHERE source_path LIKE 'groups/%' ORDER BY ALL"
+        )?,
+        strs(&[
+            &[ARCHIVE_B, "33", "bad_record"],
+            &[
+                "groups/coder/conversations/2026-12-04-codex-notes.md",
+                "1",
+                "bad_record"
+            ],
+        ])
+    );
+    // B's seven rows, the last answer cut and marked; the headless file's
+    // exchange and its unread opening
+    assert_eq!(
+        r.rows(&format!(
+            "SELECT text, native::JSON->>'torn' FROM events
+             WHERE source_path = '{ARCHIVE_B}' AND source_line = 37"
+        ))?,
+        strs(&[&["Error: Turn timed out after", "true"]])
+    );
+    assert_eq!(
+        r.one(&format!(
+            "SELECT count(*) FROM events WHERE source_path = '{ARCHIVE_B}'"
+        ))?,
+        "7"
+    );
+    assert_eq!(
+        r.rows(
+            "SELECT turn_type, left(text, 60) FROM events
+             WHERE source_path LIKE '%2026-12-04-codex-notes.md' ORDER BY source_line"
+        )?,
+        strs(&[
+            &[
+                "system",
+                "parser: unparseable record line 1 (no exchange-archive heade"
+            ],
+            &["user", "hi"],
+            &["assistant", "hello"],
+        ])
+    );
+    assert_eq!(
+        r.rows("SELECT status, rows FROM sources WHERE source_path LIKE '%conversation-0857.md'")?,
+        strs(&[&["skipped", "0"]])
+    );
+    Ok(())
+}
+
 /// `fixtures/nanoclaw/home-opencode` (PROVENANCE.md "home-opencode"): an
 /// agent group on the OpenCode provider; the database the real OpenCode CLI
 /// 1.3.2 wrote in the session's `opencode-xdg/` (two turns through `opencode

@@ -295,6 +295,21 @@ pub static REGISTRY: &[Extractor] = &[
         extract: nanoclaw::opencode_db::extract,
     },
     Extractor {
+        kind: "nanoclaw.exchange_archive",
+        agent: Agent::Nanoclaw,
+        globs: &[store_if(
+            "**/groups/*/conversations/*-*.md",
+            nanoclaw::exchange_archive::accept,
+        )],
+        role: StoreRole::Fixed(Role::Secondary),
+        traits: KindTraits {
+            nanoclaw: Some(NanoclawPart::Archive),
+            ..PLAIN
+        },
+        reads: Reads::Own,
+        extract: nanoclaw::exchange_archive::extract,
+    },
+    Extractor {
         kind: "nanoclaw.upgrade_state",
         agent: Agent::Nanoclaw,
         globs: &[store("**/data/upgrade-state.json")],

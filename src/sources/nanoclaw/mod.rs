@@ -12,6 +12,8 @@
 //! <root>/data/v2-sessions/<agent_group_id>/<session_id>/opencode-xdg/opencode/opencode.db
 //!                    the OpenCode sessions backing `continuation:opencode`     opencode_db.rs
 //! <root>/data/upgrade-state.json                             install version     upgrade_state.rs
+//! <root>/groups/<folder>/conversations/<date>-<provider>-<thread>.md
+//!                    a provider's per-thread exchange archive (secondary)      exchange_archive.rs
 //! ```
 //! Every database is read from a private snapshot, columns by name. Rows of
 //! catalog and state tables become `nanoclaw <table>: <primary key>` system
@@ -32,6 +34,7 @@ pub mod catalog;
 pub mod claude_transcript;
 pub mod codex_rollout;
 pub mod content;
+pub mod exchange_archive;
 pub mod inbound;
 pub mod opencode_db;
 pub mod outbound;

@@ -724,6 +724,9 @@ const OUTBOUND: &str = "nanoclaw.outbound";
 
 const TRANSCRIPT: &str = "nanoclaw.claude_transcript";
 
+/// A secondary copy of a thread's exchanges.
+const ARCHIVE: &str = "nanoclaw.exchange_archive";
+
 const WS1_DB: &str = ".nanobot/sessions/ws1/sessions.sqlite3";
 
 const WEBUI_C1: &str = ".nanobot/webui/websocket_c1.jsonl";

@@ -143,3 +143,47 @@ fn a_tie_of_lone_pairs_goes_to_a_dst_step_from_the_nearest_strong_day() -> Res {
     );
     Ok(())
 }
+
+/// A nanoclaw exchange archive's `Archived:` stamp (local, to the minute,
+/// written 0–10 s after the answer) and the same answer in its thread's
+/// transcript (true UTC) are a pair: Kolkata's +05:30.
+#[test]
+fn an_exchange_archive_stamp_and_its_answer_in_the_transcript_give_the_offset() -> Res {
+    let mut h = Steps::new()?;
+    for (thread, utc) in [
+        ("t1", "2026-12-03 03:27:55.911"),
+        ("t2", "2026-12-03 03:27:58"),
+    ] {
+        h.event(
+            TRANSCRIPT,
+            &[
+                ("x_group", &group(Group::Transcript)),
+                ("turn_type", "assistant"),
+                ("text", "Done. "),
+                ("ts_utc", utc),
+                ("native", &format!(r#"{{"transcript_id":"{thread}"}}"#)),
+            ],
+        )?;
+    }
+    h.event(
+        ARCHIVE,
+        &[
+            ("x_group", &group(Group::Transcript)),
+            ("turn_type", "assistant"),
+            ("text", "Done."),
+            ("ts_local", "2026-12-03 08:57:00"),
+            ("native", r#"{"transcript_id":"t1"}"#),
+        ],
+    )?;
+    h.run_through("tz_offsets")?;
+    // t2's answer is another thread's: no pair
+    assert_eq!(
+        h.rows("SELECT instance, day, offset_minutes, kind FROM tz_evidence")?,
+        vec![". | 2026-12-03 | 330 | archive"]
+    );
+    assert_eq!(
+        h.rows("SELECT instance, first_day, last_day, offset_minutes, pairs FROM tz_offsets")?,
+        vec![". | 2026-12-03 | 2026-12-03 | 330 | 1"]
+    );
+    Ok(())
+}
