@@ -190,15 +190,18 @@ fn base32(b: u8) -> bool {
 /// `SK` and 32 hex digits somewhere: the Twilio rule's needle (two letters
 /// are too short a literal for the SIMD search).
 fn twilio_sid(hay: &[u8]) -> bool {
-    finder(&SK).find_iter(hay).any(|i| {
-        hay.get(i + 2..i + 34)
-            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    // the `K` (the rarer letter, one `memchr` pass), then the `S` before it
+    memchr::memchr_iter(b'K', hay).any(|i| {
+        i > 0
+            && hay[i - 1] == b'S'
+            && hay
+                .get(i + 1..i + 33)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
     })
 }
 
 /// The custom needles' substring searchers, built once.
 type Finder = LazyLock<memchr::memmem::Finder<'static>>;
-static SK: Finder = LazyLock::new(|| memchr::memmem::Finder::new(b"SK"));
 static SCHEME: Finder = LazyLock::new(|| memchr::memmem::Finder::new(b"://"));
 
 fn finder(f: &'static Finder) -> &'static memchr::memmem::Finder<'static> {
@@ -207,6 +210,11 @@ fn finder(f: &'static Finder) -> &'static memchr::memmem::Finder<'static> {
 
 /// `://` and an `@` before the URL's path or a blank: a URL with userinfo.
 fn url_userinfo(hay: &[u8]) -> bool {
+    // most texts hold no `@`: one fast pass rules them out before the
+    // search for `://`
+    if memchr::memchr(b'@', hay).is_none() {
+        return false;
+    }
     finder(&SCHEME).find_iter(hay).any(|i| {
         hay[i + 3..]
             .iter()
