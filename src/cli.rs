@@ -15,7 +15,9 @@ const EXAMPLES: &str = "Examples:
   nanoload report out.parquet --tables tables report.html
       one self-contained HTML page of that load
   nanoload usage ~ --by model
-      what the agents' LLM calls cost, per provider and model";
+      what the agents' LLM calls cost, per provider and model
+  nanoload sync ~ ~/nanoload/history.duckdb
+      keep every row ever seen, including what the agents delete later";
 
 /// Load everything the nanobot and nanoclaw agents left under HOME into one
 /// Parquet table of events.
@@ -34,8 +36,10 @@ const EXAMPLES: &str = "Examples:
 /// where nanoload looked).
 ///
 /// The commands `report` and `usage` read a load's output (or, for `usage`,
-/// a HOME loaded on the spot); `nanoload help COMMAND` explains each. A
-/// HOME named `report`, `usage` or `help` is given as `./report`.
+/// a HOME loaded on the spot); `sync` keeps every row ever seen in a ledger
+/// that outlives the agents' own deletions; `nanoload help COMMAND`
+/// explains each. A HOME named `report`, `usage`, `sync` or `help` is given
+/// as `./report`.
 #[derive(Debug, Parser)]
 #[command(
     name = "nanoload",
@@ -67,6 +71,90 @@ pub enum Command {
         about = "Show what the agents' LLM calls cost per day, week, month, session or model"
     )]
     Usage(UsageArgs),
+    #[command(
+        about = "Keep every row ever seen in a ledger: add what is new, keep what the agents deleted"
+    )]
+    Sync(SyncArgs),
+}
+
+/// Keep every row ever seen in a ledger: add what is new, keep what the
+/// agents deleted.
+///
+/// Extracts HOME as a load does and merges its rows (as staged, before
+/// dedup, text and native included, secrets redacted) into LEDGER.duckdb,
+/// a DuckDB database file nanoload keeps, in one transaction: a row seen
+/// before is the same row (identity: its content and which occurrence of it
+/// its store holds, not where it stands), a new row is added, and a row its
+/// store no longer holds stays, with present = false. Nothing is ever
+/// deleted from the ledger. Tables: loads (one row per sync, numbered),
+/// ledger_events, ledger_llm_calls, ledger_sources (on every row
+/// first_seen_load and last_seen_load, sync numbers, and present),
+/// ledger_meta (the format). Secrets are always redacted: a ledger is kept.
+///
+/// A killed sync leaves the ledger as it was; a second sync while one
+/// writes is refused (LEDGER.duckdb.lock). A ledger of another format is
+/// refused, never misread.
+///
+/// Exit codes: 0 synced; 1 synced, but some lines, records or stores could
+/// not be read (their rows keep their state); 2 nothing done; 4 no agent
+/// state under HOME; 5 another sync holds the ledger (try again later).
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
+pub struct SyncArgs {
+    /// The home directory to read (e.g. a copy of /home/alice).
+    #[arg(value_name = "HOME")]
+    pub home: PathBuf,
+
+    /// The ledger (created on the first sync; must be outside HOME).
+    #[arg(value_name = "LEDGER.duckdb")]
+    pub ledger: PathBuf,
+
+    /// Worker threads for extraction and DuckDB (default: the CPUs).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// DuckDB memory limit (e.g. 256MiB, 1GB); larger merges spill to the
+    /// private temp dir.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = crate::config::parse_size)]
+    pub memory_limit: u64,
+
+    /// Follow symbolic links to agent state outside HOME.
+    #[arg(long)]
+    pub follow_links: bool,
+
+    /// Keep WebUI reasoning records as `thinking` rows.
+    #[arg(long)]
+    pub include_thinking: bool,
+
+    /// Also treat text matching REGEX as a secret (as for a load); repeatable.
+    #[arg(long = "secret-pattern", value_name = "REGEX")]
+    pub secret_patterns: Vec<String>,
+
+    /// Print only what makes the exit code non-zero.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Show progress on stderr (`auto`: only on a terminal; never when a
+    /// timer runs it).
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = crate::config::When::Auto)]
+    pub progress: crate::config::When,
+}
+
+impl SyncArgs {
+    /// The load options of this sync: the ledger stands where OUT does (the
+    /// same checks: absolute, outside HOME).
+    pub fn options(&self) -> Options {
+        Options {
+            threads: self.threads,
+            memory_limit: self.memory_limit,
+            follow_links: self.follow_links,
+            include_thinking: self.include_thinking,
+            secret_patterns: self.secret_patterns.clone(),
+            quiet: self.quiet,
+            progress: self.progress,
+            ..Options::new(&self.home, &self.ledger)
+        }
+    }
 }
 
 /// Write one self-contained HTML report of a load's output.

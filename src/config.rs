@@ -346,6 +346,7 @@ impl Config {
                 include_thinking: opts.include_thinking,
                 scanner: (!opts.no_redact).then(|| Scanner::new(&secret_patterns)),
                 secret_patterns,
+                stage_all_wide: false,
             },
             utc_offset_minutes: opts.utc_offset_minutes,
             threads,

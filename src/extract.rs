@@ -67,7 +67,7 @@ pub fn extract(
     cache: Option<&Cache>,
     progress: &Progress,
 ) -> Result<Extraction, ExtractError> {
-    let stage = Stage::new(&run_dir.stage_dir())?;
+    let stage = Stage::new(&run_dir.stage_dir())?.all_wide(options.stage_all_wide);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;

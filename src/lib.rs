@@ -80,6 +80,8 @@ pub mod engine;
 #[cfg(feature = "engine")]
 pub mod events_writer;
 #[cfg(feature = "engine")]
+pub mod ledger;
+#[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod run;

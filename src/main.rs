@@ -4,7 +4,7 @@
 //! [`nanoload::usage`].
 
 use clap::Parser;
-use nanoload::cli::{Args, Command, ReportArgs, UsageArgs};
+use nanoload::cli::{Args, Command, ReportArgs, SyncArgs, UsageArgs};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
@@ -44,6 +44,23 @@ fn report_main(args: ReportArgs) -> std::process::ExitCode {
         Err(e) => {
             eprintln!("nanoload: error: {e}");
             std::process::ExitCode::from(ExitCode::Failed as u8)
+        }
+    }
+}
+
+/// `nanoload sync HOME LEDGER.duckdb`: the summary lines on stderr.
+fn sync_main(args: SyncArgs) -> std::process::ExitCode {
+    tune_allocator();
+    match nanoload::ledger::sync(&args.options()) {
+        Ok(s) => {
+            for line in s.lines(&args.ledger, args.quiet) {
+                eprintln!("{line}");
+            }
+            std::process::ExitCode::from(s.exit as u8)
+        }
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            std::process::ExitCode::from(e.exit_code() as u8)
         }
     }
 }
@@ -158,6 +175,10 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::Usage(a)),
             ..
         } => return usage_main(a),
+        Args {
+            command: Some(Command::Sync(a)),
+            ..
+        } => return sync_main(a),
         Args {
             options: Some(options),
             ..

@@ -171,7 +171,7 @@ fn open_cache(config: &Config) -> Result<Option<Cache>, CacheError> {
 /// waits until a test removes it (at most two minutes). Lets tests delete a
 /// store after discovery, kill the process with outputs half-written, or
 /// make a rename fail after the commit's checks.
-fn test_pause(point: &str) {
+pub(crate) fn test_pause(point: &str) {
     let Ok(spec) = std::env::var("NANOLOAD_TEST_PAUSE") else {
         return;
     };

@@ -79,6 +79,8 @@ pub struct Stage {
     next_row: std::sync::atomic::AtomicI64,
     /// One blob file whatever the thread ([`Stage::entry`]).
     fixed_blob: Option<i32>,
+    /// Every row's text and native in the staged columns ([`Stage::all_wide`]).
+    all_wide: bool,
 }
 
 /// What staging produced: file paths by table.
@@ -127,7 +129,17 @@ impl Stage {
             blobs: Mutex::new(BTreeMap::new()),
             next_row: std::sync::atomic::AtomicI64::new(1),
             fixed_blob: None,
+            all_wide: false,
         })
+    }
+
+    /// With `on`, every row's text and native go to the staged columns, as
+    /// the rows the steps read do (`nanoload sync`: the ledger keeps them).
+    pub fn all_wide(self, on: bool) -> Stage {
+        Stage {
+            all_wide: on,
+            ..self
+        }
     }
 
     /// The stage of one store's cache entry ([`crate::cache`]): the same
@@ -217,7 +229,7 @@ impl Stage {
             for (r, n) in rows.iter().zip(natives) {
                 let text_len = r.text.as_ref().map(|t| t.len() as i64);
                 let native_len = n.as_ref().map(|t| t.len() as i64);
-                if steps_read_wide(r) {
+                if self.all_wide || steps_read_wide(r) {
                     wide.push(WideRef {
                         staged: true,
                         blob: None,

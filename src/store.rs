@@ -261,6 +261,9 @@ pub struct ExtractOptions {
     /// The secret scanner every row's text and `native` strings pass
     /// through before staging; `None` with `--no-redact`.
     pub scanner: Option<Scanner>,
+    /// Stage every row's text and native in the staged columns, none in a
+    /// blob file (`nanoload sync`: the ledger keeps them; src/ledger.rs).
+    pub stage_all_wide: bool,
 }
 
 /// A store that could not be read (or not read to its end).

@@ -39,6 +39,9 @@ pub enum ExitCode {
     /// Nothing written: HOME holds no store of either agent (the error says
     /// where nanoload looked).
     NoStores = 4,
+    /// Nothing done: another `nanoload sync` is writing the ledger (its lock
+    /// is held); a scheduler may try again later.
+    Busy = 5,
 }
 
 /// Counts per source kind.

@@ -13,6 +13,7 @@ mod fixture_homes; // shared: every fixture home loaded once (golden + audits)
 mod foundation; // nanobot session stores end to end on fixtures/nanobot/home-a
 mod golden; // every fixture home's outputs against tests/golden/
 mod hardening; // read-only HOME, bad input, live writers, atomic and reproducible output
+mod ledger; // `nanoload sync`: every row ever seen kept, deletions marked gone, one sync at a time
 mod nanobot_stores; // the other nanobot stores, UTC offsets, secondary dedup, side tables
 mod nanoclaw; // nanoclaw's catalog, session databases and transcripts
 mod notebook; // examples/analysis.ipynb run headless on fresh output; its totals equal sessions

@@ -1427,11 +1427,7 @@ fn codex_rollouts_back_their_session_with_tools_and_usage() -> TestResult {
         ]])
     );
     // without its rollout the session declares the transcript lost, naming where it looked
-    let gone = copy_home(&home)?;
-    std::fs::remove_dir_all(
-        gone.path()
-            .join("data/v2-sessions/ag-codex/.codex-shared/sessions"),
-    )?;
+    let gone = without_codex_rollouts(&home)?;
     let g = run_home(gone.path(), &[])?;
     assert_eq!(
         g.rows("SELECT source_path, message FROM diagnostics WHERE code = 'transcript_missing'")?,
@@ -1602,11 +1598,7 @@ fn exchange_archives_are_dropped_where_a_primary_holds_them_and_recovered_where_
     );
     // the rollout lost: A's messages are still the session's inbound and
     // outbound rows, its header is recovered, no evidence gives an offset
-    let gone = copy_home(&home)?;
-    std::fs::remove_dir_all(
-        gone.path()
-            .join("data/v2-sessions/ag-codex/.codex-shared/sessions"),
-    )?;
+    let gone = without_codex_rollouts(&home)?;
     let g = run_home(gone.path(), &[])?;
     assert_eq!(
         g.rows(&format!(
@@ -1823,4 +1815,17 @@ fn opencode_databases_back_their_session_with_tools_and_usage() -> TestResult {
         ]])
     );
     Ok(())
+}
+
+/// A copy of a Codex home without its rollouts (`.codex-shared/sessions`):
+/// what nanoload reads when the transcripts are gone.
+fn without_codex_rollouts(
+    home: &std::path::Path,
+) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let gone = copy_home(home)?;
+    std::fs::remove_dir_all(
+        gone.path()
+            .join("data/v2-sessions/ag-codex/.codex-shared/sessions"),
+    )?;
+    Ok(gone)
 }

@@ -1,0 +1,571 @@
+//! `nanoload sync HOME LEDGER.duckdb`: a history that outlives the agents'
+//! own deletions. Every sync extracts HOME as a load does and merges the
+//! staged rows into a DuckDB database file that nanoload keeps: rows seen
+//! before are the same rows, new rows are added, and a row no longer on
+//! disk stays, marked gone. docs/design.md "Ledger".
+//!
+//! ```text
+//! LEDGER.duckdb               written only by sync, one transaction per sync
+//!   ledger_meta(key, value)   format, the staged columns it holds, who created it
+//!   loads                     one row per sync: sync (1, 2, …), load_id, started_at,
+//!                             finished_at (UTC), home, options, added, changed, gone,
+//!                             rows, present
+//!   ledger_events             every staged event row ever seen: the staged columns with
+//!                             text and native inline, row_key, first_seen_load and
+//!                             last_seen_load (sync numbers), present
+//!   ledger_llm_calls          every staged usage row ever seen, the same way
+//!   ledger_sources            every store ever seen: its latest `sources` row,
+//!                             first_seen_load, last_seen_load, present
+//! LEDGER.duckdb.lock          locked (flock) by the sync that writes: a second is refused
+//! ```
+//! One row of `ledger_events` is one row a load stages (before dedup: the
+//! steps decide over the whole history when the ledger is exported). Its
+//! identity (`row_key`) is its content — every staged column but where it
+//! stands (`seq`, `source_line`) and the store's role — and which
+//! occurrence of that content it is in its store, so a record that moves
+//! (a file rewritten around it) is still the same row; a record rewritten
+//! in place is a new row and its old version is gone.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use arrow::datatypes::{DataType, SchemaRef};
+use duckdb::Connection;
+
+use crate::config::{Config, ConfigError, Options};
+use crate::discover::discover;
+use crate::engine::{sql_list, sql_str};
+use crate::extract::{ExtractError, extract};
+use crate::progress::Progress;
+use crate::rundir::{RunDir, RunDirError};
+use crate::schema::{events_schema, llm_calls_schema, sources_schema};
+use crate::summary::ExitCode;
+
+/// The ledger format this build reads and writes.
+pub const FORMAT: &str = "1";
+
+/// Staged event columns that say where a row's text is in this run's
+/// stage, or which row of the run it is: not kept.
+const STAGE_ONLY: [&str; 6] = [
+    "x_wide",
+    "x_blob",
+    "x_off",
+    "x_text_len",
+    "x_native_len",
+    "x_row",
+];
+
+/// Columns kept but not part of a row's identity: where it stands in its
+/// store and the store's role (a database beside namespace JSONL makes the
+/// JSONL secondary). A sync that sees the row again takes their new values.
+const PLACE: [&str; 3] = ["seq", "source_line", "source_role"];
+
+/// A sync that changed nothing in the ledger (exit code 2), or could not
+/// start.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
+    #[error("internal: {0}")]
+    Discover(#[from] globset::Error),
+    #[error(transparent)]
+    Extract(#[from] ExtractError),
+    #[error("{}: {message}", path.display())]
+    Ledger { path: PathBuf, message: String },
+    /// Another sync holds the ledger (exit code 5).
+    #[error(
+        "{}: another nanoload sync is writing this ledger (lock {} is held); nothing done, try again when it has finished",
+        path.display(),
+        lock.display()
+    )]
+    Busy { path: PathBuf, lock: PathBuf },
+    #[error("{}: no agent state found", home.display())]
+    NoStores { home: PathBuf },
+}
+
+impl SyncError {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            SyncError::Busy { .. } => ExitCode::Busy,
+            SyncError::NoStores { .. } => ExitCode::NoStores,
+            _ => ExitCode::Failed,
+        }
+    }
+}
+
+/// What one sync did, per table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Merged {
+    /// Rows first seen now.
+    pub added: u64,
+    /// Rows seen before whose place changed, or that were gone and are back.
+    pub changed: u64,
+    /// Rows present before that this sync did not see (their store read to
+    /// its end, or no longer on disk).
+    pub gone: u64,
+    /// Rows in the ledger, and of those on disk at this sync.
+    pub rows: u64,
+    pub present: u64,
+}
+
+/// What `nanoload sync` reports.
+#[derive(Debug, Clone)]
+pub struct SyncSummary {
+    /// The sync's number in the ledger (1, 2, …): `loads.sync`, the
+    /// `first_seen_load` and `last_seen_load` of the rows.
+    pub sync: i64,
+    pub load_id: String,
+    pub events: Merged,
+    pub llm_calls: Merged,
+    pub exit: ExitCode,
+    /// One line per diagnostic of discovery and extraction (bad lines,
+    /// unreadable stores, warnings), as a load prints them.
+    pub diagnostics: Vec<(bool, String)>,
+}
+
+impl SyncSummary {
+    /// The stderr lines: each diagnostic (`quiet`: only those that make the
+    /// exit code non-zero), then (unless `quiet`) the summary.
+    pub fn lines(&self, ledger: &Path, quiet: bool) -> Vec<String> {
+        let mut out: Vec<String> = (self.diagnostics.iter())
+            .filter(|(failure, _)| *failure || !quiet)
+            .map(|(_, l)| l.clone())
+            .collect();
+        if quiet {
+            return out;
+        }
+        let m = |what: &str, m: &Merged| {
+            format!(
+                "nanoload: {what}: {} added, {} changed, {} gone; {} in the ledger, {} on disk",
+                m.added, m.changed, m.gone, m.rows, m.present
+            )
+        };
+        out.extend([
+            format!(
+                "nanoload: synced into {} (sync {}, load {})",
+                ledger.display(),
+                self.sync,
+                self.load_id
+            ),
+            m("rows", &self.events),
+            m("llm calls", &self.llm_calls),
+        ]);
+        out
+    }
+}
+
+/// The lock file of a ledger: `LEDGER.lock` beside it.
+pub fn lock_path(ledger: &Path) -> PathBuf {
+    let mut name = ledger.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Take the ledger's lock for this process (released when the file is
+/// dropped, or the process ends however it ends).
+fn lock(ledger: &Path) -> Result<File, SyncError> {
+    let path = lock_path(ledger);
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| SyncError::Ledger {
+            path: path.clone(),
+            message: format!("cannot open the lock file: {e}"),
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(SyncError::Busy {
+            path: ledger.to_path_buf(),
+            lock: path,
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(SyncError::Ledger {
+            path,
+            message: format!("cannot lock: {e}"),
+        }),
+    }
+}
+
+/// Sync HOME into the ledger (`opts.out` is the ledger: the checks of an
+/// output hold for it — absolute, outside HOME).
+pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
+    let started = SystemTime::now();
+    let mut config = Config::new(opts)?;
+    let Some(ledger) = config.outputs.out.clone() else {
+        return Err(ConfigError::Usage("sync needs LEDGER.duckdb".into()).into());
+    };
+    let _lock = lock(&ledger)?;
+    let run_dir = RunDir::create(&config.home)?;
+    let progress = Progress::start(opts.progress_shown());
+    let discovery = discover(&config.home, config.follow_links)?;
+    if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
+        return Err(SyncError::NoStores {
+            home: opts.home.clone(),
+        });
+    }
+    let load_id = discovery.load_id(&config.load_options);
+    // the ledger keeps every row's text and native itself
+    config.extract.stage_all_wide = true;
+    let extraction = extract(
+        &discovery,
+        &config.home,
+        &config.extract,
+        &run_dir,
+        config.threads,
+        None,
+        &progress,
+    )?;
+    crate::run::test_pause("staged");
+    let fail = |e: duckdb::Error| SyncError::Ledger {
+        path: ledger.clone(),
+        message: crate::diag::one_line(&e.to_string()),
+    };
+    let conn = Connection::open(&ledger).map_err(fail)?;
+    conn.execute_batch(&format!(
+        "SET autoinstall_known_extensions = false;
+         SET autoload_known_extensions = false;
+         SET memory_limit = '{}MiB';
+         SET temp_directory = {};
+         SET threads = {};",
+        config.memory_limit.div_ceil(1 << 20),
+        sql_str(&run_dir.spill_dir()),
+        config.threads,
+    ))
+    .map_err(fail)?;
+    let staged = &extraction.staged;
+    let merge = || -> Result<(i64, Merged, Merged), SyncError> {
+        conn.execute_batch("BEGIN TRANSACTION;").map_err(fail)?;
+        if let Some(refused) = prepare(&conn).map_err(fail)? {
+            return Err(SyncError::Ledger {
+                path: ledger.clone(),
+                message: refused,
+            });
+        }
+        merged(&conn, staged, &load_id, &config, started).map_err(fail)
+    };
+    let (sync, events, llm_calls) = match merge() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK;");
+            return Err(e);
+        }
+    };
+    conn.execute_batch("CHECKPOINT;").map_err(fail)?;
+    let all = || {
+        (extraction.reports.iter())
+            .flat_map(|r| &r.diagnostics)
+            .chain(&discovery.diagnostics)
+    };
+    let diagnostics = all()
+        .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
+        .collect();
+    let exit = if all().any(|d| d.kind.is_read_failure()) {
+        ExitCode::Partial
+    } else {
+        ExitCode::Ok
+    };
+    Ok(SyncSummary {
+        sync,
+        load_id,
+        events,
+        llm_calls,
+        exit,
+        diagnostics,
+    })
+}
+
+/// The merge of one sync, inside its transaction: sources, events, calls,
+/// then the `loads` row; committed here.
+fn merged(
+    conn: &Connection,
+    staged: &crate::stage::Staged,
+    load_id: &str,
+    config: &Config,
+    started: SystemTime,
+) -> Result<(i64, Merged, Merged), duckdb::Error> {
+    conn.execute_batch(&format!(
+        "CREATE TEMP TABLE cur_sources AS SELECT * FROM read_parquet({});",
+        sql_str(&staged.sources)
+    ))?;
+    // this sync's number: a load_id names the files and options, and an
+    // unchanged home gives the same one again
+    let sync: i64 = conn.query_row("SELECT coalesce(max(sync), 0) + 1 FROM loads", [], |r| {
+        r.get(0)
+    })?;
+    let events = merge_table(
+        conn,
+        "ledger_events",
+        &events_schema(),
+        &staged.events,
+        "source_line NULLS LAST, seq NULLS LAST, x_row",
+        sync,
+    )?;
+    let calls = merge_table(
+        conn,
+        "ledger_llm_calls",
+        &llm_calls_schema(),
+        &staged.llm_calls,
+        "id",
+        sync,
+    )?;
+    merge_sources(conn, sync)?;
+    let finished = SystemTime::now();
+    conn.execute(
+        "INSERT INTO loads VALUES (?, ?, make_timestamp(?), make_timestamp(?), ?, ?, ?, ?, ?, ?, ?)",
+        duckdb::params![
+            sync,
+            load_id,
+            micros(started),
+            micros(finished),
+            config.home.to_string_lossy(),
+            config.load_options.join(" "),
+            (events.added + calls.added) as i64,
+            (events.changed + calls.changed) as i64,
+            (events.gone + calls.gone) as i64,
+            (events.rows + calls.rows) as i64,
+            (events.present + calls.present) as i64,
+        ],
+    )?;
+    crate::run::test_pause("merged");
+    conn.execute_batch("COMMIT;")?;
+    Ok((sync, events, calls))
+}
+
+fn micros(t: SystemTime) -> i64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+/// The DuckDB type of a staged Arrow column.
+fn sql_type(t: &DataType) -> &'static str {
+    match t {
+        DataType::Int32 => "INTEGER",
+        DataType::Int64 => "BIGINT",
+        DataType::Boolean => "BOOLEAN",
+        DataType::Timestamp(_, _) => "TIMESTAMP",
+        _ => "VARCHAR",
+    }
+}
+
+/// The columns a ledger table keeps of a staged schema.
+fn kept(schema: &SchemaRef) -> Vec<(String, &'static str)> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| !STAGE_ONLY.contains(&f.name().as_str()))
+        .map(|f| (f.name().clone(), sql_type(f.data_type())))
+        .collect()
+}
+
+/// The staged columns this build's ledger holds, as `ledger_meta` records
+/// them: a ledger of other columns is refused, never misread.
+fn columns_signature() -> String {
+    [events_schema(), llm_calls_schema(), sources_schema()]
+        .iter()
+        .map(|s| {
+            kept(s)
+                .iter()
+                .map(|(n, t)| format!("{n} {t}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Create the ledger's tables (a new ledger), or check that it is one this
+/// build reads.
+fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
+    let exists: i64 = conn.query_row(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'ledger_meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    let signature = columns_signature();
+    if exists > 0 {
+        let get = |key: &str| -> Result<Option<String>, duckdb::Error> {
+            let mut s = conn.prepare("SELECT value FROM ledger_meta WHERE key = ?")?;
+            let mut rows = s.query([key])?;
+            Ok(match rows.next()? {
+                Some(r) => Some(r.get(0)?),
+                None => None,
+            })
+        };
+        let format = get("format")?.unwrap_or_default();
+        let columns = get("columns")?.unwrap_or_default();
+        let by = get("created_by")?.unwrap_or_default();
+        if format != FORMAT || columns != signature {
+            return Ok(Some(format!(
+                "a ledger of another format (format {format}, created by {by}) than this nanoload {} reads (format {FORMAT}, its columns); nothing done",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        return Ok(None);
+    }
+    let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN";
+    let table = |name: &str, schema: &SchemaRef, extra: &str| {
+        let cols = kept(schema)
+            .iter()
+            .map(|(n, t)| format!("\"{n}\" {t}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("CREATE TABLE {name} ({cols}, {extra});")
+    };
+    conn.execute_batch(&format!(
+        "CREATE TABLE ledger_meta (key VARCHAR, value VARCHAR);
+         CREATE TABLE loads (sync BIGINT, load_id VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP,
+             home VARCHAR, options VARCHAR, added BIGINT, changed BIGINT, gone BIGINT,
+             rows BIGINT, present BIGINT);
+         {}
+         {}
+         {}",
+        table("ledger_events", &events_schema(), seen),
+        table("ledger_llm_calls", &llm_calls_schema(), seen),
+        table(
+            "ledger_sources",
+            &sources_schema(),
+            "first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN"
+        ),
+    ))?;
+    let mut app = conn.appender("ledger_meta")?;
+    app.append_row(["format", FORMAT])?;
+    app.append_row(["columns", signature.as_str()])?;
+    let by = format!("nanoload {}", env!("CARGO_PKG_VERSION"));
+    app.append_row(["created_by", by.as_str()])?;
+    app.flush()?;
+    Ok(None)
+}
+
+/// Merge one table's staged rows into its ledger table (inside the sync's
+/// transaction): identity, then new rows, rows seen again, rows gone.
+fn merge_table(
+    conn: &Connection,
+    ledger: &str,
+    schema: &SchemaRef,
+    files: &[PathBuf],
+    occurrence: &str,
+    sync: i64,
+) -> Result<Merged, duckdb::Error> {
+    let cols = kept(schema);
+    let quoted = |names: &mut dyn Iterator<Item = &str>| {
+        names
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let all = quoted(&mut cols.iter().map(|(n, _)| n.as_str()));
+    let identity = cols
+        .iter()
+        .filter(|(n, _)| !PLACE.contains(&n.as_str()))
+        .map(|(n, _)| format!("'{n}': \"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let has_place = |c: &str| cols.iter().any(|(n, _)| n == c);
+    let place: Vec<&str> = PLACE.iter().copied().filter(|c| has_place(c)).collect();
+    let load = sync;
+    let rows_before = count_rows(conn, ledger)?;
+    let staged = if files.is_empty() {
+        format!("(SELECT {all}, NULL::BIGINT AS x_row FROM {ledger} WHERE false)")
+    } else {
+        format!("read_parquet({})", sql_list(files))
+    };
+    let occurrence = if schema.fields().iter().any(|f| f.name() == "x_row") {
+        occurrence.to_string()
+    } else {
+        occurrence.replace(", x_row", "")
+    };
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP TABLE cur AS
+         SELECT {all}, md5(content || '#' || row_number() OVER (PARTITION BY content ORDER BY {occurrence})) AS row_key
+         FROM (SELECT *, md5(to_json({{{identity}}})) AS content FROM {staged});"
+    ))?;
+    let count = |sql: &str| -> Result<u64, duckdb::Error> {
+        conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+    };
+    // the stores this sync read to their end, or found no longer on disk:
+    // a present row of theirs that it did not see is gone
+    let store_key = "instance || chr(31) || source_path";
+    let settled = format!(
+        "(SELECT {store_key} FROM cur_sources WHERE status IN ('ok', 'skipped')
+          UNION ALL SELECT {store_key} FROM ledger_sources
+          WHERE {store_key} NOT IN (SELECT {store_key} FROM cur_sources))"
+    );
+    let gone = count(&format!(
+        "SELECT count(*) FROM {ledger} l WHERE present AND row_key NOT IN (SELECT row_key FROM cur)
+         AND {store_key} IN {settled}"
+    ))?;
+    let changed_place = if place.is_empty() {
+        "false".to_string()
+    } else {
+        place
+            .iter()
+            .map(|c| format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    };
+    let changed = count(&format!(
+        "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key) WHERE NOT l.present OR {changed_place}"
+    ))?;
+    let set_place: String = place
+        .iter()
+        .map(|c| format!(", \"{c}\" = c.\"{c}\""))
+        .collect();
+    conn.execute_batch(&format!(
+        "UPDATE {ledger} SET present = false
+         WHERE present AND row_key NOT IN (SELECT row_key FROM cur) AND {store_key} IN {settled};
+         UPDATE {ledger} l SET present = true, last_seen_load = {load}{set_place}
+         FROM cur c WHERE l.row_key = c.row_key;
+         INSERT INTO {ledger} SELECT {all}, row_key, {load}, {load}, true FROM cur
+         WHERE row_key NOT IN (SELECT row_key FROM {ledger});"
+    ))?;
+    let rows = count_rows(conn, ledger)?;
+    let added = rows - rows_before;
+    let present = count(&format!("SELECT count(*) FROM {ledger} WHERE present"))?;
+    Ok(Merged {
+        added,
+        changed,
+        gone,
+        rows,
+        present,
+    })
+}
+
+fn count_rows(conn: &Connection, table: &str) -> Result<u64, duckdb::Error> {
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map(|n| n as u64)
+}
+
+/// Every store ever seen: this sync's `sources` rows replace their earlier
+/// ones; a store not found now stays, not present.
+fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
+    let load = sync;
+    let key = "instance || chr(31) || source_path || chr(31) || source_kind";
+    let names = kept(&sources_schema());
+    let cols = names
+        .iter()
+        .map(|(n, _)| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let of_c = names
+        .iter()
+        .map(|(n, _)| format!("c.\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP TABLE kept_sources AS
+         SELECT {of_c}, coalesce(l.first_seen_load, {load}) AS first_seen_load
+         FROM cur_sources c LEFT JOIN ledger_sources l
+           ON l.source_kind = c.source_kind AND l.instance = c.instance AND l.source_path = c.source_path;
+         UPDATE ledger_sources SET present = false WHERE {key} NOT IN (SELECT {key} FROM cur_sources);
+         DELETE FROM ledger_sources WHERE {key} IN (SELECT {key} FROM cur_sources);
+         INSERT INTO ledger_sources SELECT {cols}, first_seen_load, {load}, true FROM kept_sources;
+         DROP TABLE kept_sources;"
+    ))
+}

@@ -1,0 +1,283 @@
+//! `nanoload sync HOME LEDGER.duckdb`: every row ever seen kept, what the
+//! agent deleted marked gone, one transaction per sync, one sync at a time.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Process, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+use crate::common::*;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The session file the tests delete: nanobot's `/new` of a chat leaves its
+/// JSONL gone (0.3.5 `SessionManager.delete`).
+const CHAT: &str = ".nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/discord_99001.jsonl";
+
+fn sync_cmd(home: &Path, ledger: &Path) -> Result<Process, Box<dyn std::error::Error>> {
+    let mut cmd = Process::cargo_bin("nanoload")?;
+    cmd.arg("sync")
+        .arg(home)
+        .arg(ledger)
+        .arg("--progress=never");
+    Ok(cmd)
+}
+
+fn sync(home: &Path, ledger: &Path) -> Result<Output, Box<dyn std::error::Error>> {
+    Ok(sync_cmd(home, ledger)?.output()?)
+}
+
+/// The rows of `sql` over the ledger, opened read-only.
+fn ledger_rows(ledger: &Path, sql: &str) -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "ATTACH '{}' AS l (READ_ONLY); USE l;",
+        ledger.display()
+    ))?;
+    Ok(query(&c, sql)?)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The summary's line of the rows (after the diagnostics' lines).
+fn rows_line(o: &Output) -> Option<String> {
+    stderr(o)
+        .lines()
+        .find(|l| l.starts_with("nanoload: rows: "))
+        .map(String::from)
+}
+
+/// home-a holds a torn JSONL line and a torn database record: a sync of it
+/// exits 1, as its load does, naming both.
+const HOME_A_BAD: [&str; 2] = [
+    "nanoload: bad_record: .nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/sessions.sqlite3:41: session subagent:sa_5c1e9d7f position 2: EOF while parsing a string at line 1 column 83",
+    "nanoload: bad_line: .nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/c2xhY2s6QzBXT1JLNw.jsonl:10: EOF while parsing a string at line 1 column 44",
+];
+
+/// A sync paused at `point` (inside the merge's transaction: `merged`), and
+/// the file it waits on.
+fn paused(
+    home: &Path,
+    ledger: &Path,
+    point: &str,
+) -> Result<(Child, PathBuf), Box<dyn std::error::Error>> {
+    let signal = ledger.with_extension("paused");
+    let child = sync_cmd(home, ledger)?
+        .env(
+            "NANOLOAD_TEST_PAUSE",
+            format!("{point}:{}", signal.display()),
+        )
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let start = Instant::now();
+    while !signal.exists() {
+        if start.elapsed() > Duration::from_secs(60) {
+            return Err("the sync never paused".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok((child, signal))
+}
+
+#[test]
+fn a_sync_keeps_every_row_and_marks_what_the_agent_deleted() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync(home.path(), &ledger)?;
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    // every staged row: the sources' rows, each once
+    let staged = ledger_rows(
+        &ledger,
+        "SELECT sum(rows) FILTER (WHERE source_kind <> 'nanobot.llm_usage'),
+                sum(rows) FILTER (WHERE source_kind = 'nanobot.llm_usage')
+         FROM ledger_sources",
+    )?;
+    let counts = "SELECT (SELECT count(*) FROM ledger_events), (SELECT count(DISTINCT row_key) FROM ledger_events),
+                         (SELECT count(*) FILTER (WHERE present) FROM ledger_events),
+                         (SELECT count(*) FROM ledger_llm_calls), (SELECT count(*) FILTER (WHERE present) FROM ledger_llm_calls)";
+    let (events, calls) = (staged[0][0].clone(), staged[0][1].clone());
+    assert_eq!(
+        ledger_rows(&ledger, counts)?,
+        vec![vec![
+            events.clone(),
+            events.clone(),
+            events.clone(),
+            calls.clone(),
+            calls.clone()
+        ]]
+    );
+    let lines: Vec<String> = stderr(&first).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines[..2], HOME_A_BAD);
+    assert_eq!(
+        lines[3],
+        format!(
+            "nanoload: rows: {events} added, 0 changed, 0 gone; {events} in the ledger, {events} on disk"
+        )
+    );
+    assert_eq!(
+        lines[4],
+        format!(
+            "nanoload: llm calls: {calls} added, 0 changed, 0 gone; {calls} in the ledger, {calls} on disk"
+        )
+    );
+    // the same home again: the same rows, nothing added, a second load
+    let again = sync(home.path(), &ledger)?;
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert_eq!(
+        rows_line(&again),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; {events} in the ledger, {events} on disk"
+        ))
+    );
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT count(*), count(DISTINCT load_id), max(sync), sum(added), sum(gone) FROM loads"
+        )?,
+        strs(&[&[
+            "2",
+            "1",
+            "2",
+            &(events.parse::<u64>()? + calls.parse::<u64>()?).to_string(),
+            "0"
+        ]])
+    );
+    // the chat deleted: its rows stay, gone; every other row present
+    let chat_rows = ledger_rows(
+        &ledger,
+        &format!("SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}'"),
+    )?[0][0]
+        .clone();
+    assert_ne!(chat_rows, "0");
+    let texts = |ledger: &Path| {
+        ledger_rows(
+            ledger,
+            &format!(
+                "SELECT row_key, text, present FROM ledger_events WHERE source_path = '{CHAT}' ORDER BY row_key"
+            ),
+        )
+    };
+    let before = texts(&ledger)?;
+    std::fs::remove_file(home.path().join(CHAT))?;
+    let third = sync(home.path(), &ledger)?;
+    assert_eq!(third.status.code(), Some(1), "{}", stderr(&third));
+    let present = events.parse::<u64>()? - chat_rows.parse::<u64>()?;
+    assert_eq!(
+        rows_line(&third),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, {chat_rows} gone; {events} in the ledger, {present} on disk"
+        ))
+    );
+    let after = texts(&ledger)?;
+    assert_eq!(after.len(), before.len());
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!((&a[0], &a[1], a[2].as_str()), (&b[0], &b[1], "false"));
+    }
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            &format!(
+                "SELECT present, first_seen_load, last_seen_load FROM ledger_sources WHERE source_path = '{CHAT}'"
+            )
+        )?,
+        strs(&[&["false", "1", "2"]])
+    );
+    // back on disk: the same rows, present again (changed), none added
+    copy_tree(&fixture("nanobot/home-a"), home.path())?;
+    let fourth = sync(home.path(), &ledger)?;
+    assert_eq!(
+        rows_line(&fourth),
+        Some(format!(
+            "nanoload: rows: 0 added, {chat_rows} changed, 0 gone; {events} in the ledger, {events} on disk"
+        ))
+    );
+    Ok(())
+}
+
+#[test]
+fn a_second_sync_is_refused_and_a_killed_one_changes_nothing() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync(home.path(), &ledger)?;
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let state = "SELECT (SELECT count(*) FROM loads), (SELECT count(*) FILTER (WHERE present) FROM ledger_events),
+                        (SELECT count(*) FROM ledger_events)";
+    let before = ledger_rows(&ledger, state)?;
+    std::fs::remove_file(home.path().join(CHAT))?;
+    // a sync inside its transaction (every row merged, not committed) …
+    let (mut child, signal) = paused(home.path(), &ledger, "merged")?;
+    // … refuses a second one, which changes nothing
+    let second = sync(home.path(), &ledger)?;
+    assert_eq!(second.status.code(), Some(5), "{}", stderr(&second));
+    assert_eq!(
+        stderr(&second),
+        format!(
+            "nanoload: error: {}: another nanoload sync is writing this ledger (lock {}.lock is held); nothing done, try again when it has finished\n",
+            ledger.display(),
+            ledger.display()
+        )
+    );
+    // … and killed there, leaves the ledger as it was
+    child.kill()?;
+    child.wait()?;
+    std::fs::remove_file(&signal)?;
+    assert_eq!(ledger_rows(&ledger, state)?, before);
+    // the next sync does what the killed one would have
+    let next = sync(home.path(), &ledger)?;
+    assert_eq!(next.status.code(), Some(1), "{}", stderr(&next));
+    let after = ledger_rows(&ledger, state)?;
+    assert_eq!(after[0][0], "2");
+    assert_eq!(after[0][2], before[0][2]);
+    assert_ne!(after[0][1], before[0][1]);
+    Ok(())
+}
+
+#[test]
+fn a_ledger_of_another_format_is_refused_never_misread() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    assert_eq!(sync(home.path(), &ledger)?.status.code(), Some(1));
+    {
+        let c = duckdb::Connection::open(&ledger)?;
+        c.execute_batch("UPDATE ledger_meta SET value = '0' WHERE key = 'format'; CHECKPOINT;")?;
+    }
+    let refused = sync(home.path(), &ledger)?;
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        stderr(&refused),
+        format!(
+            "nanoload: error: {}: a ledger of another format (format 0, created by nanoload {}) than this nanoload {} reads (format 1, its columns); nothing done\n",
+            ledger.display(),
+            env!("CARGO_PKG_VERSION"),
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    assert_eq!(
+        ledger_rows(&ledger, "SELECT count(*) FROM loads")?,
+        strs(&[&["1"]])
+    );
+    // a ledger inside HOME is refused before anything is read
+    let inside = sync(home.path(), &home.path().join("history.duckdb"))?;
+    assert_eq!(inside.status.code(), Some(2));
+    assert!(!home.path().join("history.duckdb").exists());
+    assert!(!home.path().join("history.duckdb.lock").exists());
+    Ok(())
+}
+
+#[test]
+fn sync_help_explains_every_flag() -> TestResult {
+    let o = Process::cargo_bin("nanoload")?
+        .args(["sync", "--help"])
+        .env("COLUMNS", "100")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("sync_help", String::from_utf8_lossy(&o.stdout));
+    Ok(())
+}
