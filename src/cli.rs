@@ -17,7 +17,9 @@ const EXAMPLES: &str = "Examples:
   nanoload usage ~ --by model
       what the agents' LLM calls cost, per provider and model
   nanoload sync ~ ~/nanoload/history.duckdb
-      keep every row ever seen, including what the agents delete later";
+      keep every row ever seen, including what the agents delete later
+  nanoload export ~/nanoload/history.duckdb history.parquet --tables history
+      the outputs of every row ever seen, deleted ones marked present = false";
 
 /// Load everything the nanobot and nanoclaw agents left under HOME into one
 /// Parquet table of events.
@@ -37,9 +39,10 @@ const EXAMPLES: &str = "Examples:
 ///
 /// The commands `report` and `usage` read a load's output (or, for `usage`,
 /// a HOME loaded on the spot); `sync` keeps every row ever seen in a ledger
-/// that outlives the agents' own deletions; `nanoload help COMMAND`
-/// explains each. A HOME named `report`, `usage`, `sync` or `help` is given
-/// as `./report`.
+/// that outlives the agents' own deletions, `export` writes a load's
+/// outputs from it; `nanoload help COMMAND`
+/// explains each. A HOME named `report`, `usage`, `sync`, `export` or
+/// `help` is given as `./report`.
 #[derive(Debug, Parser)]
 #[command(
     name = "nanoload",
@@ -75,6 +78,51 @@ pub enum Command {
         about = "Keep every row ever seen in a ledger: add what is new, keep what the agents deleted"
     )]
     Sync(SyncArgs),
+    #[command(about = "Write a load's outputs from a ledger: every row ever seen, or a snapshot")]
+    Export(ExportCli),
+}
+
+/// Write a load's outputs from a ledger: every row ever seen, or a snapshot.
+///
+/// The ledger's rows (`nanoload sync`) are staged again and run through the
+/// same steps as a load, so duplicates, UTC offsets and call attribution
+/// are decided over the whole history; OUT.parquet and the --tables files
+/// are today's contract. By default every row the ledger holds is written,
+/// rows no longer on disk included, with three columns appended to events:
+/// first_seen_load and last_seen_load (sync numbers, see the ledger's loads
+/// table) and present (on disk at the latest sync). With --snapshot only
+/// the rows on disk at the latest sync, without those columns: the bytes a
+/// load of HOME then writes.
+///
+/// Exit codes: 0 written; 2 nothing written (no ledger, a ledger of another
+/// format, an output not writable).
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
+pub struct ExportCli {
+    /// The ledger `nanoload sync` keeps (opened read-only).
+    #[arg(value_name = "LEDGER.duckdb")]
+    pub ledger: PathBuf,
+
+    /// The events table to write (Parquet, zstd; a temporary name, then renamed).
+    #[arg(value_name = "OUT.parquet")]
+    pub out: PathBuf,
+
+    /// Also write the other tables as DIR/<table>.parquet (sessions,
+    /// llm_calls, tz_offsets, diagnostics, sources).
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+
+    /// Only the rows on disk at the latest sync, without the ledger's columns.
+    #[arg(long)]
+    pub snapshot: bool,
+
+    /// Worker threads for DuckDB (default: the CPUs).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// DuckDB memory limit (e.g. 256MiB, 1GB).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = crate::config::parse_size)]
+    pub memory_limit: u64,
 }
 
 /// Keep every row ever seen in a ledger: add what is new, keep what the

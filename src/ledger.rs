@@ -16,6 +16,7 @@
 //!   ledger_llm_calls          every staged usage row ever seen, the same way
 //!   ledger_sources            every store ever seen: its latest `sources` row,
 //!                             first_seen_load, last_seen_load, present
+//!   ledger_diagnostics        what the latest sync could not read (bad lines, warnings)
 //! LEDGER.duckdb.lock          locked (flock) by the sync that writes: a second is refused
 //! ```
 //! One row of `ledger_events` is one row a load stages (before dedup: the
@@ -34,6 +35,7 @@ use arrow::datatypes::{DataType, SchemaRef};
 use duckdb::Connection;
 
 use crate::config::{Config, ConfigError, Options};
+use crate::diag::diagnostics_schema;
 use crate::discover::discover;
 use crate::engine::{sql_list, sql_str};
 use crate::extract::{ExtractError, extract};
@@ -313,6 +315,13 @@ fn merged(
         sync,
     )?;
     merge_sources(conn, sync)?;
+    // the diagnostics of reading HOME: the latest sync's (what an export
+    // stages, as a load does)
+    conn.execute_batch(&format!(
+        "DELETE FROM ledger_diagnostics;
+         INSERT INTO ledger_diagnostics SELECT *, {sync} FROM read_parquet({});",
+        sql_str(&staged.diagnostics)
+    ))?;
     let finished = SystemTime::now();
     conn.execute(
         "INSERT INTO loads VALUES (?, ?, make_timestamp(?), make_timestamp(?), ?, ?, ?, ?, ?, ?, ?)",
@@ -364,48 +373,71 @@ fn kept(schema: &SchemaRef) -> Vec<(String, &'static str)> {
 /// The staged columns this build's ledger holds, as `ledger_meta` records
 /// them: a ledger of other columns is refused, never misread.
 fn columns_signature() -> String {
-    [events_schema(), llm_calls_schema(), sources_schema()]
-        .iter()
-        .map(|s| {
-            kept(s)
-                .iter()
-                .map(|(n, t)| format!("{n} {t}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .collect::<Vec<_>>()
-        .join(";")
+    [
+        events_schema(),
+        llm_calls_schema(),
+        sources_schema(),
+        diagnostics_schema(),
+    ]
+    .iter()
+    .map(|s| {
+        kept(s)
+            .iter()
+            .map(|(n, t)| format!("{n} {t}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+    .collect::<Vec<_>>()
+    .join(";")
 }
 
-/// Create the ledger's tables (a new ledger), or check that it is one this
-/// build reads.
-fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
+/// What a database file is to this build.
+enum State {
+    /// No ledger yet (a new file, or a database without `ledger_meta`).
+    Absent,
+    /// A ledger of this build's format and columns.
+    Ours,
+    /// A ledger of another format: why it is refused.
+    Other(String),
+}
+
+fn state(conn: &Connection) -> Result<State, duckdb::Error> {
     let exists: i64 = conn.query_row(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'ledger_meta'",
         [],
         |r| r.get(0),
     )?;
-    let signature = columns_signature();
-    if exists > 0 {
-        let get = |key: &str| -> Result<Option<String>, duckdb::Error> {
-            let mut s = conn.prepare("SELECT value FROM ledger_meta WHERE key = ?")?;
-            let mut rows = s.query([key])?;
-            Ok(match rows.next()? {
-                Some(r) => Some(r.get(0)?),
-                None => None,
-            })
-        };
-        let format = get("format")?.unwrap_or_default();
-        let columns = get("columns")?.unwrap_or_default();
-        let by = get("created_by")?.unwrap_or_default();
-        if format != FORMAT || columns != signature {
-            return Ok(Some(format!(
-                "a ledger of another format (format {format}, created by {by}) than this nanoload {} reads (format {FORMAT}, its columns); nothing done",
-                env!("CARGO_PKG_VERSION")
-            )));
-        }
-        return Ok(None);
+    if exists == 0 {
+        return Ok(State::Absent);
     }
+    let get = |key: &str| -> Result<String, duckdb::Error> {
+        let mut s = conn.prepare("SELECT value FROM ledger_meta WHERE key = ?")?;
+        let mut rows = s.query([key])?;
+        Ok(match rows.next()? {
+            Some(r) => r.get(0)?,
+            None => String::new(),
+        })
+    };
+    let (format, columns, by) = (get("format")?, get("columns")?, get("created_by")?);
+    Ok(if format == FORMAT && columns == columns_signature() {
+        State::Ours
+    } else {
+        State::Other(format!(
+            "a ledger of another format (format {format}, created by {by}) than this nanoload {} reads (format {FORMAT}, its columns); nothing done",
+            env!("CARGO_PKG_VERSION")
+        ))
+    })
+}
+
+/// Create the ledger's tables (a new ledger), or check that it is one this
+/// build reads.
+fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
+    match state(conn)? {
+        State::Ours => return Ok(None),
+        State::Other(refused) => return Ok(Some(refused)),
+        State::Absent => {}
+    }
+    let signature = columns_signature();
     let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN";
     let table = |name: &str, schema: &SchemaRef, extra: &str| {
         let cols = kept(schema)
@@ -430,6 +462,11 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
             &sources_schema(),
             "first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN"
         ),
+    ))?;
+    conn.execute_batch(&table(
+        "ledger_diagnostics",
+        &diagnostics_schema(),
+        "sync BIGINT",
     ))?;
     let mut app = conn.appender("ledger_meta")?;
     app.append_row(["format", FORMAT])?;
@@ -567,5 +604,236 @@ fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
          DELETE FROM ledger_sources WHERE {key} IN (SELECT {key} FROM cur_sources);
          INSERT INTO ledger_sources SELECT {cols}, first_seen_load, {load}, true FROM kept_sources;
          DROP TABLE kept_sources;"
+    ))
+}
+
+/// What `nanoload export` writes.
+#[derive(Debug, Clone)]
+pub struct ExportArgs {
+    pub ledger: PathBuf,
+    pub out: PathBuf,
+    pub tables: Option<PathBuf>,
+    /// Only the rows on disk at the latest sync, without the ledger's
+    /// columns: the bytes a load of HOME at that sync writes.
+    pub snapshot: bool,
+    pub threads: usize,
+    pub memory_limit: u64,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone)]
+pub struct Exported {
+    pub load_id: String,
+    /// The latest sync the export is of.
+    pub sync: i64,
+    pub events: u64,
+}
+
+/// The columns an export appends to `events` (history, not `--snapshot`).
+pub const SEEN_COLUMNS: [(&str, &str); 3] = [
+    ("first_seen_load", "BIGINT"),
+    ("last_seen_load", "BIGINT"),
+    ("present", "BOOLEAN"),
+];
+
+/// Today's outputs from the ledger: its rows (all of them, or with
+/// `snapshot` those on disk at the latest sync) staged again and run
+/// through the same steps as a load — so dedup, offsets and attribution
+/// decide over the whole history — then written as a load writes them,
+/// `events` with [`SEEN_COLUMNS`] appended unless `snapshot`.
+pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
+    use crate::config::OutputPaths;
+    use crate::engine::Engine;
+    use crate::sink::Outputs;
+    let ledger = std::path::absolute(&args.ledger).map_err(|e| SyncError::Ledger {
+        path: args.ledger.clone(),
+        message: e.to_string(),
+    })?;
+    let fail = |path: &Path, e: &dyn std::fmt::Display| SyncError::Ledger {
+        path: path.to_path_buf(),
+        message: crate::diag::one_line(&e.to_string()),
+    };
+    if !ledger.is_file() {
+        return Err(fail(
+            &ledger,
+            &"no such ledger (nanoload sync HOME LEDGER.duckdb makes one)",
+        ));
+    }
+    let conn = Connection::open_with_flags(
+        &ledger,
+        duckdb::Config::default()
+            .access_mode(duckdb::AccessMode::ReadOnly)
+            .map_err(|e| fail(&ledger, &e))?,
+    )
+    .map_err(|e| fail(&ledger, &e))?;
+    match state(&conn).map_err(|e| fail(&ledger, &e))? {
+        State::Ours => {}
+        State::Absent => {
+            return Err(fail(
+                &ledger,
+                &"not a nanoload ledger (no ledger_meta table)",
+            ));
+        }
+        State::Other(refused) => return Err(fail(&ledger, &refused)),
+    }
+    let (sync, latest): (i64, String) = conn
+        .query_row(
+            "SELECT sync, load_id FROM loads ORDER BY sync DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| fail(&ledger, &e))?;
+    // a snapshot is the latest load's output; the history is not, and says so
+    let load_id = if args.snapshot {
+        latest
+    } else {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(format!("ledger history {latest} {sync}").as_bytes());
+        crate::store::hex(&digest)[..16].to_string()
+    };
+    let run_dir = RunDir::create(&ledger)?;
+    let stage = run_dir.stage_dir();
+    std::fs::create_dir_all(&stage).map_err(|e| fail(&stage, &e))?;
+    let filter = if args.snapshot { "present" } else { "true" };
+    let cols = |schema: &SchemaRef| {
+        kept(schema)
+            .iter()
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let file = |name: &str| stage.join(name);
+    let staged = crate::stage::Staged {
+        events: vec![file("events-ledger.parquet")],
+        llm_calls: vec![file("llm_calls.parquet")],
+        diagnostics: file("diagnostics.parquet"),
+        sources: file("sources.parquet"),
+        blobs: Default::default(),
+    };
+    let copy = format!(
+        "CREATE TEMP TABLE numbered AS
+           SELECT *, row_number() OVER (ORDER BY row_key) AS x_row FROM ledger_events WHERE {filter};
+         COPY (SELECT {ev}, true AS x_wide, NULL::INTEGER AS x_blob, NULL::BIGINT AS x_off,
+                 CAST(strlen(text) AS BIGINT) AS x_text_len, CAST(strlen(native) AS BIGINT) AS x_native_len, x_row
+               FROM numbered ORDER BY x_row) TO {events} (FORMAT parquet);
+         COPY (SELECT x_row, first_seen_load, last_seen_load, present FROM numbered ORDER BY x_row)
+           TO {seen} (FORMAT parquet);
+         COPY (SELECT {calls} FROM ledger_llm_calls WHERE {filter} ORDER BY row_key) TO {llm} (FORMAT parquet);
+         COPY (SELECT {src} FROM ledger_sources WHERE {filter} ORDER BY source_kind, instance, source_path)
+           TO {sources} (FORMAT parquet);
+         COPY (SELECT {diag} FROM ledger_diagnostics) TO {diagnostics} (FORMAT parquet);",
+        ev = cols(&events_schema()),
+        calls = cols(&llm_calls_schema()),
+        src = cols(&sources_schema()),
+        diag = cols(&diagnostics_schema()),
+        events = sql_str(&staged.events[0]),
+        seen = sql_str(&file("seen.parquet")),
+        llm = sql_str(&staged.llm_calls[0]),
+        sources = sql_str(&staged.sources),
+        diagnostics = sql_str(&staged.diagnostics),
+    );
+    conn.execute_batch(&copy).map_err(|e| fail(&ledger, &e))?;
+    drop(conn);
+    let outputs = Outputs::prepare(&OutputPaths {
+        out: Some(std::path::absolute(&args.out).map_err(|e| fail(&args.out, &e))?),
+        tables: args
+            .tables
+            .as_deref()
+            .map(std::path::absolute)
+            .transpose()
+            .map_err(|e| fail(&ledger, &e))?,
+        db: None,
+        dataset: None,
+        summary_json: None,
+    })
+    .map_err(|e| fail(&args.out, &e))?;
+    let engine = Engine::open(&run_dir.spill_dir(), args.threads, args.memory_limit)
+        .map_err(|e| fail(&ledger, &e))?;
+    let prices = crate::prices::PriceTable::builtin().map_err(|e| fail(&ledger, &e.0))?;
+    engine
+        .load(&staged, None, &load_id, &prices)
+        .map_err(|e| fail(&ledger, &e))?;
+    // each row's place in OUT is known once V016 has laid the rows out, and
+    // its x_row only until the next step drops `ordinals`: the rows' seen
+    // columns are taken by place then
+    let seen = file("seen.parquet");
+    let after_layout = crate::steps::STEPS
+        .iter()
+        .position(|s| s.0.starts_with("V016__"))
+        .and_then(|k| crate::steps::STEPS.get(k + 1))
+        .map(|s| s.0.trim_end_matches(".sql"));
+    let mut placed: Option<Result<(), duckdb::Error>> = None;
+    engine
+        .run_steps(|_, _, step| {
+            if !args.snapshot && Some(step) == after_layout {
+                placed = Some(place_seen(engine.conn(), &seen));
+            }
+        })
+        .map_err(|e| fail(&ledger, &e))?;
+    if !args.snapshot {
+        match placed {
+            Some(Ok(())) => append_seen(engine.conn()).map_err(|e| fail(&ledger, &e))?,
+            Some(Err(e)) => return Err(fail(&ledger, &e)),
+            None => {
+                return Err(fail(
+                    &ledger,
+                    &"internal: no step after V016 to place the rows at",
+                ));
+            }
+        }
+    }
+    let events: i64 = engine
+        .conn()
+        .query_row("SELECT count(*) FROM events_plan", [], |r| r.get(0))
+        .map_err(|e| fail(&ledger, &e))?;
+    outputs
+        .write(&engine, &staged.blobs, &load_id)
+        .map_err(|e| fail(&args.out, &e))?;
+    outputs.commit("", || {}).map_err(|e| fail(&args.out, &e))?;
+    Ok(Exported {
+        load_id,
+        sync,
+        events: events as u64,
+    })
+}
+
+/// Each exported row's seen columns by its place in OUT (V016's `out_pos`
+/// = its session's first position + its `ordinal`), while `ordinals` still
+/// maps x_row to the place.
+fn place_seen(conn: &Connection, seen: &Path) -> Result<(), duckdb::Error> {
+    conn.execute_batch(&format!(
+        "CREATE TABLE seen_at AS
+           SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, {}
+           FROM ordinals o JOIN write_layout l USING (sess_id) JOIN read_parquet({}) s USING (x_row);",
+        seen_list("s."),
+        sql_str(seen)
+    ))
+}
+
+fn seen_list(prefix: &str) -> String {
+    SEEN_COLUMNS
+        .iter()
+        .map(|(n, _)| format!("{prefix}{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Append [`SEEN_COLUMNS`] to the plan the events writer reads (by
+/// `out_pos`, in the plan's order) and to the `events` view it takes its
+/// columns and types from.
+fn append_seen(conn: &Connection) -> Result<(), duckdb::Error> {
+    let typed = SEEN_COLUMNS
+        .iter()
+        .map(|(n, t)| format!("CAST(NULL AS {t}) AS {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    conn.execute_batch(&format!(
+        "CREATE TABLE events_plan_seen AS
+           SELECT p.*, {} FROM events_plan p LEFT JOIN seen_at s USING (out_pos) ORDER BY p.out_pos;
+         ALTER VIEW events RENAME TO events_unseen;
+         DROP TABLE events_plan;
+         ALTER TABLE events_plan_seen RENAME TO events_plan;
+         CREATE VIEW events AS SELECT *, {typed} FROM events_unseen;",
+        seen_list("s.")
     ))
 }

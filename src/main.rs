@@ -4,7 +4,7 @@
 //! [`nanoload::usage`].
 
 use clap::Parser;
-use nanoload::cli::{Args, Command, ReportArgs, SyncArgs, UsageArgs};
+use nanoload::cli::{Args, Command, ExportCli, ReportArgs, SyncArgs, UsageArgs};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
@@ -57,6 +57,40 @@ fn sync_main(args: SyncArgs) -> std::process::ExitCode {
                 eprintln!("{line}");
             }
             std::process::ExitCode::from(s.exit as u8)
+        }
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            std::process::ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
+/// `nanoload export LEDGER.duckdb OUT.parquet`: one line on stderr.
+fn export_main(a: ExportCli) -> std::process::ExitCode {
+    tune_allocator();
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let args = nanoload::ledger::ExportArgs {
+        ledger: a.ledger,
+        out: a.out,
+        tables: a.tables,
+        snapshot: a.snapshot,
+        threads: threads.max(1),
+        memory_limit: a.memory_limit,
+    };
+    match nanoload::ledger::export(&args) {
+        Ok(x) => {
+            eprintln!(
+                "nanoload: exported {} rows of {} ({}, sync {}, load {}) to {}",
+                x.events,
+                args.ledger.display(),
+                if args.snapshot { "snapshot" } else { "history" },
+                x.sync,
+                x.load_id,
+                args.out.display()
+            );
+            std::process::ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("nanoload: error: {e}");
@@ -179,6 +213,10 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::Sync(a)),
             ..
         } => return sync_main(a),
+        Args {
+            command: Some(Command::Export(a)),
+            ..
+        } => return export_main(a),
         Args {
             options: Some(options),
             ..

@@ -272,12 +272,230 @@ fn a_ledger_of_another_format_is_refused_never_misread() -> TestResult {
 }
 
 #[test]
-fn sync_help_explains_every_flag() -> TestResult {
+fn sync_and_export_help_explain_every_flag() -> TestResult {
     let o = Process::cargo_bin("nanoload")?
         .args(["sync", "--help"])
         .env("COLUMNS", "100")
         .output()?;
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("sync_help", String::from_utf8_lossy(&o.stdout));
+    let o = Process::cargo_bin("nanoload")?
+        .args(["export", "--help"])
+        .env("COLUMNS", "100")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("export_help", String::from_utf8_lossy(&o.stdout));
+    Ok(())
+}
+
+/// Output files by name, with their bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// Every output file of `dir` (OUT and the `--tables` files), by name.
+fn output_bytes(out: &Path, tables: &Path) -> Result<Files, Box<dyn std::error::Error>> {
+    let mut files = vec![("OUT".to_string(), std::fs::read(out)?)];
+    let mut names: Vec<_> = std::fs::read_dir(tables)?.collect::<Result<Vec<_>, _>>()?;
+    names.sort_by_key(|e| e.file_name());
+    for e in names {
+        files.push((
+            e.file_name().to_string_lossy().into_owned(),
+            std::fs::read(e.path())?,
+        ));
+    }
+    Ok(files)
+}
+
+fn export(args: &[&std::ffi::OsStr]) -> Result<Output, Box<dyn std::error::Error>> {
+    Ok(Process::cargo_bin("nanoload")?
+        .arg("export")
+        .args(args)
+        .output()?)
+}
+
+/// A load of `home` and an export of the ledger (`extra`: `--snapshot`),
+/// each with `--tables`: their output files.
+fn load_and_export(
+    home: &Path,
+    ledger: &Path,
+    work: &Path,
+    name: &str,
+    extra: &[&str],
+) -> Result<(Files, Files), Box<dyn std::error::Error>> {
+    let (out, tables) = (
+        work.join(format!("{name}-load.parquet")),
+        work.join(format!("{name}-load")),
+    );
+    let o = Process::cargo_bin("nanoload")?
+        .arg(home)
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .output()?;
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+    let (xout, xtables) = (
+        work.join(format!("{name}-export.parquet")),
+        work.join(format!("{name}-export")),
+    );
+    let mut args = vec![
+        ledger.as_os_str(),
+        xout.as_os_str(),
+        "--tables".as_ref(),
+        xtables.as_os_str(),
+    ];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    let x = export(&args)?;
+    assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
+    Ok((output_bytes(&out, &tables)?, output_bytes(&xout, &xtables)?))
+}
+
+#[test]
+fn an_export_snapshot_is_a_loads_bytes_and_the_history_keeps_deleted_rows() -> TestResult {
+    let work = tempfile::tempdir()?;
+    // a mixed home (nanobot and nanoclaw): the snapshot is the load, byte for byte
+    let mixed = mixed_home()?;
+    let mixed_ledger = work.path().join("mixed.duckdb");
+    assert!(
+        sync(mixed.path(), &mixed_ledger)?
+            .status
+            .code()
+            .is_some_and(|c| c <= 1)
+    );
+    let (load, snapshot) = load_and_export(
+        mixed.path(),
+        &mixed_ledger,
+        work.path(),
+        "mixed",
+        &["--snapshot"],
+    )?;
+    assert_eq!(load.len(), 6);
+    for ((a, x), (b, y)) in load.iter().zip(&snapshot) {
+        assert_eq!(a, b);
+        assert!(x == y, "{a}: the snapshot's bytes differ from the load's");
+    }
+    // home-a, then its chat deleted
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let ledger = work.path().join("history.duckdb");
+    sync(home.path(), &ledger)?;
+    let (before, _) =
+        load_and_export(home.path(), &ledger, work.path(), "before", &["--snapshot"])?;
+    std::fs::remove_file(home.path().join(CHAT))?;
+    sync(home.path(), &ledger)?;
+    // the snapshot is the load of what is left
+    let (load, snapshot) =
+        load_and_export(home.path(), &ledger, work.path(), "after", &["--snapshot"])?;
+    assert!(
+        load == snapshot,
+        "the snapshot after the deletion differs from the load"
+    );
+    // the history holds every row the first load wrote, the chat's not present
+    let (_, history) = load_and_export(home.path(), &ledger, work.path(), "history", &[])?;
+    assert_eq!(history.len(), before.len());
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "CREATE VIEW first AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW history AS SELECT * FROM read_parquet('{}');",
+        work.path().join("before-load.parquet").display(),
+        work.path().join("history-export.parquet").display()
+    ))?;
+    assert_eq!(
+        query(
+            &c,
+            "SELECT (SELECT count(*) FROM (SELECT * FROM first EXCEPT ALL
+                     SELECT * EXCLUDE (load_id, first_seen_load, last_seen_load, present) FROM history)),
+                    (SELECT count(*) FROM (SELECT * EXCLUDE (load_id, first_seen_load, last_seen_load, present) FROM history
+                     EXCEPT ALL SELECT * FROM first))"
+        )?,
+        strs(&[&["0", "0"]])
+    );
+    let chat = query(
+        &c,
+        &format!("SELECT count(*) FROM first WHERE source_path = '{CHAT}'"),
+    )?[0][0]
+        .clone();
+    let rest = query(
+        &c,
+        &format!("SELECT count(*) FROM first WHERE source_path <> '{CHAT}'"),
+    )?[0][0]
+        .clone();
+    assert_eq!(
+        query(
+            &c,
+            "SELECT source_path = '.nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/discord_99001.jsonl',
+                    present, first_seen_load, last_seen_load, count(*)
+             FROM history GROUP BY ALL ORDER BY ALL"
+        )?,
+        strs(&[&["false", "true", "1", "2", &rest], &["true", "false", "1", "1", &chat]])
+    );
+    // the column order: today's contract, then the ledger's three
+    let names = query(&c, "SELECT column_name FROM (DESCRIBE history)")?;
+    let tail: Vec<&str> = names[names.len() - 4..]
+        .iter()
+        .map(|r| r[0].as_str())
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "session_uid",
+            "first_seen_load",
+            "last_seen_load",
+            "present"
+        ]
+    );
+    // no ledger: one line, exit 2
+    let none = export(&[
+        work.path().join("none.duckdb").as_os_str(),
+        work.path().join("x.parquet").as_os_str(),
+    ])?;
+    assert_eq!(none.status.code(), Some(2));
+    assert_eq!(
+        stderr(&none),
+        format!(
+            "nanoload: error: {}: no such ledger (nanoload sync HOME LEDGER.duckdb makes one)\n",
+            work.path().join("none.duckdb").display()
+        )
+    );
+    Ok(())
+}
+
+/// The WebUI chat's namespace JSONL: beside the session database it is a
+/// secondary copy (8 staged rows, one of them in the output; the WebUI
+/// recorder's transcript holds the chat's turns too).
+const WEBUI_SESSION: &str = ".nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/d2Vic29ja2V0OmI4ZTFjM2YyLTVkN2EtNGU2MS05ZjBiLTJhNGM2ZDhlMGYxMw.jsonl";
+
+#[test]
+fn an_erased_copy_keeps_its_rows_in_the_history_and_duplicates_nothing() -> TestResult {
+    let work = tempfile::tempdir()?;
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let ledger = work.path().join("history.duckdb");
+    sync(home.path(), &ledger)?;
+    let (first, _) = load_and_export(home.path(), &ledger, work.path(), "first", &["--snapshot"])?;
+    std::fs::remove_file(home.path().join(WEBUI_SESSION))?;
+    sync(home.path(), &ledger)?;
+    let (_, history) = load_and_export(home.path(), &ledger, work.path(), "erased", &[])?;
+    assert_eq!(history.len(), first.len());
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "CREATE VIEW first AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW erased AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW history AS SELECT * EXCLUDE (load_id, first_seen_load, last_seen_load, present) FROM read_parquet('{}');",
+        work.path().join("first-load.parquet").display(),
+        work.path().join("erased-load.parquet").display(),
+        work.path().join("erased-export.parquet").display()
+    ))?;
+    // a load now loses the row only that file held; the history keeps it,
+    // and the dedup over the whole history drops the other copies as the
+    // first load did: the same rows, none twice
+    assert_eq!(
+        query(
+            &c,
+            "SELECT (SELECT count(*) FROM first), (SELECT count(*) FROM erased),
+                    (SELECT count(*) FROM erased WHERE source_role = 'secondary'),
+                    (SELECT count(*) FROM first WHERE source_role = 'secondary'),
+                    (SELECT count(*) FROM history),
+                    (SELECT count(*) FROM (SELECT * FROM first EXCEPT ALL SELECT * FROM history)),
+                    (SELECT count(*) FROM (SELECT * FROM history EXCEPT ALL SELECT * FROM first))"
+        )?,
+        strs(&[&["119", "118", "19", "20", "119", "0", "0"]])
+    );
     Ok(())
 }
