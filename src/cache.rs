@@ -116,30 +116,7 @@ impl Cache {
     /// The entry key of `store` as its files are now; `None` for a store
     /// that is never cached.
     pub fn key(&self, store: &Store, home: &Path) -> Option<String> {
-        let also = match REGISTRY.get(store.extractor)?.reads {
-            Reads::Install => return None,
-            Reads::Own => Vec::new(),
-            Reads::Also(files) => files(&store.rel, home),
-        };
-        let mut h = Sha256::new();
-        h.update(self.options);
-        for f in [store.kind, store.role.as_str(), &store.instance, &store.rel] {
-            field(&mut h, f);
-        }
-        field(&mut h, if store.present { "present" } else { "absent" });
-        let own = std::iter::once(store.abs.clone())
-            .filter(|_| store.present)
-            .chain(store.parts.iter().map(|f| f.abs.clone()))
-            .chain(store.sidecars.iter().map(|f| f.abs.clone()));
-        for (i, abs) in own.enumerate() {
-            field(&mut h, &i.to_string());
-            file_state(&mut h, &abs);
-        }
-        for rel in also {
-            field(&mut h, &rel);
-            file_state(&mut h, &home.join(&rel));
-        }
-        Some(hex(&h.finalize()))
+        store_key(&self.options, store, home)
     }
 
     /// Stage `store` from its entry, or extract it with `extract` (which
@@ -247,6 +224,45 @@ fn fatal(msg: String) -> StoreReport {
 /// the build's identity (`build`: [`crate::BUILD_ID`], so an entry another
 /// build wrote — another scanner, another record hash — is never reused) and
 /// every option that changes extraction.
+/// What an entry key starts with: the cache format, nanoload's version and
+/// build identity, and the options that change extraction.
+pub fn options_key(options: &ExtractOptions, follow_links: bool) -> [u8; 32] {
+    options_hash(crate::BUILD_ID, options, follow_links)
+}
+
+/// The key of `store` as its files are now (after `options`, an
+/// [`options_key`]): its kind, role, instance and path, and the state —
+/// path, size, mtime_ns, SHA-256 of every byte — of every file it reads;
+/// `None` for a store whose rows depend on other stores (nanoclaw's,
+/// [`Reads::Install`]). `nanoload sync` keeps it per store, as the cache
+/// keeps its entries.
+pub fn store_key(options: &[u8; 32], store: &Store, home: &Path) -> Option<String> {
+    let also = match REGISTRY.get(store.extractor)?.reads {
+        Reads::Install => return None,
+        Reads::Own => Vec::new(),
+        Reads::Also(files) => files(&store.rel, home),
+    };
+    let mut h = Sha256::new();
+    h.update(options);
+    for f in [store.kind, store.role.as_str(), &store.instance, &store.rel] {
+        field(&mut h, f);
+    }
+    field(&mut h, if store.present { "present" } else { "absent" });
+    let own = std::iter::once(store.abs.clone())
+        .filter(|_| store.present)
+        .chain(store.parts.iter().map(|f| f.abs.clone()))
+        .chain(store.sidecars.iter().map(|f| f.abs.clone()));
+    for (i, abs) in own.enumerate() {
+        field(&mut h, &i.to_string());
+        file_state(&mut h, &abs);
+    }
+    for rel in also {
+        field(&mut h, &rel);
+        file_state(&mut h, &home.join(&rel));
+    }
+    Some(hex(&h.finalize()))
+}
+
 fn options_hash(build: &str, options: &ExtractOptions, follow_links: bool) -> [u8; 32] {
     let mut h = Sha256::new();
     field(&mut h, FORMAT);

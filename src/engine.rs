@@ -253,30 +253,7 @@ impl Engine {
     /// The `diagnostics` table (the steps may have declared further losses),
     /// sorted.
     pub fn diagnostics(&self) -> Result<Vec<Diagnostic>, EngineError> {
-        let mut stmt = self.conn.prepare("SELECT kind, agent, instance, source_path, source_line, message, session_id, code FROM diagnostics")?;
-        let rows = stmt.query_map([], |r| {
-            let kind: String = r.get(0)?;
-            let agent: Option<String> = r.get(1)?;
-            Ok(Diagnostic {
-                kind: DiagKind::parse(&kind).unwrap_or(DiagKind::Warning),
-                agent: agent.as_deref().and_then(|a| match a {
-                    "nanobot" => Some(Agent::Nanobot),
-                    "nanoclaw" => Some(Agent::Nanoclaw),
-                    _ => None,
-                }),
-                instance: r.get(2)?,
-                source_path: r.get(3)?,
-                source_line: r.get(4)?,
-                message: r.get(5)?,
-                session_id: r.get(6)?,
-                code: r
-                    .get::<_, Option<String>>(7)?
-                    .and_then(|c| crate::diag::DiagCode::parse(&c)),
-            })
-        })?;
-        let mut v = rows.collect::<duckdb::Result<Vec<_>>>()?;
-        v.sort();
-        Ok(v)
+        Ok(read_diagnostics(&self.conn, "diagnostics")?)
     }
 
     /// Rows out and dropped, per kind and per reason.
@@ -365,4 +342,34 @@ pub fn sql_list(paths: &[PathBuf]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+/// The rows of a table of diagnostics' columns (`diagnostics`, the
+/// ledger's `ledger_diagnostics`), sorted.
+pub fn read_diagnostics(conn: &Connection, table: &str) -> duckdb::Result<Vec<Diagnostic>> {
+    let mut stmt = conn.prepare(&format!("SELECT kind, agent, instance, source_path, source_line, message, session_id, code FROM {table}"))?;
+
+    let rows = stmt.query_map([], |r| {
+        let kind: String = r.get(0)?;
+        let agent: Option<String> = r.get(1)?;
+        Ok(Diagnostic {
+            kind: DiagKind::parse(&kind).unwrap_or(DiagKind::Warning),
+            agent: agent.as_deref().and_then(|a| match a {
+                "nanobot" => Some(Agent::Nanobot),
+                "nanoclaw" => Some(Agent::Nanoclaw),
+                _ => None,
+            }),
+            instance: r.get(2)?,
+            source_path: r.get(3)?,
+            source_line: r.get(4)?,
+            message: r.get(5)?,
+            session_id: r.get(6)?,
+            code: r
+                .get::<_, Option<String>>(7)?
+                .and_then(|c| crate::diag::DiagCode::parse(&c)),
+        })
+    })?;
+    let mut v = rows.collect::<duckdb::Result<Vec<_>>>()?;
+    v.sort();
+    Ok(v)
 }

@@ -15,7 +15,8 @@
 //!                             last_seen_load (sync numbers), present
 //!   ledger_llm_calls          every staged usage row ever seen, the same way
 //!   ledger_sources            every store ever seen: its latest `sources` row,
-//!                             first_seen_load, last_seen_load, present
+//!                             first_seen_load, last_seen_load, present, state_key
+//!                             (the `--cache` key of its files: unchanged → not read again)
 //!   ledger_diagnostics        what the latest sync could not read (bad lines, warnings)
 //! LEDGER.duckdb.lock          locked (flock) by the sync that writes: a second is refused
 //! ```
@@ -45,7 +46,7 @@ use crate::schema::{events_schema, llm_calls_schema, sources_schema};
 use crate::summary::ExitCode;
 
 /// The ledger format this build reads and writes.
-pub const FORMAT: &str = "1";
+pub const FORMAT: &str = "2";
 
 /// Staged event columns that say where a row's text is in this run's
 /// stage, or which row of the run it is: not kept.
@@ -123,9 +124,13 @@ pub struct SyncSummary {
     pub events: Merged,
     pub llm_calls: Merged,
     pub exit: ExitCode,
-    /// One line per diagnostic of discovery and extraction (bad lines,
-    /// unreadable stores, warnings), as a load prints them.
+    /// One line per diagnostic of reading HOME (bad lines, unreadable
+    /// stores, warnings; an unchanged store's as its last read found them),
+    /// as a load prints them, with whether it makes the exit code 1.
     pub diagnostics: Vec<(bool, String)>,
+    /// Stores read, and stores whose files are as the ledger last read them.
+    pub stores_read: usize,
+    pub stores_unchanged: usize,
 }
 
 impl SyncSummary {
@@ -151,6 +156,10 @@ impl SyncSummary {
                 ledger.display(),
                 self.sync,
                 self.load_id
+            ),
+            format!(
+                "nanoload: stores: {} read, {} unchanged since the ledger read them",
+                self.stores_read, self.stores_unchanged
             ),
             m("rows", &self.events),
             m("llm calls", &self.llm_calls),
@@ -195,37 +204,18 @@ fn lock(ledger: &Path) -> Result<File, SyncError> {
 /// Sync HOME into the ledger (`opts.out` is the ledger: the checks of an
 /// output hold for it — absolute, outside HOME).
 pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
+    use rayon::prelude::*;
     let started = SystemTime::now();
     let mut config = Config::new(opts)?;
     let Some(ledger) = config.outputs.out.clone() else {
         return Err(ConfigError::Usage("sync needs LEDGER.duckdb".into()).into());
     };
     let _lock = lock(&ledger)?;
-    let run_dir = RunDir::create(&config.home)?;
-    let progress = Progress::start(opts.progress_shown());
-    let discovery = discover(&config.home, config.follow_links)?;
-    if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
-        return Err(SyncError::NoStores {
-            home: opts.home.clone(),
-        });
-    }
-    let load_id = discovery.load_id(&config.load_options);
-    // the ledger keeps every row's text and native itself
-    config.extract.stage_all_wide = true;
-    let extraction = extract(
-        &discovery,
-        &config.home,
-        &config.extract,
-        &run_dir,
-        config.threads,
-        None,
-        &progress,
-    )?;
-    crate::run::test_pause("staged");
     let fail = |e: duckdb::Error| SyncError::Ledger {
         path: ledger.clone(),
         message: crate::diag::one_line(&e.to_string()),
     };
+    let run_dir = RunDir::create(&config.home)?;
     let conn = Connection::open(&ledger).map_err(fail)?;
     conn.execute_batch(&format!(
         "SET autoinstall_known_extensions = false;
@@ -238,7 +228,88 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
         config.threads,
     ))
     .map_err(fail)?;
+    // a ledger of another format is refused before anything is read
+    let known = match state(&conn).map_err(fail)? {
+        State::Other(refused) => {
+            return Err(SyncError::Ledger {
+                path: ledger.clone(),
+                message: refused,
+            });
+        }
+        State::Absent => Vec::new(),
+        State::Ours => known_stores(&conn).map_err(fail)?,
+    };
+    let progress = Progress::start(opts.progress_shown());
+    let discovery = discover(&config.home, config.follow_links)?;
+    if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
+        return Err(SyncError::NoStores {
+            home: opts.home.clone(),
+        });
+    }
+    let load_id = discovery.load_id(&config.load_options);
+    // a store whose files are as the ledger last read them (the key of
+    // `--cache`: every byte hashed) is not read again
+    let options = crate::cache::options_key(&config.extract, config.follow_links);
+    let keys: Vec<Option<String>> = discovery
+        .stores
+        .par_iter()
+        .map(|s| crate::cache::store_key(&options, s, &config.home))
+        .collect();
+    let mut unchanged = Vec::new();
+    let mut read = Vec::new();
+    let mut store_keys = Vec::new();
+    let crate::discover::Discovery {
+        stores,
+        diagnostics: found,
+        links_skipped,
+        files_seen,
+    } = discovery;
+    let mut files = Vec::new();
+    for (store, key) in stores.into_iter().zip(keys) {
+        let id = (
+            store.kind.to_string(),
+            store.instance.clone(),
+            store.rel.clone(),
+        );
+        for f in std::iter::once(store.rel.clone())
+            .chain(store.parts.iter().map(|p| p.rel.clone()))
+            .chain(store.sidecars.iter().map(|p| p.rel.clone()))
+        {
+            files.push((store.instance.clone(), store.rel.clone(), f));
+        }
+        if let Some(k) = &key {
+            store_keys.push((id.clone(), k.clone()));
+        }
+        if key.is_some_and(|k| known.iter().any(|(i, kk)| *i == id && *kk == k)) {
+            unchanged.push(id);
+        } else {
+            read.push(store);
+        }
+    }
+    let to_read = crate::discover::Discovery {
+        stores: read,
+        diagnostics: found,
+        links_skipped,
+        files_seen,
+    };
+    // the ledger keeps every row's text and native itself
+    config.extract.stage_all_wide = true;
+    let extraction = extract(
+        &to_read,
+        &config.home,
+        &config.extract,
+        &run_dir,
+        config.threads,
+        None,
+        &progress,
+    )?;
+    crate::run::test_pause("staged");
     let staged = &extraction.staged;
+    let stores = Stores {
+        unchanged: &unchanged,
+        keys: &store_keys,
+        files: &files,
+    };
     let merge = || -> Result<(i64, Merged, Merged), SyncError> {
         conn.execute_batch("BEGIN TRANSACTION;").map_err(fail)?;
         if let Some(refused) = prepare(&conn).map_err(fail)? {
@@ -247,7 +318,7 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
                 message: refused,
             });
         }
-        merged(&conn, staged, &load_id, &config, started).map_err(fail)
+        merged(&conn, staged, &stores, &load_id, &config, started).map_err(fail)
     };
     let (sync, events, llm_calls) = match merge() {
         Ok(m) => m,
@@ -257,19 +328,18 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
         }
     };
     conn.execute_batch("CHECKPOINT;").map_err(fail)?;
-    let all = || {
-        (extraction.reports.iter())
-            .flat_map(|r| &r.diagnostics)
-            .chain(&discovery.diagnostics)
-    };
-    let diagnostics = all()
-        .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
-        .collect();
-    let exit = if all().any(|d| d.kind.is_read_failure()) {
+    // what HOME holds that could not be read: this sync's and the unchanged
+    // stores' (a load would read and report them again)
+    let all = crate::engine::read_diagnostics(&conn, "ledger_diagnostics").map_err(fail)?;
+    let exit = if all.iter().any(|d| d.kind.is_read_failure()) {
         ExitCode::Partial
     } else {
         ExitCode::Ok
     };
+    let diagnostics = all
+        .iter()
+        .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
+        .collect();
     Ok(SyncSummary {
         sync,
         load_id,
@@ -277,7 +347,33 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
         llm_calls,
         exit,
         diagnostics,
+        stores_read: to_read.stores.len(),
+        stores_unchanged: unchanged.len(),
     })
+}
+
+/// A store's identity in the ledger: kind, instance, path.
+type StoreId = (String, String, String);
+
+/// What a sync knows of the stores besides their staged rows.
+struct Stores<'a> {
+    /// The stores whose files are as the ledger last read them: not read.
+    unchanged: &'a [StoreId],
+    /// The key of every store that has one ([`crate::cache::store_key`]).
+    keys: &'a [(StoreId, String)],
+    /// (instance, store path, file path) of every file of every store: the
+    /// store a row of that file belongs to.
+    files: &'a [(String, String, String)],
+}
+
+/// The stores the ledger last read to their end, with their keys.
+fn known_stores(conn: &Connection) -> Result<Vec<(StoreId, String)>, duckdb::Error> {
+    let mut stmt = conn.prepare(
+        "SELECT source_kind, instance, source_path, state_key FROM ledger_sources
+         WHERE present AND state_key IS NOT NULL",
+    )?;
+    let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))?;
+    rows.collect()
 }
 
 /// The merge of one sync, inside its transaction: sources, events, calls,
@@ -285,14 +381,35 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
 fn merged(
     conn: &Connection,
     staged: &crate::stage::Staged,
+    stores: &Stores,
     load_id: &str,
     config: &Config,
     started: SystemTime,
 ) -> Result<(i64, Merged, Merged), duckdb::Error> {
     conn.execute_batch(&format!(
-        "CREATE TEMP TABLE cur_sources AS SELECT * FROM read_parquet({});",
+        "CREATE TEMP TABLE cur_sources AS SELECT * FROM read_parquet({});
+         CREATE TEMP TABLE unchanged_stores (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR);
+         CREATE TEMP TABLE store_keys (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR, state_key VARCHAR);
+         CREATE TEMP TABLE store_files (instance VARCHAR, store_path VARCHAR, file_path VARCHAR);",
         sql_str(&staged.sources)
     ))?;
+    {
+        let mut app = conn.appender("unchanged_stores")?;
+        for (k, i, p) in stores.unchanged {
+            app.append_row([k, i, p])?;
+        }
+        app.flush()?;
+        let mut app = conn.appender("store_keys")?;
+        for ((k, i, p), key) in stores.keys {
+            app.append_row([k, i, p, key])?;
+        }
+        app.flush()?;
+        let mut app = conn.appender("store_files")?;
+        for (i, store, file) in stores.files {
+            app.append_row([i, store, file])?;
+        }
+        app.flush()?;
+    }
     // this sync's number: a load_id names the files and options, and an
     // unchanged home gives the same one again
     let sync: i64 = conn.query_row("SELECT coalesce(max(sync), 0) + 1 FROM loads", [], |r| {
@@ -315,10 +432,13 @@ fn merged(
         sync,
     )?;
     merge_sources(conn, sync)?;
-    // the diagnostics of reading HOME: the latest sync's (what an export
-    // stages, as a load does)
+    // the diagnostics of reading HOME: the unchanged stores' as the ledger
+    // has them, the rest this sync's (what an export stages, as a load does)
     conn.execute_batch(&format!(
-        "DELETE FROM ledger_diagnostics;
+        "DELETE FROM ledger_diagnostics
+         WHERE instance IS NULL OR (instance || chr(31) || source_path) NOT IN
+             (SELECT f.instance || chr(31) || f.file_path FROM store_files f
+              JOIN unchanged_stores u ON u.instance = f.instance AND u.source_path = f.store_path);
          INSERT INTO ledger_diagnostics SELECT *, {sync} FROM read_parquet({});",
         sql_str(&staged.diagnostics)
     ))?;
@@ -438,7 +558,7 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
         State::Absent => {}
     }
     let signature = columns_signature();
-    let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN";
+    let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, store_path VARCHAR";
     let table = |name: &str, schema: &SchemaRef, extra: &str| {
         let cols = kept(schema)
             .iter()
@@ -460,7 +580,7 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
         table(
             "ledger_sources",
             &sources_schema(),
-            "first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN"
+            "first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, state_key VARCHAR"
         ),
     ))?;
     conn.execute_batch(&table(
@@ -518,23 +638,32 @@ fn merge_table(
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP TABLE cur AS
          SELECT {all}, md5(content || '#' || row_number() OVER (PARTITION BY content ORDER BY {occurrence})) AS row_key
-         FROM (SELECT *, md5(to_json({{{identity}}})) AS content FROM {staged});"
+         FROM (SELECT *, md5(to_json({{{identity}}})) AS content FROM {staged});
+         CREATE OR REPLACE TEMP TABLE cur AS
+         SELECT c.*, coalesce(f.store_path, c.source_path) AS store_path
+         FROM cur c LEFT JOIN (SELECT instance, file_path, min(store_path) AS store_path
+                               FROM store_files GROUP BY ALL) f
+           ON f.instance = c.instance AND f.file_path = c.source_path;"
     ))?;
     let count = |sql: &str| -> Result<u64, duckdb::Error> {
         conn.query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
     };
     // the stores this sync read to their end, or found no longer on disk:
-    // a present row of theirs that it did not see is gone
+    // a present row of theirs that it did not see is gone (a row's store:
+    // `store_path`, the store's main path, whichever of its files the row
+    // came from: a WebUI segment, a checkpoint sidecar)
     let store_key = "instance || chr(31) || source_path";
+    let row_store = "instance || chr(31) || store_path";
     let settled = format!(
         "(SELECT {store_key} FROM cur_sources WHERE status IN ('ok', 'skipped')
           UNION ALL SELECT {store_key} FROM ledger_sources
-          WHERE {store_key} NOT IN (SELECT {store_key} FROM cur_sources))"
+          WHERE {store_key} NOT IN (SELECT {store_key} FROM cur_sources)
+            AND {store_key} NOT IN (SELECT {store_key} FROM unchanged_stores))"
     );
     let gone = count(&format!(
         "SELECT count(*) FROM {ledger} l WHERE present AND row_key NOT IN (SELECT row_key FROM cur)
-         AND {store_key} IN {settled}"
+         AND {row_store} IN {settled}"
     ))?;
     let changed_place = if place.is_empty() {
         "false".to_string()
@@ -554,10 +683,12 @@ fn merge_table(
         .collect();
     conn.execute_batch(&format!(
         "UPDATE {ledger} SET present = false
-         WHERE present AND row_key NOT IN (SELECT row_key FROM cur) AND {store_key} IN {settled};
+         WHERE present AND row_key NOT IN (SELECT row_key FROM cur) AND {row_store} IN {settled};
          UPDATE {ledger} l SET present = true, last_seen_load = {load}{set_place}
          FROM cur c WHERE l.row_key = c.row_key;
-         INSERT INTO {ledger} SELECT {all}, row_key, {load}, {load}, true FROM cur
+         UPDATE {ledger} SET last_seen_load = {load}
+         WHERE present AND {row_store} IN (SELECT {store_key} FROM unchanged_stores);
+         INSERT INTO {ledger} SELECT {all}, row_key, {load}, {load}, true, store_path FROM cur
          WHERE row_key NOT IN (SELECT row_key FROM {ledger});"
     ))?;
     let rows = count_rows(conn, ledger)?;
@@ -595,14 +726,23 @@ fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
         .map(|(n, _)| format!("c.\"{n}\""))
         .collect::<Vec<_>>()
         .join(", ");
+    // a store read now keeps its key only when it was read to its end (a
+    // partial one is read again next time)
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP TABLE kept_sources AS
-         SELECT {of_c}, coalesce(l.first_seen_load, {load}) AS first_seen_load
-         FROM cur_sources c LEFT JOIN ledger_sources l
-           ON l.source_kind = c.source_kind AND l.instance = c.instance AND l.source_path = c.source_path;
-         UPDATE ledger_sources SET present = false WHERE {key} NOT IN (SELECT {key} FROM cur_sources);
+         SELECT {of_c}, coalesce(l.first_seen_load, {load}) AS first_seen_load,
+             CASE WHEN c.status IN ('ok', 'skipped') THEN k.state_key END AS state_key
+         FROM cur_sources c
+         LEFT JOIN ledger_sources l
+           ON l.source_kind = c.source_kind AND l.instance = c.instance AND l.source_path = c.source_path
+         LEFT JOIN store_keys k
+           ON k.source_kind = c.source_kind AND k.instance = c.instance AND k.source_path = c.source_path;
+         UPDATE ledger_sources SET last_seen_load = {load}
+         WHERE {key} IN (SELECT {key} FROM unchanged_stores);
+         UPDATE ledger_sources SET present = false
+         WHERE {key} NOT IN (SELECT {key} FROM cur_sources) AND {key} NOT IN (SELECT {key} FROM unchanged_stores);
          DELETE FROM ledger_sources WHERE {key} IN (SELECT {key} FROM cur_sources);
-         INSERT INTO ledger_sources SELECT {cols}, first_seen_load, {load}, true FROM kept_sources;
+         INSERT INTO ledger_sources SELECT {cols}, first_seen_load, {load}, true, state_key FROM kept_sources;
          DROP TABLE kept_sources;"
     ))
 }

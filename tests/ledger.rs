@@ -51,10 +51,10 @@ fn rows_line(o: &Output) -> Option<String> {
 }
 
 /// home-a holds a torn JSONL line and a torn database record: a sync of it
-/// exits 1, as its load does, naming both.
+/// exits 1, as its load does, naming both in a load's order.
 const HOME_A_BAD: [&str; 2] = [
-    "nanoload: bad_record: .nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/sessions.sqlite3:41: session subagent:sa_5c1e9d7f position 2: EOF while parsing a string at line 1 column 83",
     "nanoload: bad_line: .nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/c2xhY2s6QzBXT1JLNw.jsonl:10: EOF while parsing a string at line 1 column 44",
+    "nanoload: bad_record: .nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/sessions.sqlite3:41: session subagent:sa_5c1e9d7f position 2: EOF while parsing a string at line 1 column 83",
 ];
 
 /// A sync paused at `point` (inside the merge's transaction: `merged`), and
@@ -111,16 +111,21 @@ fn a_sync_keeps_every_row_and_marks_what_the_agent_deleted() -> TestResult {
         ]]
     );
     let lines: Vec<String> = stderr(&first).lines().map(String::from).collect();
-    assert_eq!(lines.len(), 5, "{lines:?}");
-    assert_eq!(lines[..2], HOME_A_BAD);
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    let stores = ledger_rows(&ledger, "SELECT count(*) FROM ledger_sources")?[0][0].clone();
     assert_eq!(
         lines[3],
+        format!("nanoload: stores: {stores} read, 0 unchanged since the ledger read them")
+    );
+    assert_eq!(lines[..2], HOME_A_BAD);
+    assert_eq!(
+        lines[4],
         format!(
             "nanoload: rows: {events} added, 0 changed, 0 gone; {events} in the ledger, {events} on disk"
         )
     );
     assert_eq!(
-        lines[4],
+        lines[5],
         format!(
             "nanoload: llm calls: {calls} added, 0 changed, 0 gone; {calls} in the ledger, {calls} on disk"
         )
@@ -253,7 +258,7 @@ fn a_ledger_of_another_format_is_refused_never_misread() -> TestResult {
     assert_eq!(
         stderr(&refused),
         format!(
-            "nanoload: error: {}: a ledger of another format (format 0, created by nanoload {}) than this nanoload {} reads (format 1, its columns); nothing done\n",
+            "nanoload: error: {}: a ledger of another format (format 0, created by nanoload {}) than this nanoload {} reads (format 2, its columns); nothing done\n",
             ledger.display(),
             env!("CARGO_PKG_VERSION"),
             env!("CARGO_PKG_VERSION")
@@ -497,5 +502,93 @@ fn an_erased_copy_keeps_its_rows_in_the_history_and_duplicates_nothing() -> Test
         )?,
         strs(&[&["119", "118", "19", "20", "119", "0", "0"]])
     );
+    Ok(())
+}
+
+/// A session file of home-a nanobot reads as a secondary copy (6 rows).
+const TELEGRAM: &str =
+    ".nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/dGVsZWdyYW06NDgyMTMzNzc.jsonl";
+
+#[test]
+fn a_sync_reads_only_the_stores_whose_files_changed() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    sync(home.path(), &ledger)?;
+    let stores: usize =
+        ledger_rows(&ledger, "SELECT count(*) FROM ledger_sources")?[0][0].parse()?;
+    let keyed: usize = ledger_rows(
+        &ledger,
+        "SELECT count(*) FROM ledger_sources WHERE state_key IS NOT NULL",
+    )?[0][0]
+        .parse()?;
+    // every store of home-a is nanobot's and read to its end but the two
+    // with a torn line or record, which are read again every time
+    assert_eq!(keyed, stores - 2);
+    let line = |o: &Output| {
+        stderr(o)
+            .lines()
+            .find(|l| l.starts_with("nanoload: stores: "))
+            .map(String::from)
+    };
+    // nothing changed: only the stores with unread input are read again;
+    // their diagnostics are said again, as a load says them
+    let again = sync(home.path(), &ledger)?;
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(
+        line(&again),
+        Some(format!(
+            "nanoload: stores: 2 read, {keyed} unchanged since the ledger read them"
+        ))
+    );
+    assert_eq!(
+        stderr(&again).lines().take(2).collect::<Vec<_>>(),
+        HOME_A_BAD
+    );
+    // one session gains a turn: that store alone is read, one row added
+    let path = home.path().join(TELEGRAM);
+    let mut text = std::fs::read_to_string(&path)?;
+    text.push_str(
+        r#"{"role": "user", "content": "and on 8081?", "timestamp": "2026-09-29T21:15:00.000000"}"#,
+    );
+    text.push('\n');
+    std::fs::write(&path, text)?;
+    let third = sync(home.path(), &ledger)?;
+    assert_eq!(
+        line(&third),
+        Some(format!(
+            "nanoload: stores: 3 read, {} unchanged since the ledger read them",
+            keyed - 1
+        ))
+    );
+    let total = ledger_rows(&ledger, "SELECT count(*) FROM ledger_events")?[0][0].clone();
+    assert_eq!(
+        rows_line(&third),
+        Some(format!(
+            "nanoload: rows: 1 added, 0 changed, 0 gone; {total} in the ledger, {total} on disk"
+        ))
+    );
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            &format!(
+                "SELECT text, first_seen_load, last_seen_load FROM ledger_events
+                 WHERE source_path = '{TELEGRAM}' AND first_seen_load = 3"
+            )
+        )?,
+        strs(&[&["and on 8081?", "3", "3"]])
+    );
+    // every row still on disk was seen by this sync, read or not
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT count(*) FROM ledger_events WHERE last_seen_load <> 3"
+        )?,
+        strs(&[&["0"]])
+    );
+    // and the export of the history is the load's bytes
+    let (load, snapshot) =
+        load_and_export(home.path(), &ledger, work.path(), "grown", &["--snapshot"])?;
+    assert!(load == snapshot, "the snapshot differs from the load");
     Ok(())
 }
