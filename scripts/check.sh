@@ -116,6 +116,8 @@ await "harness venv install" "$venv_pid" "$logs/venv.log"
 cat "$logs/duckdb.log" "$logs/venv.log"
 # setup.sh prints the venv path as its last line
 venv=$(grep -v '^harness venv ready' "$logs/venv.log" | tail -n 1)
+# its python runs nanobot's own deletions for ledger::nanobots_own_deletions_leave_the_ledger_whole
+export NANOLOAD_REALWRITER_PYTHON="$venv/bin/python"
 read -r scenario seed <tests/realwriter/ci-seed
 phase "generate a home ($scenario, seed $seed)" \
   "$venv/bin/python" tests/realwriter/generate.py --scenario "$scenario" --seed "$seed" --out "$generated/case"

@@ -216,7 +216,19 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
         message: crate::diag::one_line(&e.to_string()),
     };
     let run_dir = RunDir::create(&config.home)?;
-    let conn = Connection::open(&ledger).map_err(fail)?;
+    // a new ledger in storage version v1.0.0, as `--db`: older DuckDB shells
+    // read it (an existing one keeps the version it has)
+    let version = if ledger.exists() {
+        ""
+    } else {
+        " (STORAGE_VERSION 'v1.0.0')"
+    };
+    let conn = Connection::open_in_memory().map_err(fail)?;
+    conn.execute_batch(&format!(
+        "ATTACH {} AS ledger{version}; USE ledger;",
+        sql_str(&ledger)
+    ))
+    .map_err(fail)?;
     conn.execute_batch(&format!(
         "SET autoinstall_known_extensions = false;
          SET autoload_known_extensions = false;

@@ -592,3 +592,154 @@ fn a_sync_reads_only_the_stores_whose_files_changed() -> TestResult {
     assert!(load == snapshot, "the snapshot differs from the load");
     Ok(())
 }
+
+/// nanobot-ai 0.3.5 deletes from a home its own code wrote
+/// (`tests/realwriter/forget.py`: `/new` of a chat, a WebUI chat deleted
+/// as the WebUI deletes one, the usage store pruned by its own 400-day
+/// retention with the clock moved): the ledger keeps every row and call
+/// once, the deleted ones not present, and the history export is the
+/// first load's rows, calls (with their attribution) and sessions.
+#[test]
+fn nanobots_own_deletions_leave_the_ledger_whole() -> TestResult {
+    let (Ok(case), Ok(python)) = (
+        std::env::var("NANOLOAD_REALWRITER_GENERATED"),
+        std::env::var("NANOLOAD_REALWRITER_PYTHON"),
+    ) else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true but NANOLOAD_REALWRITER_GENERATED or NANOLOAD_REALWRITER_PYTHON is not set: scripts/check.sh sets both"
+        );
+        eprintln!("no generated home or harness python: nanobot's own deletions not tried");
+        return Ok(());
+    };
+    let case = Path::new(&case);
+    let facts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("facts.json"))?)?;
+    let archive = facts["archive"].as_str().ok_or("facts.json: no archive")?;
+    let work = tempfile::tempdir()?;
+    let home = work.path().join("home");
+    std::fs::create_dir(&home)?;
+    let st = Process::new("tar")
+        .arg("-xzf")
+        .arg(case.join(archive))
+        .arg("-C")
+        .arg(&home)
+        .status()?;
+    assert!(st.success());
+    let ledger = work.path().join("history.duckdb");
+    assert!(sync(&home, &ledger)?.status.code().is_some_and(|c| c <= 1));
+    let first = Process::cargo_bin("nanoload")?
+        .arg(&home)
+        .arg(work.path().join("first.parquet"))
+        .arg("--tables")
+        .arg(work.path().join("first"))
+        .output()?;
+    assert!(
+        first.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&first)
+    );
+    // nanobot's own code deletes
+    let forget = Process::new(&python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realwriter/forget.py"))
+        .arg(&home)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TZ", "UTC")
+        .output()?;
+    assert!(forget.status.success(), "{}", stderr(&forget));
+    let did: serde_json::Value = serde_json::from_slice(&forget.stdout)?;
+    for step in ["chat_deleted", "webui_deleted", "webui_transcript_deleted"] {
+        assert_eq!(did[step], true, "{did}");
+    }
+    let chat = did["chat"].as_str().ok_or("no chat")?.to_string();
+    let webui = did["webui"].as_str().ok_or("no webui")?.to_string();
+    let (before, after) = (
+        did["calls_before"].as_u64().ok_or("calls_before")?,
+        did["calls_after"].as_u64().ok_or("calls_after")?,
+    );
+    assert!(0 < after && after < before, "{did}");
+    let again = sync(&home, &ledger)?;
+    assert!(
+        again.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&again)
+    );
+    // the pruned calls stay, gone; the call recorded after the prune is added
+    let calls_line = stderr(&again)
+        .lines()
+        .find(|l| l.starts_with("nanoload: llm calls: "))
+        .map(String::from);
+    assert_eq!(
+        calls_line,
+        Some(format!(
+            "nanoload: llm calls: 1 added, 0 changed, {} gone; {} in the ledger, {after} on disk",
+            before + 1 - after,
+            before + 1
+        ))
+    );
+    // nothing twice
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT (SELECT count(*) - count(DISTINCT row_key) FROM ledger_events),
+                    (SELECT count(*) - count(DISTINCT row_key) FROM ledger_llm_calls)"
+        )?,
+        strs(&[&["0", "0"]])
+    );
+    // the history is the first load's rows, calls and sessions
+    let x = export(&[
+        ledger.as_os_str(),
+        work.path().join("history.parquet").as_os_str(),
+        "--tables".as_ref(),
+        work.path().join("history").as_os_str(),
+    ])?;
+    assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
+    let c = duckdb::Connection::open_in_memory()?;
+    let p = |name: &str| work.path().join(name).display().to_string();
+    c.execute_batch(&format!(
+        "CREATE VIEW first AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW history AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW first_calls AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW history_calls AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW first_sessions AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW history_sessions AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');",
+        p("first.parquet"),
+        p("history.parquet"),
+        p("first/llm_calls.parquet"),
+        p("history/llm_calls.parquet"),
+        p("first/sessions.parquet"),
+        p("history/sessions.parquet"),
+    ))?;
+    let seen = "* EXCLUDE (first_seen_load, last_seen_load, present)";
+    assert_eq!(
+        query(
+            &c,
+            &format!(
+                "SELECT (SELECT count(*) FROM (SELECT * FROM first EXCEPT ALL SELECT {seen} FROM history)),
+                        (SELECT count(*) FROM (SELECT {seen} FROM history EXCEPT ALL SELECT * FROM first)),
+                        (SELECT count(*) FROM (SELECT * FROM first_calls EXCEPT ALL SELECT * FROM history_calls)),
+                        (SELECT count(*) FROM history_calls),
+                        (SELECT count(*) FROM (SELECT * FROM first_sessions EXCEPT ALL SELECT * FROM history_sessions)),
+                        (SELECT count(*) FROM (SELECT * FROM history_sessions EXCEPT ALL SELECT * FROM first_sessions))"
+            )
+        )?,
+        strs(&[&["0", "0", "0", &(before + 1).to_string(), "0", "0"]])
+    );
+    // the deleted chats' own rows (their session file, the WebUI's
+    // transcript): all there, none present (what other stores still hold of
+    // them, the memory history and the WebUI's sidebar index, stays present)
+    for key in [&chat, &webui] {
+        let r = query(
+            &c,
+            &format!(
+                "SELECT count(*), count(*) FILTER (WHERE present) FROM history WHERE session_id = '{key}'
+                 AND source_kind IN ('nanobot.session_jsonl', 'nanobot.webui_transcript')"
+            ),
+        )?;
+        assert_ne!(r[0][0], "0", "{key}");
+        assert_eq!(r[0][1], "0", "{key}");
+    }
+    Ok(())
+}
