@@ -40,9 +40,9 @@ const EXAMPLES: &str = "Examples:
 /// The commands `report` and `usage` read a load's output (or, for `usage`,
 /// a HOME loaded on the spot); `sync` keeps every row ever seen in a ledger
 /// that outlives the agents' own deletions, `export` writes a load's
-/// outputs from it; `nanoload help COMMAND`
-/// explains each. A HOME named `report`, `usage`, `sync`, `export` or
-/// `help` is given as `./report`.
+/// outputs from it, `prune` removes what is gone from it; `nanoload help
+/// COMMAND` explains each. A HOME named like a command (`report`, `usage`,
+/// `sync`, `export`, `prune`, `help`) is given as `./report`.
 #[derive(Debug, Parser)]
 #[command(
     name = "nanoload",
@@ -80,6 +80,32 @@ pub enum Command {
     Sync(SyncArgs),
     #[command(about = "Write a load's outputs from a ledger: every row ever seen, or a snapshot")]
     Export(ExportCli),
+    #[command(
+        about = "Remove from a ledger what is gone from disk and was last seen before a date"
+    )]
+    Prune(PruneArgs),
+}
+
+/// Remove from a ledger what is gone from disk and was last seen before a date.
+///
+/// The only way anything leaves a ledger: the rows, calls and stores that
+/// are not present (the agent deleted them) and whose last sync
+/// (last_seen_load) finished before DATE (UTC) are deleted; present rows
+/// and the loads table stay. Under the ledger's lock, in one transaction.
+///
+/// Exit codes: 0 pruned (perhaps nothing); 2 nothing done (no ledger, a
+/// ledger of another format, DATE not a date); 5 a sync holds the ledger.
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
+pub struct PruneArgs {
+    /// The ledger `nanoload sync` keeps.
+    #[arg(value_name = "LEDGER.duckdb")]
+    pub ledger: PathBuf,
+
+    /// Prune what was last seen by syncs that finished before this day
+    /// (YYYY-MM-DD, UTC) or instant (e.g. 2026-12-01T08:00:00Z).
+    #[arg(long, value_name = "DATE")]
+    pub before: String,
 }
 
 /// Write a load's outputs from a ledger: every row ever seen, or a snapshot.

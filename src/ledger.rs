@@ -492,6 +492,16 @@ fn sql_type(t: &DataType) -> &'static str {
     }
 }
 
+/// `f` of each item, joined by `sep` (the SQL lists of the merge).
+fn joined<I: IntoIterator>(items: I, sep: &str, f: impl Fn(I::Item) -> String) -> String {
+    items.into_iter().map(f).collect::<Vec<_>>().join(sep)
+}
+
+/// The kept columns of a staged schema, quoted, each after `prefix`.
+fn column_list(schema: &SchemaRef, prefix: &str) -> String {
+    joined(kept(schema), ", ", |(n, _)| format!("{prefix}\"{n}\""))
+}
+
 /// The columns a ledger table keeps of a staged schema.
 fn kept(schema: &SchemaRef) -> Vec<(String, &'static str)> {
     schema
@@ -512,13 +522,7 @@ fn columns_signature() -> String {
         diagnostics_schema(),
     ]
     .iter()
-    .map(|s| {
-        kept(s)
-            .iter()
-            .map(|(n, t)| format!("{n} {t}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    })
+    .map(|s| joined(kept(s), ",", |(n, t)| format!("{n} {t}")))
     .collect::<Vec<_>>()
     .join(";")
 }
@@ -572,11 +576,7 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
     let signature = columns_signature();
     let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, store_path VARCHAR";
     let table = |name: &str, schema: &SchemaRef, extra: &str| {
-        let cols = kept(schema)
-            .iter()
-            .map(|(n, t)| format!("\"{n}\" {t}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let cols = joined(kept(schema), ", ", |(n, t)| format!("\"{n}\" {t}"));
         format!("CREATE TABLE {name} ({cols}, {extra});")
     };
     conn.execute_batch(&format!(
@@ -620,19 +620,12 @@ fn merge_table(
     sync: i64,
 ) -> Result<Merged, duckdb::Error> {
     let cols = kept(schema);
-    let quoted = |names: &mut dyn Iterator<Item = &str>| {
-        names
-            .map(|n| format!("\"{n}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let all = quoted(&mut cols.iter().map(|(n, _)| n.as_str()));
-    let identity = cols
-        .iter()
-        .filter(|(n, _)| !PLACE.contains(&n.as_str()))
-        .map(|(n, _)| format!("'{n}': \"{n}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let all = column_list(schema, "");
+    let identity = joined(
+        cols.iter().filter(|(n, _)| !PLACE.contains(&n.as_str())),
+        ", ",
+        |(n, _)| format!("'{n}': \"{n}\""),
+    );
     let has_place = |c: &str| cols.iter().any(|(n, _)| n == c);
     let place: Vec<&str> = PLACE.iter().copied().filter(|c| has_place(c)).collect();
     let load = sync;
@@ -680,11 +673,9 @@ fn merge_table(
     let changed_place = if place.is_empty() {
         "false".to_string()
     } else {
-        place
-            .iter()
-            .map(|c| format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\""))
-            .collect::<Vec<_>>()
-            .join(" OR ")
+        joined(&place, " OR ", |c| {
+            format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\"")
+        })
     };
     let changed = count(&format!(
         "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key) WHERE NOT l.present OR {changed_place}"
@@ -727,17 +718,8 @@ fn count_rows(conn: &Connection, table: &str) -> Result<u64, duckdb::Error> {
 fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
     let load = sync;
     let key = "instance || chr(31) || source_path || chr(31) || source_kind";
-    let names = kept(&sources_schema());
-    let cols = names
-        .iter()
-        .map(|(n, _)| format!("\"{n}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let of_c = names
-        .iter()
-        .map(|(n, _)| format!("c.\"{n}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let cols = column_list(&sources_schema(), "");
+    let of_c = column_list(&sources_schema(), "c.");
     // a store read now keeps its key only when it was read to its end (a
     // partial one is read again next time)
     conn.execute_batch(&format!(
@@ -847,13 +829,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     let stage = run_dir.stage_dir();
     std::fs::create_dir_all(&stage).map_err(|e| fail(&stage, &e))?;
     let filter = if args.snapshot { "present" } else { "true" };
-    let cols = |schema: &SchemaRef| {
-        kept(schema)
-            .iter()
-            .map(|(n, _)| format!("\"{n}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let cols = |schema: &SchemaRef| column_list(schema, "");
     let file = |name: &str| stage.join(name);
     let staged = crate::stage::Staged {
         events: vec![file("events-ledger.parquet")],
@@ -963,22 +939,16 @@ fn place_seen(conn: &Connection, seen: &Path) -> Result<(), duckdb::Error> {
 }
 
 fn seen_list(prefix: &str) -> String {
-    SEEN_COLUMNS
-        .iter()
-        .map(|(n, _)| format!("{prefix}{n}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    joined(SEEN_COLUMNS, ", ", |(n, _)| format!("{prefix}{n}"))
 }
 
 /// Append [`SEEN_COLUMNS`] to the plan the events writer reads (by
 /// `out_pos`, in the plan's order) and to the `events` view it takes its
 /// columns and types from.
 fn append_seen(conn: &Connection) -> Result<(), duckdb::Error> {
-    let typed = SEEN_COLUMNS
-        .iter()
-        .map(|(n, t)| format!("CAST(NULL AS {t}) AS {n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let typed = joined(SEEN_COLUMNS, ", ", |(n, t)| {
+        format!("CAST(NULL AS {t}) AS {n}")
+    });
     conn.execute_batch(&format!(
         "CREATE TABLE events_plan_seen AS
            SELECT p.*, {} FROM events_plan p LEFT JOIN seen_at s USING (out_pos) ORDER BY p.out_pos;
@@ -988,4 +958,71 @@ fn append_seen(conn: &Connection) -> Result<(), duckdb::Error> {
          CREATE VIEW events AS SELECT *, {typed} FROM events_unseen;",
         seen_list("s.")
     ))
+}
+
+/// What `nanoload prune` removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub events: u64,
+    pub llm_calls: u64,
+    pub stores: u64,
+}
+
+/// Remove from the ledger what is no longer on disk and was last seen by a
+/// sync that finished before `before` (UTC, `YYYY-MM-DD` or an instant
+/// DuckDB reads): rows, calls and stores not present whose
+/// `last_seen_load` is such a sync. Present rows and the `loads` rows stay.
+/// The only deletion from a ledger; under its lock, in one transaction.
+pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
+    let ledger = std::path::absolute(ledger).map_err(|e| SyncError::Ledger {
+        path: ledger.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let fail = |e: &dyn std::fmt::Display| SyncError::Ledger {
+        path: ledger.clone(),
+        message: crate::diag::one_line(&e.to_string()),
+    };
+    if !ledger.is_file() {
+        return Err(fail(&"no such ledger"));
+    }
+    let _lock = lock(&ledger)?;
+    let conn = Connection::open(&ledger).map_err(|e| fail(&e))?;
+    match state(&conn).map_err(|e| fail(&e))? {
+        State::Ours => {}
+        State::Absent => return Err(fail(&"not a nanoload ledger (no ledger_meta table)")),
+        State::Other(refused) => return Err(fail(&refused)),
+    }
+    let cutoff: i64 = conn
+        .query_row(
+            "SELECT epoch_us(CAST(CAST(? AS TIMESTAMPTZ) AS TIMESTAMP))",
+            [before],
+            |r| r.get(0),
+        )
+        .map_err(|_| {
+            fail(&format!(
+                "--before {before:?}: not a date (YYYY-MM-DD) or an instant"
+            ))
+        })?;
+    let run = || -> Result<Pruned, duckdb::Error> {
+        conn.execute_batch("BEGIN TRANSACTION;")?;
+        let old = format!("(SELECT sync FROM loads WHERE epoch_us(finished_at) < {cutoff})");
+        let n = |table: &str| {
+            conn.execute(
+                &format!("DELETE FROM {table} WHERE NOT present AND last_seen_load IN {old}"),
+                [],
+            )
+            .map(|n| n as u64)
+        };
+        let pruned = Pruned {
+            events: n("ledger_events")?,
+            llm_calls: n("ledger_llm_calls")?,
+            stores: n("ledger_sources")?,
+        };
+        conn.execute_batch("COMMIT; CHECKPOINT;")?;
+        Ok(pruned)
+    };
+    run().map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK;");
+        fail(&e)
+    })
 }

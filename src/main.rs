@@ -4,7 +4,7 @@
 //! [`nanoload::usage`].
 
 use clap::Parser;
-use nanoload::cli::{Args, Command, ExportCli, ReportArgs, SyncArgs, UsageArgs};
+use nanoload::cli::{Args, Command, ExportCli, PruneArgs, ReportArgs, SyncArgs, UsageArgs};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
@@ -89,6 +89,27 @@ fn export_main(a: ExportCli) -> std::process::ExitCode {
                 x.sync,
                 x.load_id,
                 args.out.display()
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            std::process::ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
+/// `nanoload prune LEDGER.duckdb --before DATE`: one line on stderr.
+fn prune_main(a: PruneArgs) -> std::process::ExitCode {
+    match nanoload::ledger::prune(&a.ledger, &a.before) {
+        Ok(p) => {
+            eprintln!(
+                "nanoload: pruned {}: {} rows, {} llm calls, {} stores gone from disk and last seen before {}",
+                a.ledger.display(),
+                p.events,
+                p.llm_calls,
+                p.stores,
+                a.before
             );
             std::process::ExitCode::SUCCESS
         }
@@ -217,6 +238,10 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::Export(a)),
             ..
         } => return export_main(a),
+        Args {
+            command: Some(Command::Prune(a)),
+            ..
+        } => return prune_main(a),
         Args {
             options: Some(options),
             ..

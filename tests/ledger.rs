@@ -743,3 +743,57 @@ fn nanobots_own_deletions_leave_the_ledger_whole() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn prune_removes_only_what_is_gone_and_was_last_seen_before_the_date() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    sync(home.path(), &ledger)?;
+    std::fs::remove_file(home.path().join(CHAT))?;
+    sync(home.path(), &ledger)?;
+    let counts = "SELECT count(*), count(*) FILTER (WHERE present) FROM ledger_events";
+    let before = ledger_rows(&ledger, counts)?;
+    let (rows, present): (u64, u64) = (before[0][0].parse()?, before[0][1].parse()?);
+    let prune = |date: &str| -> Result<Output, Box<dyn std::error::Error>> {
+        Ok(Process::cargo_bin("nanoload")?
+            .arg("prune")
+            .arg(&ledger)
+            .args(["--before", date])
+            .output()?)
+    };
+    let said = |o: &Output, rows: u64, stores: u64, date: &str| {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        assert_eq!(
+            stderr(o),
+            format!(
+                "nanoload: pruned {}: {rows} rows, 0 llm calls, {stores} stores gone from disk and last seen before {date}\n",
+                ledger.display()
+            )
+        );
+    };
+    // before every sync: nothing goes
+    said(&prune("2000-01-01")?, 0, 0, "2000-01-01");
+    assert_eq!(ledger_rows(&ledger, counts)?, before);
+    // after them: the deleted chat's rows and its store, nothing present
+    said(&prune("2999-01-01")?, rows - present, 1, "2999-01-01");
+    assert_eq!(
+        ledger_rows(&ledger, counts)?,
+        strs(&[&[&present.to_string(), &present.to_string()]])
+    );
+    assert_eq!(
+        ledger_rows(&ledger, "SELECT count(*) FROM loads")?,
+        strs(&[&["2"]])
+    );
+    // not a date: nothing done
+    let bad = prune("last week")?;
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        stderr(&bad),
+        format!(
+            "nanoload: error: {}: --before \"last week\": not a date (YYYY-MM-DD) or an instant\n",
+            ledger.display()
+        )
+    );
+    Ok(())
+}
