@@ -162,7 +162,7 @@ impl SyncSummary {
                 self.stores_read, self.stores_unchanged
             ),
             m("rows", &self.events),
-            m("llm calls", &self.llm_calls),
+            m("nanobot usage records (llm_usage.sqlite3)", &self.llm_calls),
         ]);
         out
     }

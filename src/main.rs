@@ -104,7 +104,7 @@ fn prune_main(a: PruneArgs) -> std::process::ExitCode {
     match nanoload::ledger::prune(&a.ledger, &a.before) {
         Ok(p) => {
             eprintln!(
-                "nanoload: pruned {}: {} rows, {} llm calls, {} stores gone from disk and last seen before {}",
+                "nanoload: pruned {}: {} rows, {} usage records, {} stores gone from disk and last seen before {}",
                 a.ledger.display(),
                 p.events,
                 p.llm_calls,

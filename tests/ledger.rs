@@ -127,7 +127,7 @@ fn a_sync_keeps_every_row_and_marks_what_the_agent_deleted() -> TestResult {
     assert_eq!(
         lines[5],
         format!(
-            "nanoload: llm calls: {calls} added, 0 changed, 0 gone; {calls} in the ledger, {calls} on disk"
+            "nanoload: nanobot usage records (llm_usage.sqlite3): {calls} added, 0 changed, 0 gone; {calls} in the ledger, {calls} on disk"
         )
     );
     // the same home again: the same rows, nothing added, a second load
@@ -669,12 +669,12 @@ fn nanobots_own_deletions_leave_the_ledger_whole() -> TestResult {
     // the pruned calls stay, gone; the call recorded after the prune is added
     let calls_line = stderr(&again)
         .lines()
-        .find(|l| l.starts_with("nanoload: llm calls: "))
+        .find(|l| l.starts_with("nanoload: nanobot usage records "))
         .map(String::from);
     assert_eq!(
         calls_line,
         Some(format!(
-            "nanoload: llm calls: 1 added, 0 changed, {} gone; {} in the ledger, {after} on disk",
+            "nanoload: nanobot usage records (llm_usage.sqlite3): 1 added, 0 changed, {} gone; {} in the ledger, {after} on disk",
             before + 1 - after,
             before + 1
         ))
@@ -767,7 +767,7 @@ fn prune_removes_only_what_is_gone_and_was_last_seen_before_the_date() -> TestRe
         assert_eq!(
             stderr(o),
             format!(
-                "nanoload: pruned {}: {rows} rows, 0 llm calls, {stores} stores gone from disk and last seen before {date}\n",
+                "nanoload: pruned {}: {rows} rows, 0 usage records, {stores} stores gone from disk and last seen before {date}\n",
                 ledger.display()
             )
         );
