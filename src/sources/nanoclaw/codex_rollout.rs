@@ -350,17 +350,15 @@ impl Rollout {
 /// model output of the call names it by `message_id` (`<thread>#<n>`, the
 /// n-th call of the file: Codex keeps no id of the model's response).
 fn settle(pending: &mut [EventRow], usage: Option<Value>, provider: &str, call: &str) {
-    let first = pending.iter().position(|r| {
+    let model_output = |r: &EventRow| {
         matches!(
             r.turn_type,
             TurnType::Assistant | TurnType::Thinking | TurnType::ToolUse
         )
-    });
+    };
+    let first = pending.iter().position(model_output);
     for (i, r) in pending.iter_mut().enumerate() {
-        if !matches!(
-            r.turn_type,
-            TurnType::Assistant | TurnType::Thinking | TurnType::ToolUse
-        ) {
+        if !model_output(r) {
             continue;
         }
         let n = r.native.get_or_insert_with(Map::new);

@@ -39,8 +39,8 @@ use crate::sources::shared::{has_table, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
 
 /// One OpenCode session: id, parent id, facts (title, directory, version),
-/// created (epoch ms), rowid.
-type Session = (String, Option<String>, Map<String, Value>, Option<i64>, i64);
+/// created (epoch ms).
+type Session = (String, Option<String>, Map<String, Value>, Option<i64>);
 
 /// One OpenCode message with its parts, as stored (no I/O below this).
 #[derive(Debug, Clone)]
@@ -260,7 +260,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     {
         let mut stmt = conn
             .prepare(
-                "SELECT id, parent_id, title, directory, version, time_created, rowid
+                "SELECT id, parent_id, title, directory, version, time_created
                  FROM session ORDER BY time_created, id",
             )
             .map_err(|e| err("session", e))?;
@@ -279,9 +279,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 }
             }
             let created: Option<i64> = r.get(5).map_err(|e| err("session", e))?;
-            let rowid: i64 = r.get(6).map_err(|e| err("session", e))?;
             let parent = text(r, 1).map_err(|e| err("session", e))?;
-            sessions.push((id, parent, facts, created, rowid));
+            sessions.push((id, parent, facts, created));
         }
     }
     let parent_of: std::collections::BTreeMap<String, Option<String>> = sessions
@@ -367,7 +366,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         seq += 1;
         r
     };
-    for (id, _, facts, created, _) in &sessions {
+    for (id, _, facts, created) in &sessions {
         let title = facts.get("title").and_then(Value::as_str).unwrap_or("");
         let version = facts.get("version").and_then(Value::as_str).unwrap_or("");
         push(
