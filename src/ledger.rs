@@ -248,7 +248,7 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
                 message: refused,
             });
         }
-        State::Absent => Vec::new(),
+        State::Absent => Default::default(),
         State::Ours => known_stores(&conn).map_err(fail)?,
     };
     let progress = Progress::start(opts.progress_shown());
@@ -292,7 +292,7 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
         if let Some(k) = &key {
             store_keys.push((id.clone(), k.clone()));
         }
-        if key.is_some_and(|k| known.iter().any(|(i, kk)| *i == id && *kk == k)) {
+        if key.is_some_and(|k| known.get(&id) == Some(&k)) {
             unchanged.push(id);
         } else {
             read.push(store);
@@ -343,11 +343,7 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
     // what HOME holds that could not be read: this sync's and the unchanged
     // stores' (a load would read and report them again)
     let all = crate::engine::read_diagnostics(&conn, "ledger_diagnostics").map_err(fail)?;
-    let exit = if all.iter().any(|d| d.kind.is_read_failure()) {
-        ExitCode::Partial
-    } else {
-        ExitCode::Ok
-    };
+    let exit = ExitCode::of(&all);
     let diagnostics = all
         .iter()
         .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
@@ -379,7 +375,9 @@ struct Stores<'a> {
 }
 
 /// The stores the ledger last read to their end, with their keys.
-fn known_stores(conn: &Connection) -> Result<Vec<(StoreId, String)>, duckdb::Error> {
+fn known_stores(
+    conn: &Connection,
+) -> Result<std::collections::HashMap<StoreId, String>, duckdb::Error> {
     let mut stmt = conn.prepare(
         "SELECT source_kind, instance, source_path, state_key FROM ledger_sources
          WHERE present AND state_key IS NOT NULL",
@@ -563,6 +561,16 @@ fn state(conn: &Connection) -> Result<State, duckdb::Error> {
             env!("CARGO_PKG_VERSION")
         ))
     })
+}
+
+/// Whether an existing database is a ledger this build reads (export and
+/// prune: neither creates one); the error says why not.
+fn ours(conn: &Connection) -> Result<(), String> {
+    match state(conn).map_err(|e| e.to_string())? {
+        State::Ours => Ok(()),
+        State::Absent => Err("not a nanoload ledger (no ledger_meta table)".into()),
+        State::Other(refused) => Err(refused),
+    }
 }
 
 /// Create the ledger's tables (a new ledger), or check that it is one this
@@ -800,16 +808,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             .map_err(|e| fail(&ledger, &e))?,
     )
     .map_err(|e| fail(&ledger, &e))?;
-    match state(&conn).map_err(|e| fail(&ledger, &e))? {
-        State::Ours => {}
-        State::Absent => {
-            return Err(fail(
-                &ledger,
-                &"not a nanoload ledger (no ledger_meta table)",
-            ));
-        }
-        State::Other(refused) => return Err(fail(&ledger, &refused)),
-    }
+    ours(&conn).map_err(|e| fail(&ledger, &e))?;
     let (sync, latest): (i64, String) = conn
         .query_row(
             "SELECT sync, load_id FROM loads ORDER BY sync DESC LIMIT 1",
@@ -987,11 +986,7 @@ pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
     }
     let _lock = lock(&ledger)?;
     let conn = Connection::open(&ledger).map_err(|e| fail(&e))?;
-    match state(&conn).map_err(|e| fail(&e))? {
-        State::Ours => {}
-        State::Absent => return Err(fail(&"not a nanoload ledger (no ledger_meta table)")),
-        State::Other(refused) => return Err(fail(&refused)),
-    }
+    ours(&conn).map_err(|e| fail(&e))?;
     let cutoff: i64 = conn
         .query_row(
             "SELECT epoch_us(CAST(CAST(? AS TIMESTAMPTZ) AS TIMESTAMP))",

@@ -44,6 +44,19 @@ pub enum ExitCode {
     Busy = 5,
 }
 
+impl ExitCode {
+    /// The exit code of a run that wrote its output and found
+    /// `diagnostics`: 1 when some line, record or store could not be read
+    /// (or a link was not followed), else 0.
+    pub fn of(diagnostics: &[crate::diag::Diagnostic]) -> ExitCode {
+        if diagnostics.iter().any(|d| d.kind.is_read_failure()) {
+            ExitCode::Partial
+        } else {
+            ExitCode::Ok
+        }
+    }
+}
+
 /// Counts per source kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KindCounts {
@@ -132,11 +145,7 @@ impl Summary {
         for (rule, n) in extraction.reports.iter().flat_map(|r| &r.redactions) {
             *redactions.entry(rule.to_string()).or_default() += n;
         }
-        let exit = if diagnostics.iter().any(|d| d.kind.is_read_failure()) {
-            ExitCode::Partial
-        } else {
-            ExitCode::Ok
-        };
+        let exit = ExitCode::of(&diagnostics);
         Summary {
             exit,
             load_id,
