@@ -12,7 +12,9 @@
 # venv (tests/notebook/: examples/analysis.ipynb run headless), the
 # detect-secrets venv (tests/detect_secrets/: Yelp's detect-secrets, a second
 # opinion on whether a secret reached an output, never verifying a key
-# online), strace (a test traces a run's opens) and the browser (tests/browser/: Debian's chromium and
+# online), the OTLP venv (tests/otlp/: a real Arize Phoenix server on loopback
+# that reads back `nanoload otlp`'s traces, and the schema check of its
+# OTLP/JSON file), strace (a test traces a run's opens) and the browser (tests/browser/: Debian's chromium and
 # playwright-core, which open every fixture's `nanoload report` in
 # tests/report.rs). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
@@ -92,6 +94,12 @@ notebook_pid=$!
 detect_secrets_pid=$!
 (
   s=$(date +%s)
+  tests/otlp/setup.sh
+  echo "otlp venv ready in $(( $(date +%s) - s ))s"
+) >"$logs/otlp.log" 2>&1 &
+otlp_pid=$!
+(
+  s=$(date +%s)
   tests/browser/setup.sh
   echo "browser ready in $(( $(date +%s) - s ))s"
 ) >"$logs/browser.log" 2>&1 &
@@ -137,6 +145,8 @@ await "notebook venv install" "$notebook_pid" "$logs/notebook.log"
 export NANOLOAD_NOTEBOOK_PYTHON=$(grep -v '^notebook venv ready' "$logs/notebook.log" | tail -n 1)
 await "detect-secrets venv install" "$detect_secrets_pid" "$logs/detect_secrets.log"
 export NANOLOAD_DETECT_SECRETS_PYTHON=$(grep -v '^detect-secrets venv ready' "$logs/detect_secrets.log" | tail -n 1)
+await "otlp venv install" "$otlp_pid" "$logs/otlp.log"
+export NANOLOAD_PHOENIX_PYTHON=$(grep -v '^otlp venv ready' "$logs/otlp.log" | tail -n 1)
 await "browser install" "$browser_pid" "$logs/browser.log"
 grep '^browser ready' "$logs/browser.log"
 # setup.sh prints tests/browser/node_modules as its last line
@@ -151,7 +161,7 @@ fi
 
 # --- tests -----------------------------------------------------------------
 # both tiers in one run (cargo test alone is the core tier; the tools tier —
-# the tests that drive Chromium, Spark, Jupyter, detect-secrets and the homes
+# the tests that drive Chromium, Spark, Jupyter, detect-secrets, Phoenix and the homes
 # nanobot-ai wrote above — is #[ignore]d there and included here)
 phase "cargo test (core and tools tiers)" cargo test --locked -- --include-ignored
 

@@ -84,6 +84,176 @@ pub enum Command {
         about = "Remove from a ledger what is gone from disk and was last seen before a date"
     )]
     Prune(PruneArgs),
+    #[command(about = "Run one read-only SQL query over a load's outputs or a ledger")]
+    Sql(SqlArgs),
+    #[command(about = "Serve a load's outputs or a ledger to an agent: an MCP server over stdio")]
+    Mcp(McpArgs),
+    #[command(about = "Write a load's sessions as OpenTelemetry traces (OTLP), or send them")]
+    Otlp(OtlpArgs),
+}
+
+const OTLP_EXAMPLES: &str = "Examples:
+  nanoload otlp out.parquet --tables tables traces.jsonl
+      one ExportTraceServiceRequest (OTLP/JSON) per session, per line
+  nanoload otlp out.parquet --tables tables --endpoint http://127.0.0.1:6006/v1/traces
+      into a local Arize Phoenix
+  nanoload otlp out.parquet --tables tables --endpoint http://127.0.0.1:4318/v1/traces \\
+      --header \"Authorization=Basic $(printf %s \"$LANGFUSE_PK:$LANGFUSE_SK\" | base64)\"
+      through a local OpenTelemetry Collector (or Langfuse's OTLP endpoint behind one)";
+
+/// Write a load's sessions as OpenTelemetry traces: one trace per session,
+/// an `invoke_agent` span per turn, a `chat {model}` span per LLM call and
+/// an `execute_tool {tool}` span per tool call, at the instants the data
+/// holds (UTC).
+///
+/// Every span carries the OpenTelemetry GenAI semantic conventions
+/// (gen_ai.*, 1.37.0) and OpenInference's attributes (openinference.span.kind,
+/// session.id, llm.*, tool.*), so Langfuse, Arize Phoenix and other OTLP
+/// backends read tokens, cost and sessions as their own. Message text is
+/// left out unless --content is given (as the outputs hold it: redacted).
+/// The same load always gives the same trace and span ids and bytes.
+///
+/// Exit codes: 0 written (and sent); 1 the file is written but sending
+/// failed (after three tries); 2 nothing written (SOURCE not a load with
+/// its tables, TRACES not writable, a bad --endpoint).
+#[derive(Debug, clap::Args)]
+#[command(long_about, after_long_help = OTLP_EXAMPLES)]
+pub struct OtlpArgs {
+    /// OUT.parquet of a load (with --tables DIR), its --db FILE.duckdb, or
+    /// a LEDGER.duckdb (every row ever seen, as `nanoload export` writes it).
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+
+    /// The file to write: one ExportTraceServiceRequest as OTLP/JSON per
+    /// line (the OpenTelemetry file exporter's format). Optional with
+    /// --endpoint.
+    #[arg(value_name = "TRACES.jsonl", required_unless_present = "endpoint")]
+    pub traces: Option<PathBuf>,
+
+    /// The side tables of the load that wrote OUT.parquet (llm_calls is read).
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+
+    /// Also send the traces to this OTLP/HTTP endpoint, one POST per trace
+    /// (http only: https goes through a local collector).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+
+    /// How --endpoint receives them.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "PROTOCOL",
+        default_value = "http/protobuf"
+    )]
+    pub protocol: crate::otlp::Protocol,
+
+    /// An HTTP header for --endpoint, NAME=VALUE (repeatable); never printed.
+    #[arg(long = "header", value_name = "NAME=VALUE")]
+    pub headers: Vec<String>,
+
+    /// Put message text in the spans (input.value, output.value, tool
+    /// arguments and results), as the outputs hold it.
+    #[arg(long)]
+    pub content: bool,
+
+    /// The project the spans belong to (`openinference.project.name`: the
+    /// Phoenix project).
+    #[arg(long, value_name = "NAME", default_value = "nanoload")]
+    pub project: String,
+}
+
+/// `--host NAME`, checked as a dataset partition's name.
+fn host_name(s: &str) -> Result<String, String> {
+    crate::dataset::check_host(s).map(|()| s.to_string())
+}
+
+const SQL_EXAMPLES: &str = "Examples:
+  nanoload sql out.parquet --tables tables \"SELECT model, sum(cost_usd) FROM llm_calls GROUP BY ALL\"
+  nanoload sql out.parquet \"SELECT turn_type, count(*) FROM events GROUP BY ALL ORDER BY 2 DESC\"
+  nanoload sql history.duckdb \"FROM loads\" --json
+  nanoload sql tables \"SHOW TABLES\"";
+
+/// Run one read-only SQL query (DuckDB's dialect) over a load's outputs or
+/// a ledger, and print the rows.
+///
+/// SOURCE is the events file of a load (OUT.parquet: the view `events`;
+/// with --tables DIR, each DIR/<table>.parquet as a view of that name), a
+/// --tables directory, a --db file, or a ledger (`nanoload sync`); the
+/// database files are opened read-only.
+///
+/// Only reading runs: one SELECT statement (FROM-first, WITH, VALUES,
+/// DESCRIBE, SHOW and SUMMARIZE too). Anything else — INSERT, CREATE, COPY,
+/// ATTACH, INSTALL, LOAD, SET, PRAGMA, several statements — is refused
+/// before it runs; no file outside SOURCE can be read, and no extension
+/// installed or loaded.
+///
+/// Exit codes: 0 rows shown (perhaps none); 2 nothing shown (SOURCE not
+/// readable, the statement refused, failed or stopped at --timeout).
+#[derive(Debug, clap::Args)]
+#[command(long_about, after_long_help = SQL_EXAMPLES)]
+pub struct SqlArgs {
+    /// OUT.parquet, a --tables DIR, a --db FILE.duckdb or a LEDGER.duckdb.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+
+    /// The query.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+
+    /// The side tables of the load that wrote OUT.parquet, one view each.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+
+    /// Print one JSON document: columns (name, type), rows (arrays of
+    /// values), row_count, truncated; an error as {"error": {kind, message}}.
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+
+    /// Print one JSON object per row (column name → value); an error as
+    /// one {"error": …} line.
+    #[arg(long)]
+    pub jsonl: bool,
+
+    /// Show at most N rows (0: all); when there are more, a line says so.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_rows: usize,
+
+    /// Stop the query after SECS seconds (0: never).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+}
+
+/// Serve a load's outputs or a ledger to an agent: a Model Context Protocol
+/// server over stdio (JSON-RPC, one message per line).
+///
+/// Its tools: list_tables, describe_table (columns, types and their meaning
+/// from nanoload's design notes), query (one read-only SELECT, with the
+/// guard of `nanoload sql`), usage_by_day and top_sessions_by_cost (ready
+/// answers from llm_calls and sessions). Configure it in an agent as a
+/// stdio server whose command is `nanoload` with arguments
+/// `mcp SOURCE [--tables DIR]`.
+///
+/// Exit codes: 0 the client closed stdin; 2 SOURCE not readable (one line
+/// on stderr before any message is read).
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
+pub struct McpArgs {
+    /// OUT.parquet, a --tables DIR, a --db FILE.duckdb or a LEDGER.duckdb.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+
+    /// The side tables of the load that wrote OUT.parquet, one view each.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+
+    /// The most rows a query returns (a tool call may ask for fewer).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_rows: usize,
+
+    /// Stop a query after SECS seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub timeout: u64,
 }
 
 /// Remove from a ledger what is gone from disk and was last seen before a date.
@@ -141,6 +311,15 @@ pub struct ExportCli {
     /// Only the rows on disk at the latest sync, without the ledger's columns.
     #[arg(long)]
     pub snapshot: bool,
+
+    /// Also write every table as host NAME's partition of a fleet dataset
+    /// (DIR/<table>/host=NAME/part-0.parquet, as a load's --dataset).
+    #[arg(long, value_name = "DIR", requires = "host")]
+    pub dataset: Option<PathBuf>,
+
+    /// The dataset's host name (letters, digits, `.`, `_`, `-`).
+    #[arg(long, value_name = "NAME", requires = "dataset", value_parser = host_name)]
+    pub host: Option<String>,
 
     /// Worker threads for DuckDB (default: the CPUs).
     #[arg(long, value_name = "N")]

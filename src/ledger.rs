@@ -758,6 +758,8 @@ pub struct ExportArgs {
     /// Only the rows on disk at the latest sync, without the ledger's
     /// columns: the bytes a load of HOME at that sync writes.
     pub snapshot: bool,
+    /// `--dataset DIR --host NAME`: the tables as that host's partition.
+    pub dataset: Option<(PathBuf, String)>,
     pub threads: usize,
     pub memory_limit: u64,
 }
@@ -870,7 +872,12 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             .transpose()
             .map_err(|e| fail(&ledger, &e))?,
         db: None,
-        dataset: None,
+        dataset: args
+            .dataset
+            .as_ref()
+            .map(|(d, host)| std::path::absolute(d).map(|d| (d, host.clone())))
+            .transpose()
+            .map_err(|e| fail(&args.out, &e))?,
         summary_json: None,
     })
     .map_err(|e| fail(&args.out, &e))?;

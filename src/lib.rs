@@ -82,6 +82,12 @@ pub mod events_writer;
 #[cfg(feature = "engine")]
 pub mod ledger;
 #[cfg(feature = "engine")]
+pub mod mcp;
+#[cfg(feature = "engine")]
+pub mod otlp;
+#[cfg(feature = "engine")]
+pub mod query;
+#[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod run;

@@ -4,7 +4,10 @@
 //! [`nanoload::usage`].
 
 use clap::Parser;
-use nanoload::cli::{Args, Command, ExportCli, PruneArgs, ReportArgs, SyncArgs, UsageArgs};
+use nanoload::cli::{
+    Args, Command, ExportCli, McpArgs, OtlpArgs, PruneArgs, ReportArgs, SqlArgs, SyncArgs,
+    UsageArgs,
+};
 use nanoload::{ExitCode, run};
 
 /// Fixed allocator thresholds, so the run neither faults in fresh pages for
@@ -76,6 +79,7 @@ fn export_main(a: ExportCli) -> std::process::ExitCode {
         out: a.out,
         tables: a.tables,
         snapshot: a.snapshot,
+        dataset: a.dataset.zip(a.host),
         threads: threads.max(1),
         memory_limit: a.memory_limit,
     };
@@ -206,6 +210,153 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
     std::process::ExitCode::from(exit as u8)
 }
 
+/// `nanoload sql SOURCE QUERY`: the rows on stdout (a table, or JSON);
+/// an error on stderr, or as JSON on stdout with `--json`/`--jsonl`.
+fn sql_main(a: SqlArgs) -> std::process::ExitCode {
+    use nanoload::query::{Limits, Source, render};
+    let json = a.json || a.jsonl;
+    let answer = Source::open(&a.source, a.tables.as_deref()).and_then(|s| {
+        s.query(
+            &a.query,
+            Limits {
+                max_rows: a.max_rows,
+                timeout_secs: a.timeout,
+            },
+        )
+    });
+    let text = match answer {
+        Err(e) if json => format!("{}\n", e.to_json()),
+        Err(e) => {
+            eprintln!("nanoload: {e}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+        Ok(ans) if a.json => format!("{}\n", ans.to_json()),
+        Ok(ans) if a.jsonl => ans.objects().map(|o| format!("{o}\n")).collect(),
+        Ok(ans) => render(&ans, terminal_width()),
+    };
+    let failed = text.starts_with("{\"error\"");
+    let mut out = std::io::stdout().lock();
+    if std::io::Write::write_all(&mut out, text.as_bytes())
+        .and_then(|_| std::io::Write::flush(&mut out))
+        .is_err()
+        || failed
+    {
+        return std::process::ExitCode::from(ExitCode::Failed as u8);
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+/// `nanoload mcp SOURCE`: serve stdin/stdout until the client closes stdin.
+fn mcp_main(a: McpArgs) -> std::process::ExitCode {
+    let source = match nanoload::query::Source::open(&a.source, a.tables.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("nanoload: {e}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
+    let server = nanoload::mcp::Server::new(source, a.max_rows, a.timeout);
+    match server.serve(std::io::stdin().lock(), std::io::stdout().lock()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nanoload: mcp: {e}");
+            std::process::ExitCode::from(ExitCode::Failed as u8)
+        }
+    }
+}
+
+/// `nanoload otlp SOURCE [TRACES.jsonl] [--endpoint URL]`: the file, then
+/// the POSTs; a summary on stderr.
+fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
+    use nanoload::otlp;
+    let failed = |m: String| {
+        eprintln!("nanoload: {m}");
+        std::process::ExitCode::from(ExitCode::Failed as u8)
+    };
+    let endpoint = match a.endpoint.as_deref().map(otlp::Endpoint::parse).transpose() {
+        Ok(e) => e,
+        Err(m) => return failed(format!("--endpoint: {m}")),
+    };
+    let mut headers = Vec::new();
+    for h in &a.headers {
+        match h.split_once('=') {
+            Some((k, v))
+                if !k.trim().is_empty()
+                    && !k.contains([':', '\r', '\n'])
+                    && !v.contains(['\r', '\n']) =>
+            {
+                headers.push((k.trim().to_string(), v.to_string()))
+            }
+            // the value may be a credential: only the name is shown
+            _ => {
+                return failed(format!(
+                    "--header: expected NAME=VALUE (got one starting {:?})",
+                    h.chars()
+                        .take(12)
+                        .collect::<String>()
+                        .split('=')
+                        .next()
+                        .unwrap_or("")
+                ));
+            }
+        }
+    }
+    let opts = otlp::Options {
+        content: a.content,
+        project: a.project.clone(),
+    };
+    let made = otlp::traces_of(&a.source, a.tables.as_deref(), &opts);
+    let (traces, counts) = match made {
+        Ok(t) => t,
+        Err(e) => return failed(e.to_string()),
+    };
+    let spans = counts.turns + counts.chats + counts.tools;
+    let what = format!(
+        "{} traces, {spans} spans: {} turns, {} LLM calls, {} tool calls",
+        counts.traces, counts.turns, counts.chats, counts.tools
+    );
+    if let Some(path) = &a.traces {
+        if let Err(e) = otlp::write_jsonl(&traces, path) {
+            return failed(format!("{}: {e}", path.display()));
+        }
+        eprintln!("nanoload: traces written: {} ({what})", path.display());
+    }
+    let left_out = [
+        (counts.untimed_turns, "turns without a UTC time"),
+        (counts.untimed_tools, "tool calls without a UTC time"),
+        (counts.untimed_calls, "LLM calls without a start time"),
+    ];
+    for (n, why) in left_out {
+        if n > 0 {
+            eprintln!("nanoload: left out: {n} {why} (a span needs an instant)");
+        }
+    }
+    if counts.sessionless_calls > 0 {
+        eprintln!(
+            "nanoload: {} LLM calls of no session: one trace per agent instance, without a turn",
+            counts.sessionless_calls
+        );
+    }
+    if let Some(ep) = endpoint {
+        for t in &traces {
+            let body = match a.protocol {
+                otlp::Protocol::Protobuf => otlp::to_protobuf(t),
+                otlp::Protocol::Json => otlp::to_json(t).to_string().into_bytes(),
+            };
+            if let Err(m) = ep.post(&body, a.protocol, &headers) {
+                eprintln!("nanoload: error: sending to {} failed: {m}", ep.url);
+                return std::process::ExitCode::from(if a.traces.is_some() {
+                    ExitCode::Partial as u8
+                } else {
+                    ExitCode::Failed as u8
+                });
+            }
+        }
+        eprintln!("nanoload: traces sent: {} ({what})", ep.url);
+    }
+    std::process::ExitCode::SUCCESS
+}
+
 /// The width a table must fit: the terminal's when stdout is one, else
 /// `COLUMNS` when set, else none (a pipe takes every column).
 fn terminal_width() -> Option<usize> {
@@ -242,6 +393,18 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::Prune(a)),
             ..
         } => return prune_main(a),
+        Args {
+            command: Some(Command::Sql(a)),
+            ..
+        } => return sql_main(a),
+        Args {
+            command: Some(Command::Mcp(a)),
+            ..
+        } => return mcp_main(a),
+        Args {
+            command: Some(Command::Otlp(a)),
+            ..
+        } => return otlp_main(a),
         Args {
             options: Some(options),
             ..

@@ -797,3 +797,66 @@ fn prune_removes_only_what_is_gone_and_was_last_seen_before_the_date() -> TestRe
     );
     Ok(())
 }
+
+/// `nanoload export --dataset DIR --host NAME` writes the history as that
+/// host's partition of a fleet dataset: the rows OUT holds, the ledger's
+/// columns included, and every side table.
+#[test]
+fn an_export_writes_a_fleet_dataset_partition() -> TestResult {
+    let home = fixture("nanobot/home-a");
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let o = sync(&home, &ledger)?;
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let out = dir.path().join("h.parquet");
+    let fleet = dir.path().join("fleet");
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg("export")
+        .arg(&ledger)
+        .arg(&out)
+        .arg("--dataset")
+        .arg(&fleet)
+        .args(["--host", "alpha"])
+        .output()?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let c = duckdb::Connection::open_in_memory()?;
+    let part = |t: &str| fleet.join(t).join("host=alpha").join("part-0.parquet");
+    for t in [
+        "events",
+        "sessions",
+        "llm_calls",
+        "tz_offsets",
+        "diagnostics",
+        "sources",
+    ] {
+        assert!(part(t).is_file(), "{}", part(t).display());
+    }
+    let q = |from: &Path| {
+        format!(
+            "SELECT count(*), count(*) FILTER (WHERE present), count(DISTINCT session_uid)
+             FROM read_parquet('{}')",
+            from.display()
+        )
+    };
+    assert_eq!(
+        crate::common::query(&c, &q(&part("events")))?,
+        crate::common::query(&c, &q(&out))?
+    );
+    // a host name that is not one is refused before anything is done
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg("export")
+        .arg(&ledger)
+        .arg(dir.path().join("x.parquet"))
+        .arg("--dataset")
+        .arg(&fleet)
+        .args(["--host", "../up"])
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("x.parquet").exists());
+    Ok(())
+}

@@ -14,11 +14,14 @@ mod foundation; // nanobot session stores end to end on fixtures/nanobot/home-a
 mod golden; // every fixture home's outputs against tests/golden/
 mod hardening; // read-only HOME, bad input, live writers, atomic and reproducible output
 mod ledger; // `nanoload sync`: every row ever seen kept, deletions marked gone, one sync at a time
+mod mcp; // `nanoload mcp`: JSON-RPC over stdio, the mcp SDK as client, nanobot's own MCP client
 mod nanobot_stores; // the other nanobot stores, UTC offsets, secondary dedup, side tables
 mod nanoclaw; // nanoclaw's catalog, session databases and transcripts
 mod notebook; // examples/analysis.ipynb run headless on fresh output; its totals equal sessions
+mod otlp; // `nanoload otlp`: traces valid by opentelemetry-proto and equal to the tables; Phoenix reads them back
 mod progress; // --progress in a pseudo-terminal and without one; --summary-json against the tables
 mod realwriter; // homes nanobot's own code wrote, checked against its own readers
 mod report; // `nanoload report` of every fixture home in headless Chromium: charts equal the outputs
-mod secrets;
-mod usage; // `nanoload usage`: each view of each fixture home, totals against SQL, widths, refusals // no secret in any output byte: the corpus planted by nanobot, nanoclaw's credential fields
+mod secrets; // no secret in any output byte: the corpus planted by nanobot, nanoclaw's credential fields
+mod sql; // `nanoload sql`: one read-only query over a load, a --db file or a ledger; the guard
+mod usage; // `nanoload usage`: each view of each fixture home, totals against SQL, widths, refusals

@@ -1,0 +1,449 @@
+//! `nanoload mcp SOURCE`: a Model Context Protocol server over stdio, so an
+//! agent can ask its own history questions.
+//!
+//! ```text
+//! stdin   one JSON-RPC 2.0 message per line   initialize, notifications/*, ping,
+//!                                             tools/list, tools/call
+//! stdout  one JSON-RPC response per request, one line each, flushed
+//! stderr  nothing unless SOURCE cannot be opened (before any message is read)
+//! ```
+//!
+//! The tools (each result is one JSON document, as the text content and as
+//! `structuredContent`; a refused or failed query is a result with
+//! `isError: true` and the guard's message, never a protocol error):
+//!
+//! | tool | arguments | answer |
+//! |---|---|---|
+//! | `list_tables` | — | `{"tables": [{name, rows, description}]}` |
+//! | `describe_table` | `table` | `{table, description, columns: [{name, type, meaning}]}` |
+//! | `query` | `sql`, `limit`? | `{columns, rows, row_count, truncated}` ([`crate::query::Answer`]) |
+//! | `usage_by_day` | `since`?, `until`? | as `query`: calls, tokens and cost per local day |
+//! | `top_sessions_by_cost` | `limit`? | as `query`: the costliest sessions |
+//!
+//! Every query runs through [`crate::query::Source::query`]: the read-only
+//! guard of `nanoload sql`, the row limit and the time limit. Column
+//! meanings are the `| column | meaning |` tables of `docs/design.md`,
+//! compiled in.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{Value, json};
+
+use crate::query::{Answer, Limits, QueryError, Source, SourceKind};
+
+/// The protocol versions this server speaks, newest first; a client asking
+/// for another gets the newest.
+pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The design notes the column meanings come from.
+const DESIGN: &str = include_str!("../docs/design.md");
+
+/// One line per table a SOURCE may hold.
+const TABLE_DESCRIPTIONS: [(&str, &str); 12] = [
+    (
+        "events",
+        "one row per message, tool call, tool result, thinking block or system record of nanobot and nanoclaw, deduplicated, in session order (ordinal)",
+    ),
+    (
+        "sessions",
+        "one row per session (session_uid): its agent, instance, first and last event, turns, tokens and cost_usd",
+    ),
+    (
+        "llm_calls",
+        "one row per LLM call: nanobot's llm_usage records and nanoclaw's Claude Code responses, with tokens, cost_usd and the session they belong to",
+    ),
+    (
+        "tz_offsets",
+        "the host's UTC offset per instance and range of days, derived from true-UTC evidence",
+    ),
+    (
+        "diagnostics",
+        "what could not be read, was lost or was skipped: kind, store, line, message",
+    ),
+    (
+        "sources",
+        "one row per store read: its kind, role, path, bytes, rows, status and the secrets redacted in it",
+    ),
+    (
+        "loads",
+        "ledger: one row per nanoload sync (added, changed, gone, rows, present)",
+    ),
+    (
+        "ledger_events",
+        "ledger: every staged event row ever seen, with first_seen_load, last_seen_load and present (false: the agent deleted it)",
+    ),
+    (
+        "ledger_llm_calls",
+        "ledger: every nanobot llm_usage record ever seen, with first_seen_load, last_seen_load and present",
+    ),
+    (
+        "ledger_sources",
+        "ledger: every store ever read, with when it was first and last seen",
+    ),
+    ("ledger_diagnostics", "ledger: the diagnostics of each sync"),
+    ("ledger_meta", "ledger: its format and columns"),
+];
+
+/// The meaning of each column design.md's `| column | meaning |` tables
+/// give, per table: (table, column, meaning).
+pub fn column_meanings() -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut table: Option<String> = None;
+    let mut in_table = false;
+    for line in DESIGN.lines() {
+        if line.starts_with('#') {
+            table = line
+                .split('`')
+                .nth(1)
+                .filter(|t| TABLE_DESCRIPTIONS.iter().any(|(n, _)| n == t))
+                .map(str::to_string);
+            in_table = false;
+            continue;
+        }
+        let Some(t) = &table else { continue };
+        if line.starts_with("| column | meaning |") {
+            in_table = true;
+            continue;
+        }
+        if !in_table {
+            continue;
+        }
+        if !line.starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').splitn(2, " | ").collect();
+        if cells.len() != 2 || cells[0].starts_with("---") {
+            continue;
+        }
+        let meaning = cells[1].trim().trim_end_matches('|').trim().to_string();
+        for col in cells[0].split(',') {
+            let col = col.trim().trim_matches('`');
+            if !col.is_empty() {
+                out.push((t.clone(), col.to_string(), meaning.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The tools, as `tools/list` gives them.
+pub fn tools() -> Value {
+    let no_args = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    json!([
+        {
+            "name": "list_tables",
+            "title": "List tables",
+            "description": "The tables of the nanoload history this server reads (the events of nanobot and nanoclaw agents, their sessions, LLM calls, diagnostics…), with row counts and what each holds.",
+            "inputSchema": no_args,
+            "annotations": {"readOnlyHint": true, "openWorldHint": false},
+        },
+        {
+            "name": "describe_table",
+            "title": "Describe a table",
+            "description": "The columns of one table: name, DuckDB type and meaning.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"table": {"type": "string", "description": "a name from list_tables"}},
+                "required": ["table"],
+                "additionalProperties": false,
+            },
+            "annotations": {"readOnlyHint": true, "openWorldHint": false},
+        },
+        {
+            "name": "query",
+            "title": "Run a read-only SQL query",
+            "description": "Run one read-only SQL query (DuckDB dialect: SELECT, FROM-first, WITH, DESCRIBE, SUMMARIZE) over the tables. Writes, COPY, ATTACH, INSTALL, SET and file reads are refused; long queries are stopped; at most `limit` rows come back (truncated says there were more). Timestamps: timestamp_utc (UTC) and timestamp_local (the host's local time).",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "sql": {"type": "string", "description": "one SELECT statement"},
+                    "limit": {"type": "integer", "minimum": 1, "description": "rows returned at most (default 100)"},
+                },
+                "required": ["sql"],
+                "additionalProperties": false,
+            },
+            "annotations": {"readOnlyHint": true, "openWorldHint": false},
+        },
+        {
+            "name": "usage_by_day",
+            "title": "LLM usage per day",
+            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "since": {"type": "string", "description": "first day, YYYY-MM-DD"},
+                    "until": {"type": "string", "description": "last day, YYYY-MM-DD, inclusive"},
+                },
+                "additionalProperties": false,
+            },
+            "annotations": {"readOnlyHint": true, "openWorldHint": false},
+        },
+        {
+            "name": "top_sessions_by_cost",
+            "title": "Costliest sessions",
+            "description": "The sessions that cost the most (USD), with their agent, instance, session id, first and last event and tokens.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"limit": {"type": "integer", "minimum": 1, "description": "how many (default 10)"}},
+                "additionalProperties": false,
+            },
+            "annotations": {"readOnlyHint": true, "openWorldHint": false},
+        },
+    ])
+}
+
+/// A tool call's outcome: a JSON answer, or an error message the agent
+/// reads (`isError`).
+type ToolResult = Result<Value, String>;
+
+/// The server: a guarded SOURCE and its limits.
+pub struct Server {
+    source: Source,
+    max_rows: usize,
+    timeout_secs: u64,
+}
+
+impl Server {
+    pub fn new(source: Source, max_rows: usize, timeout_secs: u64) -> Server {
+        Server {
+            source,
+            max_rows,
+            timeout_secs,
+        }
+    }
+
+    fn limits(&self, asked: Option<u64>, default: usize) -> Limits {
+        let cap = if self.max_rows == 0 {
+            usize::MAX
+        } else {
+            self.max_rows
+        };
+        let rows = asked.map_or(default, |n| usize::try_from(n).unwrap_or(cap));
+        Limits {
+            max_rows: rows.clamp(1, cap),
+            timeout_secs: self.timeout_secs,
+        }
+    }
+
+    fn answer(r: Result<Answer, QueryError>) -> ToolResult {
+        r.map(|a| a.to_json()).map_err(|e| e.to_string())
+    }
+
+    fn has_table(&self, t: &str) -> Result<bool, String> {
+        Ok(self
+            .source
+            .tables()
+            .map_err(|e| e.to_string())?
+            .iter()
+            .any(|(n, _)| n == t))
+    }
+
+    /// The table a ready answer reads, or why this SOURCE has none.
+    fn need(&self, table: &str) -> Result<(), String> {
+        if self.source.kind == SourceKind::Ledger {
+            return Err(format!(
+                "error: a ledger keeps rows as staged, before dedup and pricing; export it (`nanoload export LEDGER OUT.parquet --tables DIR`) and serve the export for {table}, or query the ledger_* tables"
+            ));
+        }
+        if !self.has_table(table)? {
+            return Err(format!(
+                "error: this source has no {table} table (serve OUT.parquet with --tables DIR, a tables directory or a --db file)"
+            ));
+        }
+        Ok(())
+    }
+
+    fn list_tables(&self) -> ToolResult {
+        let tables = self.source.tables().map_err(|e| e.to_string())?;
+        Ok(json!({"tables": tables.iter().map(|(n, rows)| json!({
+            "name": n,
+            "rows": rows,
+            "description": TABLE_DESCRIPTIONS.iter().find(|(t, _)| t == n).map(|(_, d)| *d),
+        })).collect::<Vec<_>>()}))
+    }
+
+    fn describe_table(&self, args: &Value) -> ToolResult {
+        let Some(table) = args["table"].as_str() else {
+            return Err("error: describe_table needs a table name (`table`)".into());
+        };
+        let Some(cols) = self.source.columns(table).map_err(|e| e.to_string())? else {
+            return Err(format!(
+                "error: no table {table} here (list_tables names them)"
+            ));
+        };
+        let meanings = column_meanings();
+        // a ledger's tables carry their output table's columns
+        let base = table.strip_prefix("ledger_").unwrap_or(table);
+        let meaning = |c: &str| {
+            meanings
+                .iter()
+                .find(|(t, col, _)| t == base && col == c)
+                .map(|(_, _, m)| m.clone())
+        };
+        Ok(json!({
+            "table": table,
+            "description": TABLE_DESCRIPTIONS.iter().find(|(t, _)| *t == table).map(|(_, d)| *d),
+            "columns": cols.iter().map(|(n, t)| json!({"name": n, "type": t, "meaning": meaning(n)})).collect::<Vec<_>>(),
+        }))
+    }
+
+    fn query(&self, args: &Value) -> ToolResult {
+        let Some(sql) = args["sql"].as_str() else {
+            return Err("error: query needs the SQL text (`sql`)".into());
+        };
+        Self::answer(
+            self.source
+                .query(sql, self.limits(args["limit"].as_u64(), 100)),
+        )
+    }
+
+    fn usage_by_day(&self, args: &Value) -> ToolResult {
+        self.need("llm_calls")?;
+        let mut filter = vec!["started_at_ms IS NOT NULL".to_string()];
+        for (key, op) in [("since", ">="), ("until", "<=")] {
+            if let Some(d) = args.get(key).filter(|v| !v.is_null()) {
+                let d = d
+                    .as_str()
+                    .ok_or_else(|| format!("error: {key} is a date, YYYY-MM-DD"))
+                    .and_then(|s| {
+                        crate::usage::parse_date(s).map_err(|e| format!("error: {key}: {e}"))
+                    })?;
+                filter.push(format!("day {op} DATE '{d}'"));
+            }
+        }
+        let sql = format!(
+            "SELECT CAST(day AS VARCHAR) AS day, count(*) AS calls,
+                    CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
+                    CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
+                    CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
+                    CAST(sum(cache_write_tokens) AS BIGINT) AS cache_write_tokens,
+                    CAST(sum(total_tokens) AS BIGINT) AS total_tokens,
+                    round(sum(cost_usd), 6) AS cost_usd,
+                    count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls
+             FROM (SELECT *, CAST({local} AS DATE) AS day FROM llm_calls)
+             WHERE {filter}
+             GROUP BY day ORDER BY day",
+            local = crate::usage::LOCAL_TIME,
+            filter = filter.join(" AND "),
+        );
+        Self::answer(self.source.query(&sql, self.limits(None, usize::MAX)))
+    }
+
+    fn top_sessions_by_cost(&self, args: &Value) -> ToolResult {
+        self.need("sessions")?;
+        let sql = "SELECT session_uid, agent, instance, session_id,
+                    CAST(first_event_utc AS VARCHAR) AS first_event_utc,
+                    CAST(last_event_utc AS VARCHAR) AS last_event_utc,
+                    llm_calls, input_tokens, output_tokens, round(cost_usd, 6) AS cost_usd
+             FROM sessions WHERE cost_usd IS NOT NULL
+             ORDER BY cost_usd DESC, session_uid";
+        Self::answer(
+            self.source
+                .query(sql, self.limits(args["limit"].as_u64(), 10)),
+        )
+    }
+
+    /// Run tool `name` with `args`.
+    pub fn call(&self, name: &str, args: &Value) -> Option<ToolResult> {
+        Some(match name {
+            "list_tables" => self.list_tables(),
+            "describe_table" => self.describe_table(args),
+            "query" => self.query(args),
+            "usage_by_day" => self.usage_by_day(args),
+            "top_sessions_by_cost" => self.top_sessions_by_cost(args),
+            _ => return None,
+        })
+    }
+
+    /// The response to one message (None for a notification or a response).
+    pub fn handle(&self, msg: &Value) -> Option<Value> {
+        let Some(obj) = msg.as_object() else {
+            return Some(error(
+                Value::Null,
+                -32600,
+                "a message is one JSON object (batches are not supported)",
+            ));
+        };
+        let Some(method) = obj.get("method").and_then(Value::as_str) else {
+            return None; // a response from the client: nothing asked of us
+        };
+        let id = obj.get("id")?.clone(); // a notification: no answer
+        let params = obj.get("params").cloned().unwrap_or(Value::Null);
+        Some(match method {
+            "initialize" => {
+                let asked = params["protocolVersion"].as_str().unwrap_or("");
+                let version = PROTOCOL_VERSIONS
+                    .iter()
+                    .find(|v| **v == asked)
+                    .unwrap_or(&PROTOCOL_VERSIONS[0]);
+                ok(
+                    id,
+                    json!({
+                        "protocolVersion": version,
+                        "capabilities": {"tools": {"listChanged": false}},
+                        "serverInfo": {"name": "nanoload", "title": "nanoload history", "version": env!("CARGO_PKG_VERSION")},
+                        "instructions": format!(
+                            "The history of nanobot and nanoclaw agents as nanoload loaded it ({}: {}). Start with list_tables and describe_table; query runs one read-only DuckDB SELECT.",
+                            self.source.kind.as_str(),
+                            self.source.path.display()
+                        ),
+                    }),
+                )
+            }
+            "ping" => ok(id, json!({})),
+            "tools/list" => ok(id, json!({"tools": tools()})),
+            "tools/call" => {
+                let name = params["name"].as_str().unwrap_or("");
+                let args = match params.get("arguments") {
+                    None | Some(Value::Null) => json!({}),
+                    Some(a @ Value::Object(_)) => a.clone(),
+                    Some(_) => return Some(error(id, -32602, "arguments is an object")),
+                };
+                match self.call(name, &args) {
+                    None => error(id, -32602, &format!("unknown tool: {name}")),
+                    Some(Ok(v)) => ok(
+                        id,
+                        json!({
+                            "content": [{"type": "text", "text": v.to_string()}],
+                            "structuredContent": v,
+                            "isError": false,
+                        }),
+                    ),
+                    Some(Err(message)) => ok(
+                        id,
+                        json!({"content": [{"type": "text", "text": message}], "isError": true}),
+                    ),
+                }
+            }
+            _ => error(id, -32601, &format!("method not found: {method}")),
+        })
+    }
+
+    /// Serve until `input` ends: one response line per request.
+    pub fn serve(&self, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+        for line in input.lines() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let response = match serde_json::from_str::<Value>(&line) {
+                Ok(msg) => self.handle(&msg),
+                Err(e) => Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
+            };
+            if let Some(r) = response {
+                writeln!(output, "{r}")?;
+                output.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn ok(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}

@@ -1,0 +1,585 @@
+//! `nanoload sql SOURCE "SELECT …"` and the query tools of `nanoload mcp`:
+//! one read-only DuckDB over what nanoload wrote.
+//!
+//! ```text
+//! SOURCE                         what the queries see
+//! OUT.parquet [--tables DIR]     view events; with DIR a view per DIR/<table>.parquet
+//! DIR (a --tables directory)     a view per DIR/<table>.parquet
+//! FILE.duckdb (--db)             its tables (events, sessions, llm_calls, …), attached READ_ONLY
+//! LEDGER.duckdb (nanoload sync)  its tables (ledger_events, loads, …), attached READ_ONLY
+//! ```
+//!
+//! The guard, in layers (each proven by `sql::…` tests):
+//! 1. Only one statement, and only one DuckDB can serialize as a SELECT
+//!    (`json_serialize_sql`: SELECT, FROM-first, WITH, VALUES, DESCRIBE,
+//!    SHOW, SUMMARIZE); anything else is refused before it is planned.
+//! 2. File access outside SOURCE is off (`enable_external_access = false`,
+//!    `allowed_paths` = SOURCE's files, `allowed_directories` = the spill
+//!    directory), no extension is installed or loaded, and the
+//!    configuration is locked, so no statement turns any of it back on.
+//! 3. A database SOURCE is attached READ_ONLY.
+//! 4. Limits: at most `max_rows` rows are fetched (one more tells that there
+//!    were more), and a query still running at `timeout` is interrupted.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use duckdb::Connection;
+use serde_json::Value;
+
+use crate::diag::one_line;
+use crate::engine::sql_str;
+
+/// What SOURCE is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A load's events file (view `events`), perhaps with its `--tables`.
+    Out,
+    /// A `--tables` directory.
+    Tables,
+    /// A `--db` file.
+    Database,
+    /// A ledger of `nanoload sync`.
+    Ledger,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Out => "events file",
+            SourceKind::Tables => "tables directory",
+            SourceKind::Database => "database",
+            SourceKind::Ledger => "ledger",
+        }
+    }
+}
+
+/// Why a query gave no rows.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// SOURCE cannot be read as one of the four kinds.
+    #[error("{}: {message}", path.display())]
+    Input { path: PathBuf, message: String },
+    /// The statement is not one the guard lets through.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// DuckDB could not parse, bind or run it.
+    #[error("error: {0}")]
+    Failed(String),
+    /// Interrupted at the time limit.
+    #[error("error: the query ran longer than {0} s and was stopped (--timeout)")]
+    Timeout(u64),
+}
+
+impl QueryError {
+    /// The one-word kind the JSON errors carry.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QueryError::Input { .. } => "input",
+            QueryError::Refused(_) => "refused",
+            QueryError::Failed(_) => "error",
+            QueryError::Timeout(_) => "timeout",
+        }
+    }
+
+    /// `{"error": {"kind": …, "message": …}}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({"error": {"kind": self.kind(), "message": self.to_string()}})
+    }
+}
+
+impl From<duckdb::Error> for QueryError {
+    fn from(e: duckdb::Error) -> QueryError {
+        QueryError::Failed(one_line(&e.to_string()))
+    }
+}
+
+/// How much one query may fetch and take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Rows fetched at most; 0: no limit.
+    pub max_rows: usize,
+    /// Seconds before the query is interrupted; 0: no limit.
+    pub timeout_secs: u64,
+}
+
+/// A query's result: column names and DuckDB types, rows of JSON values
+/// (DuckDB's `to_json` of each value: numbers, strings, objects, lists;
+/// NULL as null).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<Vec<Value>>,
+    /// More rows than `max_rows` were there; only the first are kept.
+    pub truncated: bool,
+}
+
+impl Answer {
+    /// `{"columns": [{"name", "type"}], "rows": [[…]], "row_count", "truncated"}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "columns": self.columns.iter()
+                .map(|(n, t)| serde_json::json!({"name": n, "type": t}))
+                .collect::<Vec<_>>(),
+            "rows": self.rows,
+            "row_count": self.rows.len(),
+            "truncated": self.truncated,
+        })
+    }
+
+    /// Each row as one JSON object (column name → value), for JSON lines.
+    pub fn objects(&self) -> impl Iterator<Item = Value> + '_ {
+        self.rows.iter().map(|r| {
+            Value::Object(
+                self.columns
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .zip(r.iter().cloned())
+                    .collect(),
+            )
+        })
+    }
+}
+
+/// An opened SOURCE: the guarded connection and what it shows.
+pub struct Source {
+    conn: Connection,
+    pub kind: SourceKind,
+    pub path: PathBuf,
+    /// Keeps the spill directory for the connection's life.
+    _spill: tempfile::TempDir,
+}
+
+/// DuckDB's file header: "DUCK" at byte 8.
+fn is_duckdb_file(head: &[u8]) -> bool {
+    head.len() >= 12 && &head[8..12] == b"DUCK"
+}
+
+/// A view name for `DIR/<stem>.parquet`: the stem when it is a plain
+/// identifier.
+fn table_name(p: &Path) -> Option<String> {
+    let stem = p.file_stem()?.to_str()?;
+    let ok = stem
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ok.then(|| stem.to_string())
+}
+
+/// The `*.parquet` tables of a directory, sorted by name.
+fn parquet_tables(dir: &Path) -> Result<Vec<(String, PathBuf)>, QueryError> {
+    let input = |message: String| QueryError::Input {
+        path: dir.to_path_buf(),
+        message,
+    };
+    let mut v = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| input(e.to_string()))? {
+        let p = entry.map_err(|e| input(e.to_string()))?.path();
+        if p.extension().is_some_and(|x| x == "parquet")
+            && p.is_file()
+            && let Some(name) = table_name(&p)
+        {
+            v.push((name, p));
+        }
+    }
+    v.sort();
+    if v.is_empty() {
+        return Err(input(
+            "no <table>.parquet file in this directory (a --tables DIR of a load holds sessions.parquet, llm_calls.parquet, …)".into(),
+        ));
+    }
+    Ok(v)
+}
+
+impl Source {
+    /// Open SOURCE (and, for an events file, its `--tables` directory)
+    /// read-only, with the guard of this module's header in place.
+    pub fn open(source: &Path, tables: Option<&Path>) -> Result<Source, QueryError> {
+        let input = |path: &Path, message: &str| QueryError::Input {
+            path: path.to_path_buf(),
+            message: message.to_string(),
+        };
+        let source = std::path::absolute(source).map_err(|e| input(source, &e.to_string()))?;
+        let tables = tables
+            .map(std::path::absolute)
+            .transpose()
+            .map_err(|e| input(tables.unwrap_or(Path::new("")), &e.to_string()))?;
+        let meta = std::fs::metadata(&source).map_err(|e| input(&source, &e.to_string()))?;
+        let conn = crate::engine::reader()?;
+        let spill = tempfile::Builder::new()
+            .prefix("nanoload-sql-")
+            .tempdir()
+            .map_err(|e| input(&std::env::temp_dir(), &e.to_string()))?;
+        let mut allowed: Vec<PathBuf> = Vec::new();
+        let mut views: Vec<(String, PathBuf)> = Vec::new();
+        let kind = if meta.is_dir() {
+            if tables.is_some() {
+                return Err(input(
+                    &source,
+                    "is a tables directory: --tables goes with an events file (OUT.parquet)",
+                ));
+            }
+            views = parquet_tables(&source)?;
+            SourceKind::Tables
+        } else {
+            let mut head = [0u8; 12];
+            let n = {
+                use std::io::Read;
+                let mut f =
+                    std::fs::File::open(&source).map_err(|e| input(&source, &e.to_string()))?;
+                f.read(&mut head)
+                    .map_err(|e| input(&source, &e.to_string()))?
+            };
+            if is_duckdb_file(&head[..n]) {
+                if tables.is_some() {
+                    return Err(input(
+                        &source,
+                        "is a DuckDB database: --tables goes with an events file (OUT.parquet)",
+                    ));
+                }
+                conn.execute_batch(&format!(
+                    "ATTACH {} AS source (READ_ONLY); USE source;",
+                    sql_str(&source)
+                ))
+                .map_err(|e| {
+                    let m = one_line(&e.to_string());
+                    let m = if m.contains("lock") {
+                        format!("cannot open it read-only while another process writes it (a `nanoload sync` running?): {m}")
+                    } else {
+                        m
+                    };
+                    input(&source, &m)
+                })?;
+                allowed.push(source.clone());
+                let mut wal = source.clone().into_os_string();
+                wal.push(".wal");
+                allowed.push(PathBuf::from(wal));
+                let ledger: i64 = conn.query_row(
+                    "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'source' AND table_name = 'ledger_meta'",
+                    [],
+                    |r| r.get(0),
+                )?;
+                if ledger > 0 {
+                    SourceKind::Ledger
+                } else {
+                    SourceKind::Database
+                }
+            } else if n >= 4 && &head[..4] == b"PAR1" {
+                views.push(("events".into(), source.clone()));
+                if let Some(dir) = &tables {
+                    for (name, p) in parquet_tables(dir)? {
+                        if name == "events" {
+                            return Err(input(&p, "holds a table named events besides OUT"));
+                        }
+                        views.push((name, p));
+                    }
+                }
+                SourceKind::Out
+            } else {
+                return Err(input(
+                    &source,
+                    "not a Parquet file, a tables directory or a DuckDB database written by nanoload",
+                ));
+            }
+        };
+        for (name, p) in &views {
+            conn.execute_batch(&format!(
+                "CREATE VIEW {name} AS SELECT * FROM read_parquet({})",
+                sql_str(p)
+            ))
+            .map_err(|e| input(p, &one_line(&e.to_string())))?;
+            allowed.push(p.clone());
+        }
+        let spill_dir = format!("{}/", spill.path().display());
+        conn.execute_batch(&format!(
+            "SET temp_directory = {spill};
+             SET allowed_paths = {paths};
+             SET allowed_directories = [{spill}];
+             SET enable_external_access = false;
+             SET allow_community_extensions = false;
+             SET lock_configuration = true;",
+            spill = crate::steps::sql_text(&spill_dir),
+            paths = crate::engine::sql_list(&allowed),
+        ))?;
+        Ok(Source {
+            conn,
+            kind,
+            path: source,
+            _spill: spill,
+        })
+    }
+
+    /// The connection (every statement on it passes the guard's layers 2–3;
+    /// [`Source::query`] adds 1 and 4).
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The tables and views a query can name, sorted, with their row counts.
+    pub fn tables(&self) -> Result<Vec<(String, i64)>, QueryError> {
+        let names: Vec<String> = {
+            let mut s = self.conn.prepare(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal
+                 UNION
+                 SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND NOT internal
+                 ORDER BY 1",
+            )?;
+            s.query_map([], |r| r.get(0))?
+                .collect::<duckdb::Result<_>>()?
+        };
+        let mut v = Vec::with_capacity(names.len());
+        for n in names {
+            let rows: i64 =
+                self.conn
+                    .query_row(&format!("SELECT count(*) FROM {}", ident(&n)), [], |r| {
+                        r.get(0)
+                    })?;
+            v.push((n, rows));
+        }
+        Ok(v)
+    }
+
+    /// The columns of `table` (name, type), or None when there is no such
+    /// table.
+    pub fn columns(&self, table: &str) -> Result<Option<Vec<(String, String)>>, QueryError> {
+        if !self.tables()?.iter().any(|(n, _)| n == table) {
+            return Ok(None);
+        }
+        let mut s = self.conn.prepare(&format!("DESCRIBE {}", ident(table)))?;
+        let cols = s
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<duckdb::Result<_>>()?;
+        Ok(Some(cols))
+    }
+
+    /// Run `sql` under the guard: one statement DuckDB serializes as a
+    /// SELECT, the rows limited, the time limited.
+    pub fn query(&self, sql: &str, limits: Limits) -> Result<Answer, QueryError> {
+        let body = guard(&self.conn, sql)?;
+        let wrapped = format!("SELECT * FROM ({body}\n)");
+        let columns: Vec<(String, String)> = {
+            let mut s = self.conn.prepare(&format!("DESCRIBE {wrapped}"))?;
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<duckdb::Result<_>>()?
+        };
+        let limit = match limits.max_rows {
+            0 => String::new(),
+            n => format!(" LIMIT {}", n + 1),
+        };
+        let fetch = format!("SELECT to_json(COLUMNS(*)) FROM ({wrapped}{limit})");
+        let watchdog = Watchdog::start(&self.conn, limits.timeout_secs);
+        let result = (|| -> duckdb::Result<Vec<Vec<Value>>> {
+            let mut s = self.conn.prepare(&fetch)?;
+            let width = columns.len();
+            let rows = s.query_map([], |r| {
+                (0..width)
+                    .map(|i| {
+                        Ok(match r.get::<_, Option<String>>(i)? {
+                            None => Value::Null,
+                            // DuckDB writes NaN and Infinity bare: kept as text
+                            Some(j) => serde_json::from_str(&j).unwrap_or(Value::String(j)),
+                        })
+                    })
+                    .collect::<duckdb::Result<Vec<Value>>>()
+            })?;
+            rows.collect()
+        })();
+        let timed_out = watchdog.stop();
+        let mut rows = match result {
+            Ok(rows) => rows,
+            Err(_) if timed_out => return Err(QueryError::Timeout(limits.timeout_secs)),
+            Err(e) => return Err(e.into()),
+        };
+        let truncated = limits.max_rows > 0 && rows.len() > limits.max_rows;
+        rows.truncate(if limits.max_rows > 0 {
+            limits.max_rows
+        } else {
+            rows.len()
+        });
+        Ok(Answer {
+            columns,
+            rows,
+            truncated,
+        })
+    }
+}
+
+/// A SQL identifier, quoted.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Layer 1 of the guard: `sql` is one statement that DuckDB serializes as a
+/// SELECT; its text without the trailing `;`.
+fn guard<'a>(conn: &Connection, sql: &'a str) -> Result<&'a str, QueryError> {
+    let body = sql
+        .trim()
+        .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    if body.is_empty() {
+        return Err(QueryError::Refused("the query is empty".into()));
+    }
+    let j: String = conn.query_row("SELECT json_serialize_sql(?)", [body], |r| r.get(0))?;
+    let j: Value = serde_json::from_str(&j).map_err(|e| QueryError::Failed(e.to_string()))?;
+    if j["error"] == Value::Bool(true) {
+        let message = j["error_message"].as_str().unwrap_or("").to_string();
+        return Err(if j["error_type"] == "not implemented" {
+            QueryError::Refused(
+                "only reading is allowed: one SELECT (or FROM, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE) statement; no writes, COPY, ATTACH, INSTALL, LOAD, SET or PRAGMA".into(),
+            )
+        } else {
+            QueryError::Failed(one_line(&message))
+        });
+    }
+    let n = j["statements"].as_array().map_or(0, Vec::len);
+    if n != 1 {
+        return Err(QueryError::Refused(format!(
+            "one statement at a time ({n} given)"
+        )));
+    }
+    Ok(body)
+}
+
+/// Interrupts the connection's running query at a deadline.
+struct Watchdog {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<bool>>,
+}
+
+impl Watchdog {
+    fn start(conn: &Connection, secs: u64) -> Watchdog {
+        if secs == 0 {
+            return Watchdog {
+                stop: None,
+                thread: None,
+            };
+        }
+        let handle = conn.interrupt_handle();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || match rx.recv_timeout(Duration::from_secs(secs)) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                handle.interrupt();
+                true
+            }
+            _ => false,
+        });
+        Watchdog {
+            stop: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Whether the deadline passed (and the query was interrupted).
+    fn stop(mut self) -> bool {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        self.thread
+            .take()
+            .is_some_and(|t| t.join().unwrap_or(false))
+    }
+}
+
+/// The rows as a table for a person: a header, a rule, numbers right
+/// aligned, NULL spelled, control characters shown as escapes, cells cut
+/// with `…` so the table fits `width` columns when given; then a line
+/// counting the rows.
+pub fn render(a: &Answer, width: Option<usize>) -> String {
+    use console::{measure_text_width as w, truncate_str};
+    let cell = |v: &Value| -> String {
+        let s = match v {
+            Value::Null => "NULL".to_string(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        s.chars()
+            .flat_map(|c| match c {
+                '\n' => vec!['\\', 'n'],
+                '\r' => vec!['\\', 'r'],
+                '\t' => vec!['\\', 't'],
+                c if c.is_control() => format!("\\u{{{:x}}}", c as u32).chars().collect(),
+                c => vec![c],
+            })
+            .collect()
+    };
+    let cells: Vec<Vec<String>> = a
+        .rows
+        .iter()
+        .map(|r| r.iter().map(cell).collect())
+        .collect();
+    let n = a.columns.len();
+    let mut widths: Vec<usize> = (0..n)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| w(&r[i]))
+                .chain([w(&a.columns[i].0)])
+                .max()
+                .unwrap_or(0)
+                .min(60)
+        })
+        .collect();
+    if let Some(total) = width {
+        // two spaces between columns; shrink the widest until it fits
+        let fits = |ws: &[usize]| ws.iter().sum::<usize>() + 2 * n.saturating_sub(1) <= total;
+        while !fits(&widths) {
+            let Some((i, &m)) = widths.iter().enumerate().max_by_key(|(_, m)| **m) else {
+                break;
+            };
+            if m <= 6 {
+                break;
+            }
+            widths[i] = m - 1;
+        }
+    }
+    let numeric: Vec<bool> = (0..n)
+        .map(|i| {
+            a.rows
+                .iter()
+                .all(|r| matches!(r[i], Value::Number(_) | Value::Null))
+                && a.rows.iter().any(|r| r[i].is_number())
+        })
+        .collect();
+    let line = |vals: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, v) in vals.into_iter().enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            let t = truncate_str(v, widths[i], "…");
+            let pad = widths[i].saturating_sub(w(&t));
+            if numeric[i] {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(&t);
+            } else {
+                s.push_str(&t);
+                if i + 1 < n {
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let mut out = String::new();
+    out.push_str(&line(a.columns.iter().map(|(c, _)| c.as_str()).collect()));
+    out.push('\n');
+    out.push_str(
+        &widths
+            .iter()
+            .map(|&x| "─".repeat(x))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
+    out.push('\n');
+    for r in &cells {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+        out.push('\n');
+    }
+    let count = a.rows.len();
+    out.push_str(&match (count, a.truncated) {
+        (n, true) => format!("({n} rows shown; there are more: --max-rows 0 shows all)\n"),
+        (1, false) => "(1 row)\n".to_string(),
+        (n, false) => format!("({n} rows)\n"),
+    });
+    out
+}

@@ -1,0 +1,396 @@
+//! `nanoload mcp SOURCE`: the Model Context Protocol server over stdio —
+//! JSON-RPC by hand (every method, every error), the official `mcp` Python
+//! SDK as a client, and nanobot-ai 0.3.5's own MCP client asking its
+//! history a question through a scripted LLM.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command as Process, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+
+use crate::common::{Run, TestResult, fixture, run_home};
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Send `messages` (one per line) to `nanoload mcp OUT --tables DIR`, close
+/// stdin, and return every line it wrote, parsed.
+fn exchange(r: &Run, messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    let mut child = Process::cargo_bin("nanoload")?
+        .args(["mcp", &s(&r.out), "--tables", &s(&r.tables)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    {
+        let mut stdin = child.stdin.take().ok_or("stdin")?;
+        for m in messages {
+            writeln!(stdin, "{m}")?;
+        }
+        writeln!(stdin, "this is not JSON")?;
+    }
+    let out = child.wait_with_output()?;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    BufReader::new(&out.stdout[..])
+        .lines()
+        .map(|l| Ok(serde_json::from_str(&l?)?))
+        .collect()
+}
+
+fn call(id: i64, tool: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": args}})
+}
+
+/// The JSON a tool result carries (its structuredContent, which equals its
+/// text).
+fn structured(v: &Value) -> Result<Value, Box<dyn std::error::Error>> {
+    let r = &v["result"];
+    assert_eq!(r["isError"], false, "{v}");
+    let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().ok_or("text")?)?;
+    assert_eq!(text, r["structuredContent"]);
+    Ok(text)
+}
+
+#[test]
+fn the_server_answers_json_rpc_over_stdio() -> TestResult {
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    let q = "SELECT turn_type, count(*) AS n FROM events GROUP BY ALL ORDER BY ALL";
+    let replies = exchange(
+        &r,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-03-26", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            call(3, "list_tables", json!({})),
+            call(4, "describe_table", json!({"table": "events"})),
+            call(5, "query", json!({"sql": q})),
+            call(6, "query", json!({"sql": "DROP VIEW events"})),
+            call(
+                7,
+                "query",
+                json!({"sql": "SELECT seq FROM events", "limit": 2}),
+            ),
+            call(8, "usage_by_day", json!({"since": "2026-09-01"})),
+            call(9, "top_sessions_by_cost", json!({"limit": 2})),
+            call(10, "no_such_tool", json!({})),
+            json!({"jsonrpc": "2.0", "id": 11, "method": "resources/list"}),
+            json!({"jsonrpc": "2.0", "id": 12, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": 13, "method": "initialize", "params": {
+                "protocolVersion": "1999-01-01", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}}),
+        ],
+    )?;
+    // one reply per request, in order, none to the notification; the last
+    // line answers the line that is not JSON
+    let ids: Vec<Value> = replies.iter().map(|v| v["id"].clone()).collect();
+    assert_eq!(
+        ids,
+        [
+            json!(1),
+            json!(2),
+            json!(3),
+            json!(4),
+            json!(5),
+            json!(6),
+            json!(7),
+            json!(8),
+            json!(9),
+            json!(10),
+            json!(11),
+            json!(12),
+            json!(13),
+            Value::Null
+        ]
+    );
+    assert_eq!(replies[0]["result"]["protocolVersion"], "2025-03-26");
+    assert_eq!(replies[0]["result"]["serverInfo"]["name"], "nanoload");
+    assert_eq!(replies[12]["result"]["protocolVersion"], "2025-06-18");
+    let names: Vec<&str> = replies[1]["result"]["tools"]
+        .as_array()
+        .ok_or("tools")?
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "list_tables",
+            "describe_table",
+            "query",
+            "usage_by_day",
+            "top_sessions_by_cost"
+        ]
+    );
+
+    let tables = structured(&replies[2])?;
+    let events = &tables["tables"][1];
+    assert_eq!(events["name"], "events");
+    assert_eq!(
+        events["rows"].to_string(),
+        r.one("SELECT count(*) FROM events")?
+    );
+
+    // a column's meaning is design.md's
+    let described = structured(&replies[3])?;
+    let agent = &described["columns"][0];
+    assert_eq!(agent["name"], "agent");
+    assert_eq!(agent["type"], "VARCHAR");
+    assert_eq!(agent["meaning"], "`nanobot` or `nanoclaw`");
+
+    let rows = structured(&replies[4])?;
+    let expected = r.rows(q)?;
+    assert_eq!(rows["row_count"], expected.len());
+    for (got, want) in rows["rows"].as_array().ok_or("rows")?.iter().zip(&expected) {
+        assert_eq!(got[0], want[0].as_str());
+        assert_eq!(got[1].to_string(), want[1]);
+    }
+
+    // refused: a result the agent reads, not a protocol error
+    assert_eq!(replies[5]["result"]["isError"], true);
+    let text = replies[5]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        text.starts_with("refused: only reading is allowed"),
+        "{text}"
+    );
+
+    let limited = structured(&replies[6])?;
+    assert_eq!(limited["row_count"], 2);
+    assert_eq!(limited["truncated"], true);
+
+    // ready answers equal SQL over the tables
+    let days = structured(&replies[7])?;
+    let want = r.rows(&format!(
+        "SELECT CAST(CAST({} AS DATE) AS VARCHAR) AS d, count(*), round(sum(cost_usd), 6)
+         FROM llm_calls WHERE CAST({} AS DATE) >= DATE '2026-09-01'
+         GROUP BY d ORDER BY d",
+        nanoload::usage::LOCAL_TIME,
+        nanoload::usage::LOCAL_TIME
+    ))?;
+    let got: Vec<Vec<String>> = days["rows"]
+        .as_array()
+        .ok_or("rows")?
+        .iter()
+        .map(|row| {
+            vec![
+                row[0].as_str().unwrap_or("").to_string(),
+                row[1].to_string(),
+                row[7].to_string(),
+            ]
+        })
+        .collect();
+    assert_eq!(got, want);
+    let top = structured(&replies[8])?;
+    let want = r.rows(
+        "SELECT session_uid FROM sessions WHERE cost_usd IS NOT NULL
+         ORDER BY cost_usd DESC, session_uid LIMIT 2",
+    )?;
+    assert_eq!(top["rows"][0][0], want[0][0].as_str());
+    assert_eq!(top["rows"][1][0], want[1][0].as_str());
+
+    assert_eq!(replies[9]["error"]["code"], -32602);
+    assert_eq!(replies[10]["error"]["code"], -32601);
+    assert_eq!(replies[11]["result"], json!({}));
+    assert_eq!(replies[13]["error"]["code"], -32700);
+    Ok(())
+}
+
+/// The realwriter venv's python (nanobot-ai 0.3.5 and the `mcp` SDK):
+/// `NANOLOAD_REALWRITER_PYTHON`, which scripts/check.sh sets; outside CI a
+/// test without it says so and passes, in CI it fails.
+fn harness_python() -> Result<Option<String>, Box<dyn std::error::Error>> {
+    match std::env::var("NANOLOAD_REALWRITER_PYTHON") {
+        Ok(p) => Ok(Some(p)),
+        Err(_) if std::env::var("CI").as_deref() == Ok("true") => Err(
+            "CI=true but NANOLOAD_REALWRITER_PYTHON is not set: scripts/check.sh sets it".into(),
+        ),
+        Err(_) => {
+            eprintln!("NANOLOAD_REALWRITER_PYTHON not set: the Python MCP clients not tried");
+            Ok(None)
+        }
+    }
+}
+
+/// home-a's load with every table in one `--db` file (an MCP server's
+/// command line is `nanoload mcp SOURCE`).
+fn db_of_home_a() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("history.duckdb");
+    let r = run_home(&fixture("nanobot/home-a"), &["--db", &s(&db)])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    Ok((dir, db))
+}
+
+#[test]
+#[ignore = "tools tier (nanobot-ai, mcp): scripts/check.sh runs it (cargo test -- --ignored)"]
+fn the_mcp_sdk_client_lists_and_calls_every_tool() -> TestResult {
+    let Some(python) = harness_python()? else {
+        return Ok(());
+    };
+    let (_dir, db) = db_of_home_a()?;
+    let bin = assert_cmd::cargo::cargo_bin("nanoload");
+    let q = "SELECT agent, count(*) AS n FROM events GROUP BY ALL";
+    let calls = json!([
+        {"name": "list_tables", "arguments": {}},
+        {"name": "describe_table", "arguments": {"table": "llm_calls"}},
+        {"name": "query", "arguments": {"sql": q}},
+        {"name": "query", "arguments": {"sql": "COPY events TO '/tmp/stolen.parquet'"}},
+        {"name": "usage_by_day", "arguments": {}},
+        {"name": "top_sessions_by_cost", "arguments": {"limit": 3}},
+    ]);
+    for version in [None, Some("2024-11-05")] {
+        let mut cmd = Process::new(&python);
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/sdk_client.py"))
+            .arg("--nanoload")
+            .arg(&bin)
+            .arg(&db)
+            .arg("--calls")
+            .arg(calls.to_string());
+        if let Some(v) = version {
+            cmd.args(["--request-version", v]);
+        }
+        let out = cmd.output()?;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: Value = serde_json::from_slice(&out.stdout)?;
+        assert_eq!(j["server"]["name"], "nanoload");
+        assert_eq!(
+            j["protocol"],
+            version.unwrap_or(nanoload::mcp::PROTOCOL_VERSIONS[0])
+        );
+        let names: Vec<&str> = j["tools"]
+            .as_array()
+            .ok_or("tools")?
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(names.len(), 5);
+        let results = j["results"].as_array().ok_or("results")?;
+        assert_eq!(results.len(), 6);
+        for (k, r) in results.iter().enumerate() {
+            assert_eq!(r["isError"], k == 3, "call {k}: {r}");
+        }
+        let tables: Vec<&str> = results[0]["structured"]["tables"]
+            .as_array()
+            .ok_or("tables")?
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(
+            tables,
+            [
+                "diagnostics",
+                "events",
+                "llm_calls",
+                "sessions",
+                "sources",
+                "tz_offsets"
+            ]
+        );
+        assert_eq!(results[2]["structured"]["rows"], json!([["nanobot", 119]]));
+        assert!(
+            results[3]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("refused: only reading is allowed")),
+            "{}",
+            results[3]
+        );
+        assert!(!Path::new("/tmp/stolen.parquet").exists());
+        assert_eq!(results[5]["structured"]["row_count"], 3);
+    }
+    Ok(())
+}
+
+/// nanobot-ai 0.3.5, configured with `nanoload mcp` as an MCP server in its
+/// own config (`tools.mcpServers`), connects with its own client, offers the
+/// tools to a scripted model, runs the query tool the model calls, and puts
+/// the rows of the history into the conversation (`mcp_agent.py`).
+#[test]
+#[ignore = "tools tier (nanobot-ai, mcp): scripts/check.sh runs it (cargo test -- --ignored)"]
+fn nanobots_own_mcp_client_gets_rows_of_its_history() -> TestResult {
+    let Some(python) = harness_python()? else {
+        return Ok(());
+    };
+    let (dir, db) = db_of_home_a()?;
+    let bin = assert_cmd::cargo::cargo_bin("nanoload");
+    let q = "SELECT model, count(*) AS calls FROM llm_calls GROUP BY ALL ORDER BY ALL";
+    let run = |extra: &[&str]| -> Result<Value, Box<dyn std::error::Error>> {
+        let out = Process::new(&python)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realwriter/mcp_agent.py"))
+            .arg("--nanoload")
+            .arg(&bin)
+            .arg("--workdir")
+            .arg(dir.path().join("agent"))
+            .arg(&db)
+            .args(extra)
+            .output()?;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(serde_json::from_slice(&out.stdout)?)
+    };
+    let j = run(&["--sql", q])?;
+    assert_eq!(
+        j["tools_offered"],
+        json!([
+            "mcp_nanoload_describe_table",
+            "mcp_nanoload_list_tables",
+            "mcp_nanoload_query",
+            "mcp_nanoload_top_sessions_by_cost",
+            "mcp_nanoload_usage_by_day"
+        ])
+    );
+    // the tool message nanobot gave its model is the server's answer
+    let result: Value = serde_json::from_str(j["tool_result"].as_str().ok_or("tool_result")?)?;
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "ATTACH '{}' AS h (READ_ONLY); USE h;",
+        db.display()
+    ))?;
+    let want = crate::common::query(&c, q)?;
+    let got: Vec<Vec<String>> = result["rows"]
+        .as_array()
+        .ok_or("rows")?
+        .iter()
+        .map(|r| vec![r[0].as_str().unwrap_or("").to_string(), r[1].to_string()])
+        .collect();
+    assert_eq!(got, want);
+    assert!(want.len() >= 2, "{want:?}");
+
+    // a write the model tries is refused, and nanobot passes the refusal on
+    let j = run(&["--sql", "DELETE FROM llm_calls"])?;
+    let text = j["tool_result"].as_str().unwrap_or("");
+    assert!(
+        text.starts_with("refused: only reading is allowed"),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[test]
+fn mcp_help_explains_every_flag() -> TestResult {
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .args(["mcp", "--help"])
+        .env("COLUMNS", "100")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("mcp_help", String::from_utf8(o.stdout)?);
+    Ok(())
+}

@@ -1,0 +1,645 @@
+//! `nanoload otlp`: a load's sessions as OpenTelemetry traces — the file
+//! parsed by opentelemetry-proto, its spans equal to SQL over the tables,
+//! the same bytes twice; sending over OTLP/HTTP with retries to a receiver
+//! in the test; and a real Arize Phoenix on loopback reading back the
+//! traces, sessions, tokens and cost the tables hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::common::{Run, TestResult, installed, mixed_home, run_home};
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// `nanoload otlp OUT --tables DIR ARGS…`.
+fn otlp(r: &Run, args: &[&str]) -> Result<std::process::Output, Box<dyn std::error::Error>> {
+    Ok(Command::cargo_bin("nanoload")?
+        .args(["otlp", &s(&r.out), "--tables", &s(&r.tables)])
+        .args(args)
+        .output()?)
+}
+
+/// One span of the file, flattened.
+#[derive(Debug, Clone)]
+struct SpanRow {
+    trace: String,
+    id: String,
+    parent: Option<String>,
+    name: String,
+    start: u64,
+    end: u64,
+    attrs: BTreeMap<String, Value>,
+}
+
+fn attr_value(v: &Value) -> Value {
+    if let Some(s) = v.get("stringValue") {
+        s.clone()
+    } else if let Some(i) = v.get("intValue").and_then(Value::as_str) {
+        Value::from(i.parse::<i64>().unwrap_or(i64::MIN))
+    } else if let Some(d) = v.get("doubleValue") {
+        d.clone()
+    } else {
+        Value::Null
+    }
+}
+
+/// Every span of a traces file.
+fn spans_of(text: &str) -> Result<Vec<SpanRow>, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let req: Value = serde_json::from_str(line)?;
+        for rs in req["resourceSpans"].as_array().ok_or("resourceSpans")? {
+            for ss in rs["scopeSpans"].as_array().ok_or("scopeSpans")? {
+                for sp in ss["spans"].as_array().ok_or("spans")? {
+                    let attrs = sp["attributes"]
+                        .as_array()
+                        .ok_or("attributes")?
+                        .iter()
+                        .map(|a| {
+                            (
+                                a["key"].as_str().unwrap_or("").to_string(),
+                                attr_value(&a["value"]),
+                            )
+                        })
+                        .collect();
+                    out.push(SpanRow {
+                        trace: sp["traceId"].as_str().ok_or("traceId")?.to_string(),
+                        id: sp["spanId"].as_str().ok_or("spanId")?.to_string(),
+                        parent: sp["parentSpanId"].as_str().map(str::to_string),
+                        name: sp["name"].as_str().ok_or("name")?.to_string(),
+                        start: sp["startTimeUnixNano"].as_str().ok_or("start")?.parse()?,
+                        end: sp["endTimeUnixNano"].as_str().ok_or("end")?.parse()?,
+                        attrs,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn of_kind<'a>(spans: &'a [SpanRow], kind: &str) -> Vec<&'a SpanRow> {
+    spans
+        .iter()
+        .filter(|s| s.attrs.get("openinference.span.kind") == Some(&Value::from(kind)))
+        .collect()
+}
+
+fn sum(spans: &[&SpanRow], key: &str) -> i64 {
+    spans
+        .iter()
+        .filter_map(|s| s.attrs.get(key).and_then(Value::as_i64))
+        .sum()
+}
+
+/// The OTLP venv's python (opentelemetry-proto, Arize Phoenix).
+fn otlp_python() -> Result<String, Box<dyn std::error::Error>> {
+    installed("NANOLOAD_PHOENIX_PYTHON", "otlp/setup.sh")
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/otlp")
+        .join(name)
+}
+
+/// `validate.py ARGS…` (opentelemetry-proto's ExportTraceServiceRequest):
+/// its counts.
+fn validate(args: &[&str]) -> Result<Value, Box<dyn std::error::Error>> {
+    let out = Process::new(otlp_python()?)
+        .arg(script("validate.py"))
+        .args(args)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+#[test]
+fn the_traces_of_a_load_equal_its_tables() -> TestResult {
+    let home = mixed_home()?;
+    let r = run_home(home.path(), &[])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    let file = r.dir.path().join("traces.jsonl");
+    let o = otlp(&r, &[&s(&file)])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&file)?;
+    let spans = spans_of(&text)?;
+
+    // the tables' counts, by SQL
+    let n = |q: &str| -> Result<i64, Box<dyn std::error::Error>> { Ok(r.one(q)?.parse()?) };
+    let calls = n("SELECT count(*) FROM llm_calls WHERE started_at_ms IS NOT NULL")?;
+    let tools = n("SELECT count(*) FROM events WHERE turn_type = 'tool_use'
+                   AND timestamp_utc IS NOT NULL AND session_uid IS NOT NULL")?;
+    let turns = n("SELECT count(*) FROM (
+                     SELECT session_uid, turn FROM (
+                       SELECT session_uid, timestamp_utc,
+                              count(*) FILTER (WHERE turn_type = 'user')
+                                OVER (PARTITION BY session_uid ORDER BY ordinal) AS turn
+                       FROM events WHERE session_uid IS NOT NULL)
+                     GROUP BY ALL HAVING count(timestamp_utc) > 0)")?;
+    let chats = of_kind(&spans, "LLM");
+    let agents = of_kind(&spans, "AGENT");
+    let tool_spans = of_kind(&spans, "TOOL");
+    assert_eq!(chats.len() as i64, calls);
+    assert_eq!(tool_spans.len() as i64, tools);
+    assert_eq!(agents.len() as i64, turns);
+    assert!(
+        calls > 30 && tools > 10 && turns > 20,
+        "{calls} {tools} {turns}"
+    );
+    assert_eq!(spans.len(), chats.len() + agents.len() + tool_spans.len());
+    for (key, col) in [
+        ("gen_ai.usage.input_tokens", "input_tokens"),
+        ("llm.token_count.prompt", "input_tokens"),
+        ("gen_ai.usage.output_tokens", "output_tokens"),
+        ("llm.token_count.total", "total_tokens"),
+        ("gen_ai.usage.cache_read.input_tokens", "cache_read_tokens"),
+    ] {
+        let want = n(&format!(
+            "SELECT coalesce(sum({col}), 0) FROM llm_calls WHERE started_at_ms IS NOT NULL"
+        ))?;
+        assert_eq!(sum(&chats, key), want, "{key}");
+    }
+    // cost per model, as the tables price it
+    let mut cost: BTreeMap<String, f64> = BTreeMap::new();
+    for c in &chats {
+        if let Some(v) = c.attrs.get("llm.cost.total").and_then(Value::as_f64) {
+            assert_eq!(
+                c.attrs.get("gen_ai.usage.cost"),
+                c.attrs.get("llm.cost.total")
+            );
+            let m = c.attrs["llm.model_name"].as_str().unwrap_or("").to_string();
+            *cost.entry(m).or_default() += v;
+        }
+    }
+    let want = r.rows(
+        "SELECT model, sum(cost_usd) FROM llm_calls
+         WHERE cost_usd IS NOT NULL AND started_at_ms IS NOT NULL GROUP BY model ORDER BY model",
+    )?;
+    assert_eq!(cost.len(), want.len());
+    for row in want {
+        let got = cost[&row[0]];
+        let want: f64 = row[1].parse()?;
+        assert!((got - want).abs() < 1e-9, "{}: {got} vs {want}", row[0]);
+    }
+    // sessions: every traced turn names its session, one trace per session
+    let sessions: BTreeSet<&str> = agents
+        .iter()
+        .filter_map(|s| s.attrs["session.id"].as_str())
+        .collect();
+    let want: BTreeSet<String> = r
+        .rows(
+            "SELECT DISTINCT session_uid FROM events
+             WHERE session_uid IS NOT NULL AND timestamp_utc IS NOT NULL",
+        )?
+        .into_iter()
+        .map(|mut v| v.remove(0))
+        .collect();
+    assert_eq!(
+        sessions,
+        want.iter().map(String::as_str).collect::<BTreeSet<_>>()
+    );
+    // the shape: ids, parents in their trace, children inside their parent
+    let by_id: BTreeMap<(&str, &str), &SpanRow> = spans
+        .iter()
+        .map(|s| ((s.trace.as_str(), s.id.as_str()), s))
+        .collect();
+    assert_eq!(by_id.len(), spans.len(), "span ids are unique");
+    for sp in &spans {
+        assert_eq!(sp.trace.len(), 32);
+        assert_eq!(sp.id.len(), 16);
+        assert!(sp.start <= sp.end, "{sp:?}");
+        if let Some(p) = &sp.parent {
+            let parent = by_id[&(sp.trace.as_str(), p.as_str())];
+            assert!(parent.name.starts_with("invoke_agent "), "{sp:?}");
+            assert!(parent.start <= sp.start && sp.end <= parent.end, "{sp:?}");
+        } else {
+            assert!(
+                sp.name.starts_with("invoke_agent ") || sp.name.starts_with("chat"),
+                "{sp:?}"
+            );
+        }
+        // no message text without --content
+        assert!(!sp.attrs.contains_key("input.value"), "{sp:?}");
+        assert!(!sp.attrs.contains_key("gen_ai.tool.call.arguments"));
+    }
+    let traces: BTreeSet<&str> = spans.iter().map(|s| s.trace.as_str()).collect();
+    assert_eq!(traces.len(), text.lines().count());
+    let err = String::from_utf8(o.stderr)?;
+    assert!(
+        err.starts_with(&format!(
+            "nanoload: traces written: {} ({} traces, {} spans: {turns} turns, {calls} LLM calls, {tools} tool calls)\n",
+            file.display(),
+            traces.len(),
+            spans.len(),
+        )),
+        "{err}"
+    );
+
+    // the same load gives the same bytes
+    let again = r.dir.path().join("again.jsonl");
+    assert_eq!(otlp(&r, &[&s(&again)])?.status.code(), Some(0));
+    assert_eq!(std::fs::read(&again)?, text.as_bytes());
+
+    // with --content: a turn's input is its first user text
+    let content = r.dir.path().join("content.jsonl");
+    assert_eq!(
+        otlp(&r, &[&s(&content), "--content"])?.status.code(),
+        Some(0)
+    );
+    let with = spans_of(&std::fs::read_to_string(&content)?)?;
+    let inputs: BTreeSet<String> = with
+        .iter()
+        .filter_map(|s| s.attrs.get("input.value").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    let users: BTreeSet<String> = r
+        .rows("SELECT text FROM events WHERE turn_type = 'user' AND text IS NOT NULL")?
+        .into_iter()
+        .map(|mut v| v.remove(0))
+        .collect();
+    assert!(inputs.iter().any(|i| users.contains(i)), "{inputs:?}");
+    Ok(())
+}
+
+/// A ledger's traces are those of its export: every row ever seen.
+#[test]
+fn a_ledger_gives_the_traces_of_its_export() -> TestResult {
+    let home = crate::common::fixture("nanobot/home-a");
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let o = Command::cargo_bin("nanoload")?
+        .args(["sync", &s(&home), &s(&ledger), "--quiet"])
+        .output()?;
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let o = Command::cargo_bin("nanoload")?
+        .args(["export", &s(&ledger), &s(&dir.path().join("h.parquet"))])
+        .arg("--tables")
+        .arg(dir.path().join("h"))
+        .output()?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let of_export = dir.path().join("export.jsonl");
+    let o = Command::cargo_bin("nanoload")?
+        .args(["otlp", &s(&dir.path().join("h.parquet")), &s(&of_export)])
+        .arg("--tables")
+        .arg(dir.path().join("h"))
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    let of_ledger = dir.path().join("ledger.jsonl");
+    let o = Command::cargo_bin("nanoload")?
+        .args(["otlp", &s(&ledger), &s(&of_ledger)])
+        .output()?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let bytes = std::fs::read(&of_ledger)?;
+    assert!(bytes.len() > 1000);
+    assert_eq!(bytes, std::fs::read(&of_export)?);
+    Ok(())
+}
+
+/// opentelemetry-proto reads every line of the file and every protobuf
+/// request sent as an `ExportTraceServiceRequest` (unknown fields are
+/// errors), and both hold the same spans.
+#[test]
+#[ignore = "tools tier (opentelemetry-proto): scripts/check.sh runs it (cargo test -- --ignored)"]
+fn opentelemetry_proto_reads_the_file_and_the_requests() -> TestResult {
+    let home = mixed_home()?;
+    let r = run_home(home.path(), &[])?;
+    let file = r.dir.path().join("traces.jsonl");
+    let rx = Receiver::start(vec![200])?;
+    let o = otlp(&r, &[&s(&file), "--endpoint", &rx.url(), "--content"])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&file)?;
+    let spans = spans_of(&text)?;
+    let counts = validate(&[&s(&file)])?;
+    assert_eq!(counts["lines"], text.lines().count());
+    assert_eq!(counts["spans"], spans.len());
+    assert_eq!(counts["trace_ids"], text.lines().count());
+    let pb = tempfile::tempdir()?;
+    let got = rx.got.lock().map_err(|e| e.to_string())?.clone();
+    assert_eq!(got.len(), text.lines().count());
+    for (k, (_, body)) in got.iter().enumerate() {
+        std::fs::write(pb.path().join(format!("{k:04}.pb")), body)?;
+    }
+    assert_eq!(validate(&[&s(pb.path()), "--protobuf"])?, counts);
+    Ok(())
+}
+
+/// Each POST's head and body.
+type Posts = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A receiver in the test: answers each POST with the next status of
+/// `statuses` (the last one repeated) and keeps each body and head.
+struct Receiver {
+    port: u16,
+    got: Posts,
+}
+
+impl Receiver {
+    fn start(statuses: Vec<u16>) -> Result<Receiver, Box<dyn std::error::Error>> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let got = Posts::default();
+        let keep = std::sync::Arc::clone(&got);
+        std::thread::spawn(move || {
+            for (k, stream) in listener.incoming().enumerate() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut head = String::new();
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0u8; len];
+                let _ = reader.read_exact(&mut body);
+                keep.lock().expect("lock").push((head, body));
+                let status = statuses[k.min(statuses.len() - 1)];
+                let reason = if status == 200 { "OK" } else { "nope" };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} {reason}\r\nContent-Length: 11\r\nConnection: close\r\n\r\nrefused it!"
+                );
+            }
+        });
+        Ok(Receiver { port, got })
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1/traces", self.port)
+    }
+}
+
+#[test]
+fn sending_retries_and_names_the_failure() -> TestResult {
+    let r = run_home(&crate::common::fixture("nanobot/home-a"), &[])?;
+    let file = r.dir.path().join("sent.jsonl");
+    // a 503 first: tried again; then every trace accepted
+    let rx = Receiver::start(vec![503, 200])?;
+    let o = otlp(
+        &r,
+        &[
+            &s(&file),
+            "--endpoint",
+            &rx.url(),
+            "--header",
+            "Authorization=Basic c2VjcmV0LXZhbHVl",
+        ],
+    )?;
+    let err = String::from_utf8(o.stderr)?;
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("c2VjcmV0"),
+        "a header's value was printed: {err}"
+    );
+    let lines = std::fs::read_to_string(&file)?.lines().count();
+    let got = rx.got.lock().map_err(|e| e.to_string())?.clone();
+    assert_eq!(
+        got.len(),
+        lines + 1,
+        "one POST per trace, plus the retried one"
+    );
+    assert!(
+        err.contains(&format!("nanoload: traces sent: {}", rx.url())),
+        "{err}"
+    );
+    let pb = tempfile::tempdir()?;
+    for (k, (head, body)) in got.iter().enumerate().skip(1) {
+        assert!(head.starts_with("POST /v1/traces HTTP/1.1\r\n"), "{head}");
+        assert!(
+            head.contains("Content-Type: application/x-protobuf\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains("Authorization: Basic c2VjcmV0LXZhbHVl\r\n"),
+            "{head}"
+        );
+        std::fs::write(pb.path().join(format!("{k:04}.pb")), body)?;
+    }
+    // the protobuf requests hold what the JSON lines hold
+    let from_pb = validate(&[&s(pb.path()), "--protobuf"])?;
+    let from_json = validate(&[&s(&file)])?;
+    assert_eq!(from_pb["spans"], from_json["spans"]);
+    assert_eq!(from_pb["trace_ids"], from_json["trace_ids"]);
+    assert_eq!(from_pb["resource_spans"], from_json["resource_spans"]);
+
+    // refused for good: the file is written, exit 1, the answer named
+    let rx = Receiver::start(vec![400])?;
+    let o = otlp(&r, &[&s(&file), "--endpoint", &rx.url()])?;
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr)?;
+    assert!(
+        err.ends_with(&format!(
+            "nanoload: error: sending to {} failed: HTTP 400: refused it!\n",
+            rx.url()
+        )),
+        "{err}"
+    );
+    assert_eq!(rx.got.lock().map_err(|e| e.to_string())?.len(), 1);
+
+    // nobody listening: three tries, then exit 2 when no file was asked for
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let o = Command::cargo_bin("nanoload")?
+        .args(["otlp", &s(&r.out), "--tables", &s(&r.tables), "--endpoint"])
+        .arg(format!("http://127.0.0.1:{port}/v1/traces"))
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr)?;
+    assert!(err.contains("(3 tries)"), "{err}");
+
+    // https is named, not tried
+    let o = otlp(
+        &r,
+        &["--endpoint", "https://cloud.langfuse.com/api/public/otel"],
+    )?;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8(o.stderr)?.starts_with("nanoload: --endpoint: https is not supported")
+    );
+    Ok(())
+}
+
+#[test]
+fn otlp_help_explains_every_flag() -> TestResult {
+    let o = Command::cargo_bin("nanoload")?
+        .args(["otlp", "--help"])
+        .env("COLUMNS", "100")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("otlp_help", String::from_utf8(o.stdout)?);
+    Ok(())
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> Result<u16, std::io::Error> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// A real Arize Phoenix (pinned in tests/otlp/requirements.txt) on
+/// loopback receives a mixed home's traces over OTLP/HTTP protobuf; what it
+/// stored, read back through its REST API, equals SQL over the tables: the
+/// traces, the spans of each kind, the sessions, the token sums and the
+/// cost per model.
+#[test]
+#[ignore = "tools tier (Arize Phoenix): scripts/check.sh runs it (cargo test -- --ignored)"]
+fn phoenix_reads_back_what_the_tables_hold() -> TestResult {
+    let python = otlp_python()?;
+    let home = mixed_home()?;
+    let r = run_home(home.path(), &[])?;
+    let work = tempfile::tempdir()?;
+    let (port, grpc) = (free_port()?, free_port()?);
+    let log = std::fs::File::create(work.path().join("phoenix.log"))?;
+    let _server = Killed(
+        Process::new(&python)
+            .arg(script("phoenix.py"))
+            .args(["serve", "--port", &port.to_string()])
+            .args(["--grpc-port", &grpc.to_string()])
+            .arg("--workdir")
+            .arg(work.path().join("phoenix"))
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?,
+    );
+    let ready = Process::new(&python)
+        .arg(script("phoenix.py"))
+        .args(["wait", "--port", &port.to_string(), "--timeout", "180"])
+        .output()?;
+    assert!(
+        ready.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&ready.stderr),
+        std::fs::read_to_string(work.path().join("phoenix.log")).unwrap_or_default()
+    );
+
+    let file = work.path().join("traces.jsonl");
+    let url = format!("http://127.0.0.1:{port}/v1/traces");
+    let o = otlp(
+        &r,
+        &[&s(&file), "--endpoint", &url, "--project", "nanoload-test"],
+    )?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let sent = spans_of(&std::fs::read_to_string(&file)?)?;
+
+    let out = Process::new(&python)
+        .arg(script("phoenix.py"))
+        .args([
+            "spans",
+            "--port",
+            &port.to_string(),
+            "--project",
+            "nanoload-test",
+        ])
+        .args(["--min-spans", &sent.len().to_string(), "--timeout", "120"])
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout)?;
+
+    let n = |q: &str| -> Result<i64, Box<dyn std::error::Error>> { Ok(r.one(q)?.parse()?) };
+    let traces: BTreeSet<&str> = sent.iter().map(|s| s.trace.as_str()).collect();
+    assert_eq!(got["traces"], traces.len());
+    assert_eq!(got["spans"], sent.len());
+    let calls = n("SELECT count(*) FROM llm_calls WHERE started_at_ms IS NOT NULL")?;
+    let tools = n("SELECT count(*) FROM events WHERE turn_type = 'tool_use'
+                   AND timestamp_utc IS NOT NULL AND session_uid IS NOT NULL")?;
+    assert_eq!(got["by_kind"]["LLM"], calls);
+    assert_eq!(got["by_kind"]["TOOL"], tools);
+    assert_eq!(
+        got["by_kind"]["AGENT"].as_i64(),
+        Some((sent.len() as i64) - calls - tools)
+    );
+    let sessions: Vec<String> = r
+        .rows(
+            "SELECT DISTINCT session_uid FROM events
+             WHERE session_uid IS NOT NULL AND timestamp_utc IS NOT NULL ORDER BY 1",
+        )?
+        .into_iter()
+        .map(|mut v| v.remove(0))
+        .collect();
+    assert_eq!(got["sessions"], serde_json::json!(sessions));
+    for row in r.rows(
+        "SELECT coalesce(model, 'null'), coalesce(sum(input_tokens), 0),
+                coalesce(sum(output_tokens), 0), coalesce(sum(total_tokens), 0)
+         FROM llm_calls WHERE started_at_ms IS NOT NULL GROUP BY ALL ORDER BY 1",
+    )? {
+        let t = &got["tokens_by_model"][&row[0]];
+        assert_eq!(t["input"].to_string(), row[1], "{}", row[0]);
+        assert_eq!(t["output"].to_string(), row[2], "{}", row[0]);
+        assert_eq!(t["total"].to_string(), row[3], "{}", row[0]);
+    }
+    let cost = r.rows(
+        "SELECT model, sum(cost_usd) FROM llm_calls
+         WHERE cost_usd IS NOT NULL AND started_at_ms IS NOT NULL GROUP BY ALL ORDER BY 1",
+    )?;
+    assert_eq!(
+        got["cost_by_model"].as_object().map(|m| m.len()),
+        Some(cost.len())
+    );
+    for row in cost {
+        let stored = got["cost_by_model"][&row[0]].as_f64().ok_or("cost")?;
+        let want: f64 = row[1].parse()?;
+        assert!(
+            (stored - want).abs() < 1e-9,
+            "{}: {stored} vs {want}",
+            row[0]
+        );
+    }
+    Ok(())
+}

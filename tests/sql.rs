@@ -1,0 +1,363 @@
+//! `nanoload sql SOURCE QUERY`: one read-only query over a load's outputs,
+//! its `--db` file or a ledger — the rows equal SQL over the tables, as a
+//! table, JSON and JSON lines — and the guard: writes, COPY, ATTACH,
+//! installs, settings, file reads outside SOURCE, several statements and
+//! long queries are refused or stopped, and SOURCE is never changed.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+use crate::common::{Run, TestResult, fixture, mixed_home, run_home, tree};
+
+/// `nanoload sql ARGS…`, no terminal and no `COLUMNS`.
+fn sql(args: &[&str]) -> Result<std::process::Output, Box<dyn std::error::Error>> {
+    Ok(Command::cargo_bin("nanoload")?
+        .arg("sql")
+        .args(args)
+        .env_remove("COLUMNS")
+        .output()?)
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// `--json` of a query over `r`'s OUT and tables, parsed.
+fn json_of(r: &Run, q: &str) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let o = sql(&[&s(&r.out), "--tables", &s(&r.tables), q, "--json"])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    Ok(serde_json::from_slice(&o.stdout)?)
+}
+
+#[test]
+fn a_query_over_a_load_gives_the_rows_of_its_tables() -> TestResult {
+    let home = mixed_home()?;
+    let r = run_home(home.path(), &[])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    let q = "SELECT agent, turn_type, count(*) AS n FROM events GROUP BY ALL ORDER BY ALL";
+    // the same query through the tests' own DuckDB over the same files
+    let expected = r.rows(q)?;
+    assert!(expected.len() > 6, "{expected:?}");
+    let j = json_of(&r, q)?;
+    let got: Vec<Vec<String>> = j["rows"]
+        .as_array()
+        .ok_or("rows")?
+        .iter()
+        .map(|row| {
+            row.as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect()
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(j["row_count"], expected.len());
+    assert_eq!(j["truncated"], false);
+    assert_eq!(
+        j["columns"],
+        serde_json::json!([
+            {"name": "agent", "type": "VARCHAR"},
+            {"name": "turn_type", "type": "VARCHAR"},
+            {"name": "n", "type": "BIGINT"},
+        ])
+    );
+
+    // JSON lines: one object per row, the same values
+    let o = sql(&[&s(&r.out), "--tables", &s(&r.tables), q, "--jsonl"])?;
+    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)?
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    assert_eq!(lines.len(), expected.len());
+    assert_eq!(lines[0]["agent"], expected[0][0].as_str());
+    assert_eq!(lines[0]["n"].to_string(), expected[0][2]);
+
+    // every side table is a view of its name
+    let tables = json_of(&r, "SHOW TABLES")?;
+    assert_eq!(
+        tables["rows"],
+        serde_json::json!([
+            ["diagnostics"],
+            ["events"],
+            ["llm_calls"],
+            ["sessions"],
+            ["sources"],
+            ["tz_offsets"]
+        ])
+    );
+    let cost = "SELECT round(sum(cost_usd), 9) FROM llm_calls";
+    assert_eq!(json_of(&r, cost)?["rows"][0][0].to_string(), r.one(cost)?);
+    Ok(())
+}
+
+#[test]
+fn the_table_a_person_reads() -> TestResult {
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    let o = sql(&[
+        &s(&r.out),
+        "--tables",
+        &s(&r.tables),
+        "SELECT model, count(*) AS calls, sum(input_tokens) AS input, round(sum(cost_usd), 4) AS cost, NULL AS nothing, 'a\tb\nc' AS text FROM llm_calls GROUP BY model ORDER BY model",
+    ])?;
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    insta::assert_snapshot!("sql_table_home_a", String::from_utf8(o.stdout)?);
+
+    // at 40 columns the widest cells are cut with … and the table fits
+    let o = Command::cargo_bin("nanoload")?
+        .args(["sql", &s(&r.out), "--tables", &s(&r.tables)])
+        .arg("SELECT model, source_path FROM llm_calls ORDER BY ALL LIMIT 2")
+        .env("COLUMNS", "40")
+        .output()?;
+    let text = String::from_utf8(o.stdout)?;
+    for line in text.lines() {
+        assert!(
+            console::measure_text_width(line) <= 40,
+            "{line:?} is wider than 40"
+        );
+    }
+    assert!(text.contains('…'), "{text}");
+
+    // the row limit: the first N rows and a line saying there are more
+    let o = sql(&[
+        &s(&r.out),
+        "SELECT seq FROM events ORDER BY ordinal",
+        "--max-rows",
+        "3",
+    ])?;
+    let text = String::from_utf8(o.stdout)?;
+    assert_eq!(text.lines().count(), 2 + 3 + 1, "{text}");
+    assert!(
+        text.ends_with("(3 rows shown; there are more: --max-rows 0 shows all)\n"),
+        "{text}"
+    );
+    Ok(())
+}
+
+/// Queries the guard refuses or stops: (query, kind of error, words of
+/// its message).
+const REFUSED: &[(&str, &str, &str)] = &[
+    (
+        "CREATE TABLE t AS SELECT 1",
+        "refused",
+        "only reading is allowed",
+    ),
+    (
+        "INSERT INTO events SELECT * FROM events",
+        "refused",
+        "only reading is allowed",
+    ),
+    ("DELETE FROM events", "refused", "only reading is allowed"),
+    ("DROP VIEW events", "refused", "only reading is allowed"),
+    (
+        "COPY (SELECT 1) TO 'TABLES/stolen.csv'",
+        "refused",
+        "only reading is allowed",
+    ),
+    (
+        "COPY events TO 'TABLES/events.parquet'",
+        "refused",
+        "only reading is allowed",
+    ),
+    (
+        "ATTACH 'TABLES/other.duckdb'",
+        "refused",
+        "only reading is allowed",
+    ),
+    ("INSTALL httpfs", "refused", "only reading is allowed"),
+    ("LOAD httpfs", "refused", "only reading is allowed"),
+    (
+        "SET enable_external_access = true",
+        "refused",
+        "only reading is allowed",
+    ),
+    ("PRAGMA version", "refused", "only reading is allowed"),
+    (
+        "EXPORT DATABASE 'TABLES/x'",
+        "refused",
+        "only reading is allowed",
+    ),
+    (
+        "SELECT 1; DROP VIEW events",
+        "refused",
+        "only reading is allowed",
+    ),
+    (
+        "SELECT 1; SELECT 2",
+        "refused",
+        "one statement at a time (2 given)",
+    ),
+    ("", "refused", "the query is empty"),
+    (
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "error",
+        "file system operations are disabled",
+    ),
+    (
+        "SELECT * FROM read_text('/etc/hostname')",
+        "error",
+        "file system operations are disabled",
+    ),
+    (
+        "SELECT * FROM glob('/etc/*')",
+        "error",
+        "file system operations are disabled",
+    ),
+    (
+        "SELECT count(*) FROM range(1000000000000)",
+        "timeout",
+        "ran longer than 1 s",
+    ),
+    ("SELEC 1", "error", "syntax error"),
+];
+
+#[test]
+fn the_guard_refuses_writes_file_reads_attach_installs_and_long_queries() -> TestResult {
+    let home = tempfile::tempdir()?;
+    crate::common::copy_tree(&fixture("nanobot/home-a"), home.path())?;
+    let r = run_home(home.path(), &[])?;
+    let before = tree(r.dir.path());
+    let tables = s(&r.tables);
+    for (q, kind, words) in REFUSED {
+        let q = q.replace("TABLES", &tables);
+        for format in ["--json", "--jsonl"] {
+            let o = sql(&[
+                &s(&r.out),
+                "--tables",
+                &tables,
+                &q,
+                "--timeout",
+                "1",
+                format,
+            ])?;
+            assert_eq!(o.status.code(), Some(2), "{q}");
+            let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+            assert_eq!(j["error"]["kind"], *kind, "{q}: {j}");
+            let message = j["error"]["message"].as_str().unwrap_or("");
+            assert!(message.contains(words), "{q}: {message}");
+            assert_eq!(o.stdout.iter().filter(|b| **b == b'\n').count(), 1, "{q}");
+        }
+        // without --json: one line on stderr, nothing on stdout
+        let o = sql(&[&s(&r.out), "--tables", &tables, &q, "--timeout", "1"])?;
+        assert_eq!(o.status.code(), Some(2), "{q}");
+        assert!(o.stdout.is_empty(), "{q}");
+        let err = String::from_utf8(o.stderr)?;
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("nanoload: "), "{err}");
+    }
+    // nothing was written beside the outputs, and they are as they were
+    assert_eq!(tree(r.dir.path()), before);
+    // reading SOURCE's own files directly is allowed
+    let j = json_of(
+        &r,
+        &format!(
+            "SELECT count(*) FROM read_parquet('{}')",
+            r.tables.join("sessions.parquet").display()
+        ),
+    )?;
+    assert_eq!(
+        j["rows"][0][0].to_string(),
+        r.one("SELECT count(*) FROM sessions")?
+    );
+    Ok(())
+}
+
+#[test]
+fn a_db_file_and_a_ledger_are_read_read_only() -> TestResult {
+    let home = fixture("nanobot/home-a");
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("out.duckdb");
+    let r = run_home(&home, &["--db", &s(&db)])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    let q = "SELECT session_uid, count(*) AS n FROM events GROUP BY ALL ORDER BY ALL";
+    let from_out = sql(&[&s(&r.out), q, "--json"])?;
+    let before = tree(dir.path());
+    let from_db = sql(&[&s(&db), q, "--json"])?;
+    assert_eq!(from_db.status.code(), Some(0));
+    assert_eq!(from_db.stdout, from_out.stdout);
+    let refused = sql(&[&s(&db), "DELETE FROM events", "--json"])?;
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(tree(dir.path()), before, "the --db file was changed");
+
+    // a ledger: its loads and its rows, and the ledger unchanged
+    let ledger = dir.path().join("history.duckdb");
+    let o = Command::cargo_bin("nanoload")?
+        .args(["sync", &s(&home), &s(&ledger), "--quiet"])
+        .output()?;
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let before = tree(dir.path());
+    let o = sql(&[
+        &s(&ledger),
+        "SELECT sync, added, gone FROM loads ORDER BY sync",
+        "--json",
+    ])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+    assert_eq!(j["rows"].as_array().map(Vec::len), Some(1));
+    assert_eq!(j["rows"][0][0], 1);
+    assert_eq!(j["rows"][0][2], 0);
+    let o = sql(&[
+        &s(&ledger),
+        "UPDATE ledger_events SET present = false",
+        "--json",
+    ])?;
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(tree(dir.path()), before, "the ledger was changed");
+    Ok(())
+}
+
+#[test]
+fn a_source_that_is_not_nanoloads_is_named() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello")?;
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty)?;
+    let missing = dir.path().join("missing.parquet");
+    for (src, words) in [
+        (
+            &text,
+            "not a Parquet file, a tables directory or a DuckDB database",
+        ),
+        (&empty, "no <table>.parquet file in this directory"),
+        (&missing, "No such file or directory"),
+    ] {
+        let o = sql(&[&s(src), "SELECT 1"])?;
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8(o.stderr)?;
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("nanoload: {}: ", src.display())),
+            "{err}"
+        );
+        assert!(err.contains(words), "{err}");
+    }
+    Ok(())
+}
+
+#[test]
+fn sql_help_explains_every_flag() -> TestResult {
+    let o = Command::cargo_bin("nanoload")?
+        .args(["sql", "--help"])
+        .env("COLUMNS", "100")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("sql_help", String::from_utf8(o.stdout)?);
+    Ok(())
+}
