@@ -248,14 +248,14 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
 
 /// `nanoload mcp SOURCE`: serve stdin/stdout until the client closes stdin.
 fn mcp_main(a: McpArgs) -> std::process::ExitCode {
-    let source = match nanoload::query::Source::open(&a.source, a.tables.as_deref()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("nanoload: {e}");
-            return std::process::ExitCode::from(ExitCode::Failed as u8);
-        }
-    };
-    let server = nanoload::mcp::Server::new(source, a.max_rows, a.timeout);
+    let server =
+        match nanoload::mcp::Server::new(&a.source, a.tables.as_deref(), a.max_rows, a.timeout) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("nanoload: {e}");
+                return std::process::ExitCode::from(ExitCode::Failed as u8);
+            }
+        };
     match server.serve(std::io::stdin().lock(), std::io::stdout().lock()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -26,6 +26,7 @@
 //! compiled in.
 
 use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -197,20 +198,40 @@ pub fn tools() -> Value {
 /// reads (`isError`).
 type ToolResult = Result<Value, String>;
 
-/// The server: a guarded SOURCE and its limits.
+/// The server: where SOURCE is, what it is, and the limits. SOURCE is
+/// opened afresh for each tool call and closed after it, so a database
+/// file (a ledger a scheduled `nanoload sync` writes) is never held open
+/// between calls, and a rewritten OUT is read as it now is.
 pub struct Server {
-    source: Source,
+    source: PathBuf,
+    tables: Option<PathBuf>,
+    kind: SourceKind,
+    path: PathBuf,
     max_rows: usize,
     timeout_secs: u64,
 }
 
 impl Server {
-    pub fn new(source: Source, max_rows: usize, timeout_secs: u64) -> Server {
-        Server {
-            source,
+    /// Checks that SOURCE opens (the server then starts).
+    pub fn new(
+        source: &Path,
+        tables: Option<&Path>,
+        max_rows: usize,
+        timeout_secs: u64,
+    ) -> Result<Server, QueryError> {
+        let opened = Source::open(source, tables)?;
+        Ok(Server {
+            source: source.to_path_buf(),
+            tables: tables.map(Path::to_path_buf),
+            kind: opened.kind,
+            path: opened.path.clone(),
             max_rows,
             timeout_secs,
-        }
+        })
+    }
+
+    fn open(&self) -> Result<Source, String> {
+        Source::open(&self.source, self.tables.as_deref()).map_err(|e| format!("error: {e}"))
     }
 
     fn limits(&self, asked: Option<u64>, default: usize) -> Limits {
@@ -230,9 +251,8 @@ impl Server {
         r.map(|a| a.to_json()).map_err(|e| e.to_string())
     }
 
-    fn has_table(&self, t: &str) -> Result<bool, String> {
-        Ok(self
-            .source
+    fn has_table(src: &Source, t: &str) -> Result<bool, String> {
+        Ok(src
             .tables()
             .map_err(|e| e.to_string())?
             .iter()
@@ -240,13 +260,13 @@ impl Server {
     }
 
     /// The table a ready answer reads, or why this SOURCE has none.
-    fn need(&self, table: &str) -> Result<(), String> {
-        if self.source.kind == SourceKind::Ledger {
+    fn need(src: &Source, table: &str) -> Result<(), String> {
+        if src.kind == SourceKind::Ledger {
             return Err(format!(
                 "error: a ledger keeps rows as staged, before dedup and pricing; export it (`nanoload export LEDGER OUT.parquet --tables DIR`) and serve the export for {table}, or query the ledger_* tables"
             ));
         }
-        if !self.has_table(table)? {
+        if !Self::has_table(src, table)? {
             return Err(format!(
                 "error: this source has no {table} table (serve OUT.parquet with --tables DIR, a tables directory or a --db file)"
             ));
@@ -254,8 +274,8 @@ impl Server {
         Ok(())
     }
 
-    fn list_tables(&self) -> ToolResult {
-        let tables = self.source.tables().map_err(|e| e.to_string())?;
+    fn list_tables(src: &Source) -> ToolResult {
+        let tables = src.tables().map_err(|e| e.to_string())?;
         Ok(json!({"tables": tables.iter().map(|(n, rows)| json!({
             "name": n,
             "rows": rows,
@@ -263,11 +283,11 @@ impl Server {
         })).collect::<Vec<_>>()}))
     }
 
-    fn describe_table(&self, args: &Value) -> ToolResult {
+    fn describe_table(src: &Source, args: &Value) -> ToolResult {
         let Some(table) = args["table"].as_str() else {
             return Err("error: describe_table needs a table name (`table`)".into());
         };
-        let Some(cols) = self.source.columns(table).map_err(|e| e.to_string())? else {
+        let Some(cols) = src.columns(table).map_err(|e| e.to_string())? else {
             return Err(format!(
                 "error: no table {table} here (list_tables names them)"
             ));
@@ -288,18 +308,15 @@ impl Server {
         }))
     }
 
-    fn query(&self, args: &Value) -> ToolResult {
+    fn query(&self, src: &Source, args: &Value) -> ToolResult {
         let Some(sql) = args["sql"].as_str() else {
             return Err("error: query needs the SQL text (`sql`)".into());
         };
-        Self::answer(
-            self.source
-                .query(sql, self.limits(args["limit"].as_u64(), 100)),
-        )
+        Self::answer(src.query(sql, self.limits(args["limit"].as_u64(), 100)))
     }
 
-    fn usage_by_day(&self, args: &Value) -> ToolResult {
-        self.need("llm_calls")?;
+    fn usage_by_day(&self, src: &Source, args: &Value) -> ToolResult {
+        Self::need(src, "llm_calls")?;
         let mut filter = vec!["started_at_ms IS NOT NULL".to_string()];
         for (key, op) in [("since", ">="), ("until", "<=")] {
             if let Some(d) = args.get(key).filter(|v| !v.is_null()) {
@@ -327,32 +344,42 @@ impl Server {
             local = crate::usage::LOCAL_TIME,
             filter = filter.join(" AND "),
         );
-        Self::answer(self.source.query(&sql, self.limits(None, usize::MAX)))
+        Self::answer(src.query(&sql, self.limits(None, usize::MAX)))
     }
 
-    fn top_sessions_by_cost(&self, args: &Value) -> ToolResult {
-        self.need("sessions")?;
+    fn top_sessions_by_cost(&self, src: &Source, args: &Value) -> ToolResult {
+        Self::need(src, "sessions")?;
         let sql = "SELECT session_uid, agent, instance, session_id,
                     CAST(first_event_utc AS VARCHAR) AS first_event_utc,
                     CAST(last_event_utc AS VARCHAR) AS last_event_utc,
                     llm_calls, input_tokens, output_tokens, round(cost_usd, 6) AS cost_usd
              FROM sessions WHERE cost_usd IS NOT NULL
              ORDER BY cost_usd DESC, session_uid";
-        Self::answer(
-            self.source
-                .query(sql, self.limits(args["limit"].as_u64(), 10)),
-        )
+        Self::answer(src.query(sql, self.limits(args["limit"].as_u64(), 10)))
     }
 
     /// Run tool `name` with `args`.
     pub fn call(&self, name: &str, args: &Value) -> Option<ToolResult> {
+        const NAMES: [&str; 5] = [
+            "list_tables",
+            "describe_table",
+            "query",
+            "usage_by_day",
+            "top_sessions_by_cost",
+        ];
+        if !NAMES.contains(&name) {
+            return None;
+        }
+        let src = match self.open() {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
         Some(match name {
-            "list_tables" => self.list_tables(),
-            "describe_table" => self.describe_table(args),
-            "query" => self.query(args),
-            "usage_by_day" => self.usage_by_day(args),
-            "top_sessions_by_cost" => self.top_sessions_by_cost(args),
-            _ => return None,
+            "list_tables" => Self::list_tables(&src),
+            "describe_table" => Self::describe_table(&src, args),
+            "query" => self.query(&src, args),
+            "usage_by_day" => self.usage_by_day(&src, args),
+            _ => self.top_sessions_by_cost(&src, args),
         })
     }
 
@@ -385,8 +412,8 @@ impl Server {
                         "serverInfo": {"name": "nanoload", "title": "nanoload history", "version": env!("CARGO_PKG_VERSION")},
                         "instructions": format!(
                             "The history of nanobot and nanoclaw agents as nanoload loaded it ({}: {}). Start with list_tables and describe_table; query runs one read-only DuckDB SELECT.",
-                            self.source.kind.as_str(),
-                            self.source.path.display()
+                            self.kind.as_str(),
+                            self.path.display()
                         ),
                     }),
                 )

@@ -394,3 +394,46 @@ fn mcp_help_explains_every_flag() -> TestResult {
     insta::assert_snapshot!("mcp_help", String::from_utf8(o.stdout)?);
     Ok(())
 }
+
+/// The server holds no database open between calls: a scheduled
+/// `nanoload sync` writes the ledger while an agent keeps the server
+/// running, and the next call sees the new sync.
+#[test]
+fn a_sync_writes_the_ledger_while_the_server_serves_it() -> TestResult {
+    let home = crate::common::copy_home(&fixture("nanobot/home-a"))?;
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let sync = || -> Result<Option<i32>, Box<dyn std::error::Error>> {
+        Ok(assert_cmd::Command::cargo_bin("nanoload")?
+            .args(["sync", &s(home.path()), &s(&ledger), "--quiet"])
+            .output()?
+            .status
+            .code())
+    };
+    assert!(matches!(sync()?, Some(0 | 1)));
+    let mut child = Process::cargo_bin("nanoload")?
+        .args(["mcp", &s(&ledger)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or("stdin")?;
+    let mut lines = BufReader::new(child.stdout.take().ok_or("stdout")?).lines();
+    let mut ask = |id: i64| -> Result<Value, Box<dyn std::error::Error>> {
+        let q = call(id, "query", json!({"sql": "SELECT count(*) FROM loads"}));
+        writeln!(stdin, "{q}")?;
+        stdin.flush()?;
+        let line = lines.next().ok_or("no answer")??;
+        structured(&serde_json::from_str(&line)?)
+    };
+    assert_eq!(ask(1)?["rows"], json!([[1]]));
+    // the server is still running: a sync takes the ledger and commits
+    assert!(
+        matches!(sync()?, Some(0 | 1)),
+        "the sync could not write the ledger"
+    );
+    assert_eq!(ask(2)?["rows"], json!([[2]]));
+    drop(stdin); // the client closes: the server ends
+    let status = child.wait()?;
+    assert_eq!(status.code(), Some(0));
+    Ok(())
+}
