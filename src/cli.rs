@@ -154,7 +154,7 @@ pub struct OtlpArgs {
 
     /// Put message text in the spans (input.value, output.value, tool
     /// arguments and results), as the outputs hold it.
-    #[arg(long)]
+    #[arg(long, alias = "otlp-content")]
     pub content: bool,
 
     /// The project the spans belong to (`openinference.project.name`: the

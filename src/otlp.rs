@@ -423,6 +423,7 @@ fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Cou
                 let call_id = r.tool_use_id.clone().unwrap_or_default();
                 let mut attrs = vec![
                     ("gen_ai.operation.name", Attr::Str("execute_tool".into())),
+                    ("gen_ai.agent.name", Attr::Str(r.agent.clone())),
                     ("gen_ai.tool.name", Attr::Str(tool.clone())),
                     ("openinference.span.kind", Attr::Str("TOOL".into())),
                     ("tool.name", Attr::Str(tool.clone())),
@@ -569,6 +570,7 @@ fn chat_span(
     let model = c.model.clone().unwrap_or_default();
     let mut attrs = vec![
         ("gen_ai.operation.name", Attr::Str("chat".into())),
+        ("gen_ai.agent.name", Attr::Str(c.agent.clone())),
         ("openinference.span.kind", Attr::Str("LLM".into())),
     ];
     let mut push_str = |k: &'static str, v: &Option<String>| {
