@@ -5,16 +5,21 @@
 #
 #   nanoload  ${NANOLOAD:-target/release/nanoload} HOME out.parquet, TMPDIR a fresh dir
 #             (its peak size is polled with du -sb every 0.2 s)
+#   schema    DuckDB given the schema (issue 30: the reference peer): Python duckdb,
+#             SET threads=2, read_json of the same files with columns={…} naming
+#             the session-record fields (_type, key, role, content, timestamp,
+#             tool_calls JSON, tool_call_id, name, reasoning_content, metadata JSON),
+#             filename=true, ignore_errors=true, COPY to zstd Parquet
 #   duckdb    Python duckdb, SET threads=2, default memory limit:
 #             COPY (SELECT * FROM read_json('HOME/.nanobot*/sessions/*/*.jsonl',
 #               format='newline_delimited', union_by_name=true)) TO 'x.parquet'
 #               (FORMAT parquet, COMPRESSION zstd)
 #   python    benches/python_loader.py HOME out.parquet (json + sqlite3 + pyarrow, no dedup)
 #
-# Each run does all three, in an order that rotates run by run (so a load
+# Each run does all four, in an order that rotates run by run (so a load
 # that drifts hits each the same), every command under /usr/bin/time -v
 # (wall clock, CPU user+system, peak RSS). Prints the input size (du -sb HOME), the medians
-# and the ratios nanoload/DuckDB, nanoload/Python, Python/DuckDB as Markdown
+# and the ratios against the DuckDB peers and Python as Markdown
 # for BENCHMARKS.md; per-run figures go to stderr. Exits non-zero if any run
 # fails (any non-zero exit status, nanoload's 1 included).
 #
@@ -26,7 +31,7 @@
 # 23 GiB machine (the 200 MB home has 1 200; BENCHMARKS.md). Set
 # DUCKDB_VERSION=2.0.0 to run it anyway.
 #
-# Environment: NANOLOAD (binary), TOOLS (default "nanoload duckdb python"; a
+# Environment: NANOLOAD (binary), TOOLS (default "nanoload schema duckdb python"; a
 # subset runs only those, e.g. TOOLS="duckdb python" to calibrate the peers
 # before a release build exists), DUCKDB_VERSION, PYARROW_VERSION, KEEP=1
 # keeps the work dir. Never writes inside HOME. Runs as root on a fresh
@@ -41,7 +46,7 @@ if [ -n "${NANOLOAD:-}" ] && [ -e "$NANOLOAD" ]; then NANOLOAD=$(realpath "$NANO
 cd "$(dirname "$0")/.."
 RUNS=${2:-5}
 NANOLOAD=${NANOLOAD:-target/release/nanoload}
-TOOLS=${TOOLS:-nanoload duckdb python}
+TOOLS=${TOOLS:-nanoload schema duckdb python}
 DUCKDB_VERSION=${DUCKDB_VERSION:-2.0.1}
 PYARROW_VERSION=${PYARROW_VERSION:-26.0.1}
 [ -d "$HOME_DIR" ] || { echo "compare: $HOME_DIR is not a directory" >&2; exit 2; }
@@ -85,6 +90,19 @@ con = duckdb.connect()
 con.execute("SET threads=2")
 con.execute(f"COPY (SELECT * FROM read_json('{home}/.nanobot*/sessions/*/*.jsonl', "
             f"format='newline_delimited', union_by_name=true)) TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
+PY
+
+cat > "$work/schema_peer.py" <<'PY'
+import sys, duckdb
+home, out = sys.argv[1], sys.argv[2]
+con = duckdb.connect()
+con.execute("SET threads=2")
+columns = ("{'_type': 'VARCHAR', 'key': 'VARCHAR', 'role': 'VARCHAR', 'content': 'VARCHAR', "
+           "'timestamp': 'VARCHAR', 'tool_calls': 'JSON', 'tool_call_id': 'VARCHAR', 'name': 'VARCHAR', "
+           "'reasoning_content': 'VARCHAR', 'metadata': 'JSON'}")
+con.execute(f"COPY (SELECT * FROM read_json('{home}/.nanobot*/sessions/*/*.jsonl', "
+            f"format='newline_delimited', columns={columns}, filename=true, ignore_errors=true)) "
+            f"TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
 PY
 
 failed=0
@@ -135,6 +153,13 @@ run_duckdb() {
   echo "duckdb $run $(parse_time "$log.time") 0 $status" >> "$results"
 }
 
+run_schema() {
+  local run=$1 log="$work/schema.$1" status
+  rm -f "$work/schema.parquet"
+  status=$(timed schema "$run" "$log" "$PY" "$work/schema_peer.py" "$HOME_DIR" "$work/schema.parquet")
+  echo "schema $run $(parse_time "$log.time") 0 $status" >> "$results"
+}
+
 run_python() {
   local run=$1 log="$work/python.$1" status
   rm -f "$work/python.parquet" "$work/python.llm_calls.parquet"
@@ -142,9 +167,9 @@ run_python() {
   echo "python $run $(parse_time "$log.time") 0 $status" >> "$results"
 }
 
-if [[ " $TOOLS " == *" duckdb "* ]] && ! compgen -G "$HOME_DIR/.nanobot*/sessions/*/*.jsonl" > /dev/null; then
-  echo "compare: no session JSONL under $HOME_DIR (sqlite layout?): the DuckDB peer does not apply, skipped" >&2
-  TOOLS=$(echo " $TOOLS " | sed 's/ duckdb / /; s/^ *//; s/ *$//')
+if ! compgen -G "$HOME_DIR/.nanobot*/sessions/*/*.jsonl" > /dev/null; then
+  echo "compare: no session JSONL under $HOME_DIR (sqlite layout?): the DuckDB peers do not apply, skipped" >&2
+  TOOLS=$(echo " $TOOLS " | sed 's/ duckdb / /; s/ schema / /; s/^ *//; s/ *$//')
 fi
 read -r -a tools <<< "$TOOLS"
 n=${#tools[@]}
@@ -179,12 +204,13 @@ for line in open(path):
 med = {t: {"wall": statistics.median(x[0] for x in v), "rss": statistics.median(x[1] for x in v) / 1024,
            "cpu": statistics.median(x[2] for x in v), "tmp": statistics.median(x[3] for x in v) / 2**20,
            "n": len(v)} for t, v in data.items()}
-names = {"nanoload": "nanoload", "duckdb": "DuckDB peer", "python": "Python loader"}
+names = {"nanoload": "nanoload", "schema": "DuckDB, given the schema", "duckdb": "DuckDB, auto-detect",
+         "python": "Python loader"}
 print(f"input: `du -sb HOME` = {input_bytes} bytes ({input_bytes / 1e6:.1f} MB)"
       + (f"; nanoload OUT rows: {rows}" if rows else "") + f"; load average at the end: {load}\n")
 print("| tool | runs ok | median wall (s) | median CPU user+sys (s) | median peak RSS (MiB) | median peak temp (MiB) |")
 print("|---|---|---|---|---|---|")
-for t in ("nanoload", "duckdb", "python"):
+for t in ("nanoload", "schema", "duckdb", "python"):
     if t in med:
         m = med[t]
         tmp = f"{m['tmp']:.0f}" if t == "nanoload" else "—"
@@ -192,7 +218,8 @@ for t in ("nanoload", "duckdb", "python"):
 print()
 print("| ratio | wall | CPU |")
 print("|---|---|---|")
-for a, b in (("nanoload", "duckdb"), ("nanoload", "python"), ("python", "duckdb")):
+for a, b in (("nanoload", "schema"), ("nanoload", "duckdb"), ("nanoload", "python"),
+             ("schema", "duckdb"), ("python", "schema")):
     if a in med and b in med and med[b]["wall"] > 0:
         print(f"| {names[a]} / {names[b]} | {med[a]['wall'] / med[b]['wall']:.2f} | "
               f"{med[a]['cpu'] / med[b]['cpu']:.2f} |")

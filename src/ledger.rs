@@ -204,13 +204,34 @@ fn lock(ledger: &Path) -> Result<File, SyncError> {
 /// Sync HOME into the ledger (`opts.out` is the ledger: the checks of an
 /// output hold for it — absolute, outside HOME).
 pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
-    use rayon::prelude::*;
     let started = SystemTime::now();
-    let mut config = Config::new(opts)?;
+    let config = Config::new(opts)?;
     let Some(ledger) = config.outputs.out.clone() else {
         return Err(ConfigError::Usage("sync needs LEDGER.duckdb".into()).into());
     };
     let _lock = lock(&ledger)?;
+    let new = !ledger.exists();
+    let result = sync_locked(opts, config, &ledger, started);
+    if result.is_err() && new {
+        // a first sync that failed leaves no ledger behind (an existing
+        // one is as it was: the merge is one transaction)
+        let mut wal = ledger.clone().into_os_string();
+        wal.push(".wal");
+        let _ = std::fs::remove_file(&ledger);
+        let _ = std::fs::remove_file(PathBuf::from(wal));
+    }
+    result
+}
+
+/// [`sync`] under the ledger's lock.
+fn sync_locked(
+    opts: &Options,
+    mut config: Config,
+    ledger: &Path,
+    started: SystemTime,
+) -> Result<SyncSummary, SyncError> {
+    use rayon::prelude::*;
+    let ledger = ledger.to_path_buf();
     let fail = |e: duckdb::Error| SyncError::Ledger {
         path: ledger.clone(),
         message: crate::diag::one_line(&e.to_string()),
@@ -469,10 +490,34 @@ fn merged(
             (events.present + calls.present) as i64,
         ],
     )?;
+    conn.execute_batch(VERSIONS)?;
     crate::run::test_pause("merged");
     conn.execute_batch("COMMIT;")?;
     Ok((sync, events, calls))
 }
+
+/// `ledger_versions`: a record the agent rewrote in place, as the pair of
+/// its rows — the old version (gone) and the one first seen in the next
+/// sync at the same place of the same store, the same kind of row
+/// (`turn_type`, `x_sub`) and the same message (nanobot's `x_msgkey`, role
+/// and timestamp as written; nanoclaw's `x_id`; else the same line and
+/// seq). A view, made again by every sync, so a ledger of an earlier build
+/// gains it.
+const VERSIONS: &str = "CREATE OR REPLACE VIEW ledger_versions AS
+SELECT o.row_key AS old_row_key, n.row_key AS new_row_key,
+       o.agent, o.instance, o.session_id, o.source_path, o.turn_type,
+       o.last_seen_load AS old_last_seen_load, n.first_seen_load AS new_first_seen_load,
+       o.text AS old_text, n.text AS new_text
+FROM ledger_events o
+JOIN ledger_events n
+  ON n.instance = o.instance AND n.source_path = o.source_path
+ AND n.source_kind = o.source_kind AND n.turn_type = o.turn_type
+ AND n.x_sub IS NOT DISTINCT FROM o.x_sub
+ AND n.first_seen_load = o.last_seen_load + 1
+ AND CASE WHEN o.x_msgkey IS NOT NULL THEN n.x_msgkey = o.x_msgkey
+          WHEN o.x_id IS NOT NULL THEN n.x_id = o.x_id
+          ELSE n.source_line IS NOT DISTINCT FROM o.source_line AND n.seq IS NOT DISTINCT FROM o.seq END
+WHERE NOT o.present AND n.row_key <> o.row_key;";
 
 fn micros(t: SystemTime) -> i64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
@@ -648,16 +693,45 @@ fn merge_table(
     } else {
         occurrence.replace(", x_row", "")
     };
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP TABLE cur AS
-         SELECT {all}, md5(content || '#' || row_number() OVER (PARTITION BY content ORDER BY {occurrence})) AS row_key
-         FROM (SELECT *, md5(to_json({{{identity}}})) AS content FROM {staged});
-         CREATE OR REPLACE TEMP TABLE cur AS
-         SELECT c.*, coalesce(f.store_path, c.source_path) AS store_path
-         FROM cur c LEFT JOIN (SELECT instance, file_path, min(store_path) AS store_path
-                               FROM store_files GROUP BY ALL) f
-           ON f.instance = c.instance AND f.file_path = c.source_path;"
-    ))?;
+    let store_of = "(SELECT instance, file_path, min(store_path) AS store_path
+                     FROM store_files GROUP BY ALL)";
+    if files.is_empty() {
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE cur AS
+             SELECT {all}, CAST(NULL AS VARCHAR) AS row_key, CAST(NULL AS VARCHAR) AS store_path
+             FROM {staged};"
+        ))?;
+    } else {
+        // The occurrence of each content is numbered over narrow rows (the
+        // content's hash, the columns that order its occurrences, the row's
+        // place in its staged file), then joined back to the wide rows by
+        // that place: a window over the wide rows (text and native inline)
+        // ran out of memory at the default 256 MiB on a 200 MB home
+        // (BENCHMARKS.md "The ledger").
+        let order_cols = occurrence
+            .split(',')
+            .filter_map(|c| c.split_whitespace().next())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let scan = format!(
+            "read_parquet({}, filename = true, file_row_number = true)",
+            sql_list(files)
+        );
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE cur_keys AS
+             SELECT filename AS k_file, file_row_number AS k_row,
+                    md5(content || '#' || row_number() OVER (PARTITION BY content ORDER BY {occurrence})) AS row_key
+             FROM (SELECT filename, file_row_number, {order_cols},
+                          md5(to_json({{{identity}}})) AS content FROM {scan});
+             CREATE OR REPLACE TEMP TABLE cur AS
+             SELECT {all_s}, k.row_key, coalesce(f.store_path, s.source_path) AS store_path
+             FROM {scan} s
+             JOIN cur_keys k ON k.k_file = s.filename AND k.k_row = s.file_row_number
+             LEFT JOIN {store_of} f ON f.instance = s.instance AND f.file_path = s.source_path;
+             DROP TABLE cur_keys;",
+            all_s = column_list(schema, "s."),
+        ))?;
+    }
     let count = |sql: &str| -> Result<u64, duckdb::Error> {
         conn.query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)

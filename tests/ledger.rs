@@ -860,3 +860,64 @@ fn an_export_writes_a_fleet_dataset_partition() -> TestResult {
     assert!(!dir.path().join("x.parquet").exists());
     Ok(())
 }
+
+/// A message the agent rewrote in place (same line, same role and
+/// timestamp, new text) is two rows — the old one gone, the new present —
+/// and `ledger_versions` links them; an unchanged sync links nothing.
+#[test]
+fn a_record_rewritten_in_place_is_linked_to_its_earlier_version() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    assert!(matches!(
+        sync(home.path(), &ledger)?.status.code(),
+        Some(0 | 1)
+    ));
+    let file = home
+        .path()
+        .join(".nanobot/sessions/369bf68ff29871421ea330b74e10a9c2/Y2xpOmRpcmVjdA.jsonl");
+    let text = std::fs::read_to_string(&file)?;
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let k = lines
+        .iter()
+        .position(|l| l.contains("\"role\": \"user\""))
+        .ok_or("no user line")?;
+    let old: serde_json::Value = serde_json::from_str(&lines[k])?;
+    let old_text = old["content"].as_str().ok_or("content")?.to_string();
+    lines[k] = lines[k].replacen("\"content\": \"", "\"content\": \"(edited) ", 1);
+    std::fs::write(&file, lines.join("\n") + "\n")?;
+    assert!(matches!(
+        sync(home.path(), &ledger)?.status.code(),
+        Some(0 | 1)
+    ));
+    assert!(matches!(
+        sync(home.path(), &ledger)?.status.code(),
+        Some(0 | 1)
+    ));
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "ATTACH '{}' AS l (READ_ONLY); USE l;",
+        ledger.display()
+    ))?;
+    let rows = query(
+        &c,
+        "SELECT v.turn_type, v.old_text, v.new_text, v.old_last_seen_load, v.new_first_seen_load,
+                o.present, n.present
+         FROM ledger_versions v
+         JOIN ledger_events o ON o.row_key = v.old_row_key
+         JOIN ledger_events n ON n.row_key = v.new_row_key",
+    )?;
+    assert_eq!(
+        rows,
+        strs(&[&[
+            "user",
+            old_text.as_str(),
+            format!("(edited) {old_text}").as_str(),
+            "1",
+            "2",
+            "false",
+            "true"
+        ]])
+    );
+    Ok(())
+}
