@@ -504,3 +504,21 @@ pub fn json_cells(obj: &serde_json::Value, fields: &[&str]) -> Vec<String> {
         })
         .collect()
 }
+
+/// Run `cmd` (a helper script of the tests) and read its stdout as one JSON
+/// value; its failure names the program, the status and its stderr.
+pub fn json_output(
+    cmd: &mut std::process::Command,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let out = cmd.output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "{:?} failed ({}): {}",
+            cmd.get_program(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}

@@ -261,13 +261,7 @@ fn the_mcp_sdk_client_lists_and_calls_every_tool() -> TestResult {
         if let Some(v) = version {
             cmd.args(["--request-version", v]);
         }
-        let out = cmd.output()?;
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let j: Value = serde_json::from_slice(&out.stdout)?;
+        let j = crate::common::json_output(&mut cmd)?;
         assert_eq!(j["server"]["name"], "nanoload");
         assert_eq!(
             j["protocol"],
@@ -330,21 +324,15 @@ fn nanobots_own_mcp_client_gets_rows_of_its_history() -> TestResult {
     let bin = assert_cmd::cargo::cargo_bin("nanoload");
     let q = "SELECT model, count(*) AS calls FROM llm_calls GROUP BY ALL ORDER BY ALL";
     let run = |extra: &[&str]| -> Result<Value, Box<dyn std::error::Error>> {
-        let out = Process::new(&python)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realwriter/mcp_agent.py"))
+        let mut cmd = Process::new(&python);
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realwriter/mcp_agent.py"))
             .arg("--nanoload")
             .arg(&bin)
             .arg("--workdir")
             .arg(dir.path().join("agent"))
             .arg(&db)
-            .args(extra)
-            .output()?;
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Ok(serde_json::from_slice(&out.stdout)?)
+            .args(extra);
+        crate::common::json_output(&mut cmd)
     };
     let j = run(&["--sql", q])?;
     assert_eq!(

@@ -113,16 +113,11 @@ fn script(name: &str) -> PathBuf {
 /// `validate.py ARGS…` (opentelemetry-proto's ExportTraceServiceRequest):
 /// its counts.
 fn validate(args: &[&str]) -> Result<Value, Box<dyn std::error::Error>> {
-    let out = Process::new(otlp_python()?)
-        .arg(script("validate.py"))
-        .args(args)
-        .output()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(serde_json::from_slice(&out.stdout)?)
+    crate::common::json_output(
+        Process::new(otlp_python()?)
+            .arg(script("validate.py"))
+            .args(args),
+    )
 }
 
 #[test]
@@ -574,7 +569,8 @@ fn phoenix_reads_back_what_the_tables_hold() -> TestResult {
     );
     let sent = spans_of(&std::fs::read_to_string(&file)?)?;
 
-    let out = Process::new(&python)
+    let mut spans = Process::new(&python);
+    spans
         .arg(script("phoenix.py"))
         .args([
             "spans",
@@ -583,14 +579,8 @@ fn phoenix_reads_back_what_the_tables_hold() -> TestResult {
             "--project",
             "nanoload-test",
         ])
-        .args(["--min-spans", &sent.len().to_string(), "--timeout", "120"])
-        .output()?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Value = serde_json::from_slice(&out.stdout)?;
+        .args(["--min-spans", &sent.len().to_string(), "--timeout", "120"]);
+    let got = crate::common::json_output(&mut spans)?;
 
     let n = |q: &str| -> Result<i64, Box<dyn std::error::Error>> { Ok(r.one(q)?.parse()?) };
     let traces: BTreeSet<&str> = sent.iter().map(|s| s.trace.as_str()).collect();
