@@ -332,6 +332,13 @@ pub fn sql_str(p: &Path) -> String {
     crate::steps::sql_text(&p.to_string_lossy())
 }
 
+/// The write-ahead log DuckDB keeps beside a database file (`FILE.wal`).
+pub fn wal_of(db: &Path) -> PathBuf {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push(".wal");
+    PathBuf::from(wal)
+}
+
 /// Paths as a SQL list of string literals.
 pub fn sql_list(paths: &[PathBuf]) -> String {
     format!(

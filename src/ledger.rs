@@ -215,10 +215,8 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
     if result.is_err() && new {
         // a first sync that failed leaves no ledger behind (an existing
         // one is as it was: the merge is one transaction)
-        let mut wal = ledger.clone().into_os_string();
-        wal.push(".wal");
         let _ = std::fs::remove_file(&ledger);
-        let _ = std::fs::remove_file(PathBuf::from(wal));
+        let _ = std::fs::remove_file(crate::engine::wal_of(&ledger));
     }
     result
 }
@@ -683,11 +681,6 @@ fn merge_table(
     let place: Vec<&str> = PLACE.iter().copied().filter(|c| has_place(c)).collect();
     let load = sync;
     let rows_before = count_rows(conn, ledger)?;
-    let staged = if files.is_empty() {
-        format!("(SELECT {all}, NULL::BIGINT AS x_row FROM {ledger} WHERE false)")
-    } else {
-        format!("read_parquet({})", sql_list(files))
-    };
     let occurrence = if schema.fields().iter().any(|f| f.name() == "x_row") {
         occurrence.to_string()
     } else {
@@ -699,7 +692,7 @@ fn merge_table(
         conn.execute_batch(&format!(
             "CREATE OR REPLACE TEMP TABLE cur AS
              SELECT {all}, CAST(NULL AS VARCHAR) AS row_key, CAST(NULL AS VARCHAR) AS store_path
-             FROM {staged};"
+             FROM {ledger} WHERE false;"
         ))?;
     } else {
         // The occurrence of each content is numbered over narrow rows (the

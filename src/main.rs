@@ -224,17 +224,16 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
             },
         )
     });
-    let text = match answer {
-        Err(e) if json => format!("{}\n", e.to_json()),
+    let (text, failed) = match answer {
+        Err(e) if json => (format!("{}\n", e.to_json()), true),
         Err(e) => {
             eprintln!("nanoload: {e}");
             return std::process::ExitCode::from(ExitCode::Failed as u8);
         }
-        Ok(ans) if a.json => format!("{}\n", ans.to_json()),
-        Ok(ans) if a.jsonl => ans.objects().map(|o| format!("{o}\n")).collect(),
-        Ok(ans) => render(&ans, terminal_width()),
+        Ok(ans) if a.json => (format!("{}\n", ans.to_json()), false),
+        Ok(ans) if a.jsonl => (ans.objects().map(|o| format!("{o}\n")).collect(), false),
+        Ok(ans) => (render(&ans, terminal_width()), false),
     };
-    let failed = text.starts_with("{\"error\"");
     let mut out = std::io::stdout().lock();
     if std::io::Write::write_all(&mut out, text.as_bytes())
         .and_then(|_| std::io::Write::flush(&mut out))
@@ -287,17 +286,11 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
             {
                 headers.push((k.trim().to_string(), v.to_string()))
             }
-            // the value may be a credential: only the name is shown
+            // the argument may hold a credential: none of it is shown
             _ => {
-                return failed(format!(
-                    "--header: expected NAME=VALUE (got one starting {:?})",
-                    h.chars()
-                        .take(12)
-                        .collect::<String>()
-                        .split('=')
-                        .next()
-                        .unwrap_or("")
-                ));
+                return failed(
+                    "--header: expected NAME=VALUE (a name without ':', no line breaks)".into(),
+                );
             }
         }
     }

@@ -253,10 +253,10 @@ impl Server {
 
     fn has_table(src: &Source, t: &str) -> Result<bool, String> {
         Ok(src
-            .tables()
+            .table_names()
             .map_err(|e| e.to_string())?
             .iter()
-            .any(|(n, _)| n == t))
+            .any(|n| n == t))
     }
 
     /// The table a ready answer reads, or why this SOURCE has none.

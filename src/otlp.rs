@@ -219,8 +219,7 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
             },
         });
     }
-    let names: Vec<String> = src.tables()?.into_iter().map(|(n, _)| n).collect();
-    if !names.iter().any(|n| n == "llm_calls") {
+    if !src.table_names()?.iter().any(|n| n == "llm_calls") {
         return Err(OtlpError::Input {
             path: src.path.clone(),
             message: "no llm_calls table: give the load's side tables with --tables DIR".into(),
@@ -326,17 +325,11 @@ fn build(rows: &[Row], calls: &[Call], opts: &Options) -> (Vec<Trace>, Counts) {
         }
     }
     let mut traces = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let uid = rows[i].session_uid.as_str();
-        let j = rows[i..]
-            .iter()
-            .position(|r| r.session_uid != uid)
-            .map_or(rows.len(), |k| i + k);
-        let session = &rows[i..j];
-        let calls = by_session.remove(uid).unwrap_or_default();
+    for session in rows.chunk_by(|a, b| a.session_uid == b.session_uid) {
+        let calls = by_session
+            .remove(session[0].session_uid.as_str())
+            .unwrap_or_default();
         traces.push(session_trace(session, &calls, opts, &mut counts));
-        i = j;
     }
     // calls of sessions with no event rows, then those of no session
     for (uid, calls) in by_session {
@@ -472,6 +465,7 @@ fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Cou
         }
     }
     // each call in the last turn that started at or before it (else the first)
+    let mut loose = Vec::new();
     for c in calls {
         let Some(start) = c.started_ms.map(|m| m * 1_000_000) else {
             counts.untimed_calls += 1;
@@ -491,30 +485,14 @@ fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Cou
                     turns[ti].chats.push(span);
                 }
             }
-            None => {
-                // no turn has a time: the call stands alone in the trace
-                if let Some(span) = chat_span(c, None, Some(uid), counts) {
-                    turns.push(Turn {
-                        span_id: [0; 8],
-                        start: None,
-                        end: None,
-                        input: None,
-                        output: None,
-                        tools: Vec::new(),
-                        chats: vec![span],
-                    });
-                }
-            }
+            // no turn has a time: the call stands alone in the trace
+            None => loose.extend(chat_span(c, None, Some(uid), counts)),
         }
     }
     let mut spans = Vec::new();
     for (n, t) in turns.into_iter().enumerate() {
         let (Some(start), Some(end)) = (t.start, t.end) else {
-            if t.span_id == [0; 8] {
-                spans.extend(t.chats);
-            } else {
-                counts.untimed_turns += 1;
-            }
+            counts.untimed_turns += 1;
             continue;
         };
         counts.turns += 1;
@@ -550,6 +528,7 @@ fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Cou
         spans.extend(t.chats);
         spans.extend(t.tools);
     }
+    spans.extend(loose);
     Trace {
         trace_id: id16(&["session", uid]),
         resource: resource(&first.agent, &first.instance, opts),

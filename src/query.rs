@@ -252,9 +252,7 @@ impl Source {
                     input(&source, &m)
                 })?;
                 allowed.push(source.clone());
-                let mut wal = source.clone().into_os_string();
-                wal.push(".wal");
-                allowed.push(PathBuf::from(wal));
+                allowed.push(crate::engine::wal_of(&source));
                 let ledger: i64 = conn.query_row(
                     "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'source' AND table_name = 'ledger_meta'",
                     [],
@@ -316,18 +314,21 @@ impl Source {
         &self.conn
     }
 
-    /// The tables and views a query can name, sorted, with their row counts.
+    /// The tables and views a query can name, sorted.
+    pub fn table_names(&self) -> Result<Vec<String>, QueryError> {
+        let mut s = self.conn.prepare(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal
+             UNION
+             SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND NOT internal
+             ORDER BY 1",
+        )?;
+        Ok(s.query_map([], |r| r.get(0))?
+            .collect::<duckdb::Result<_>>()?)
+    }
+
+    /// [`Source::table_names`] with their row counts.
     pub fn tables(&self) -> Result<Vec<(String, i64)>, QueryError> {
-        let names: Vec<String> = {
-            let mut s = self.conn.prepare(
-                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal
-                 UNION
-                 SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND NOT internal
-                 ORDER BY 1",
-            )?;
-            s.query_map([], |r| r.get(0))?
-                .collect::<duckdb::Result<_>>()?
-        };
+        let names = self.table_names()?;
         let mut v = Vec::with_capacity(names.len());
         for n in names {
             let rows: i64 =
@@ -343,7 +344,7 @@ impl Source {
     /// The columns of `table` (name, type), or None when there is no such
     /// table.
     pub fn columns(&self, table: &str) -> Result<Option<Vec<(String, String)>>, QueryError> {
-        if !self.tables()?.iter().any(|(n, _)| n == table) {
+        if !self.table_names()?.iter().any(|n| n == table) {
             return Ok(None);
         }
         let mut s = self.conn.prepare(&format!("DESCRIBE {}", ident(table)))?;

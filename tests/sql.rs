@@ -80,6 +80,11 @@ fn a_query_over_a_load_gives_the_rows_of_its_tables() -> TestResult {
     assert_eq!(lines[0]["n"].to_string(), expected[0][2]);
 
     // every side table is a view of its name
+    // a row that looks like an error is still a row (exit 0)
+    let o = sql(&[&s(&r.out), "SELECT 'x' AS error", "--jsonl"])?;
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout, b"{\"error\":\"x\"}\n");
+
     let tables = json_of(&r, "SHOW TABLES")?;
     assert_eq!(
         tables["rows"],
