@@ -128,21 +128,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def worker_env(args: argparse.Namespace, home: Path) -> dict[str, str]:
-    return {
-        "HOME": str(home),
-        "TZ": args.tz,
+    """The generator's worker environment, with the caller's PATH and a
+    TMPDIR inside --workdir."""
+    from harness import env
+
+    return env.worker_environ(home, args.tz) | {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONIOENCODING": "utf-8",
-        "NO_COLOR": "1",
-        "TERM": "dumb",
-        "COLUMNS": "100",
-        "USER": "nanouser",
-        "LOGNAME": "nanouser",
-        "SHELL": "/bin/sh",
         "TMPDIR": str(Path(args.workdir) / "tmp"),
     }
 
@@ -274,7 +265,7 @@ def worker(args: argparse.Namespace) -> int:
     from nanobot.agent.tools.mcp import MCPProvider, _sanitize_mcp_tool_name, _tool_prefix
     from nanobot.config.loader import save_config
     from nanobot.config.schema import Config, MCPServerConfig
-    from nanobot.providers import factory
+    from harness import provider as harness_provider
     from nanobot.providers.base import LLMProvider, LLMResponse, LLMUsage, ToolCallRequest
 
     env.clock_perf_counter_in(nanobot.agent.runner)
@@ -360,19 +351,7 @@ def worker(args: argparse.Namespace) -> int:
                 await on_content_delta(response.content)
             return response
 
-    def _make_provider_core(config, *, preset, model=None):  # mirrors factory._make_provider_core
-        setup = factory._resolve_provider_setup(config, preset=preset, model=model)
-        p = setup.provider_config
-        provider = AgentProvider(
-            api_key=p.api_key if p else None,
-            api_base=config.get_api_base(setup.model, preset=preset),
-            default_model=setup.model,
-            provider_name=setup.provider_name,
-        )
-        provider.generation = preset.to_generation_settings()
-        return provider
-
-    factory._make_provider_core = _make_provider_core  # type: ignore[assignment]
+    harness_provider.install_factory_hook(AgentProvider)
 
     # -- observe nanobot (no behaviour change) -------------------------------
 

@@ -389,14 +389,17 @@ def install_nanobot_hooks() -> None:
     install_factory_hook()
 
 
-def install_factory_hook() -> None:
-    """Make nanobot's provider factory build :class:`ScriptedProvider`."""
+def install_factory_hook(provider_class: type | None = None) -> None:
+    """Make nanobot's provider factory build ``provider_class``
+    (:class:`ScriptedProvider` by default; `mcp_agent.py` gives its own)."""
     from nanobot.providers import factory
+
+    cls = provider_class or ScriptedProvider
 
     def _make_provider_core(config, *, preset, model=None):  # mirrors factory._make_provider_core
         setup = factory._resolve_provider_setup(config, preset=preset, model=model)
         p = setup.provider_config
-        provider = ScriptedProvider(
+        provider = cls(
             api_key=p.api_key if p else None,
             api_base=config.get_api_base(setup.model, preset=preset),
             default_model=setup.model,
