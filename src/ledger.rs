@@ -201,6 +201,37 @@ fn lock(ledger: &Path) -> Result<File, SyncError> {
     }
 }
 
+/// Compress what this connection writes into the ledger (its current
+/// database) with zstd where its storage version (v1.2.0 or later) has
+/// DuckDB's zstd compression of strings. A row's text and native, most of a
+/// ledger's bytes, stay uncompressed under DuckDB's own choice (strings
+/// longer than a block's share); with zstd the file is about the size of
+/// the same rows as zstd Parquet. A ledger created by an earlier nanoload is
+/// in v1.0.0, where forcing zstd only makes the file larger: left as it is.
+fn compress_strings(conn: &Connection) -> duckdb::Result<()> {
+    let version: Option<String> = conn.query_row(
+        "SELECT tags['storage_version'] FROM duckdb_databases()
+         WHERE database_name = current_database()",
+        [],
+        |r| r.get(0),
+    )?;
+    if version.as_deref().is_some_and(storage_has_zstd) {
+        conn.execute_batch("SET force_compression = 'zstd';")?;
+    }
+    Ok(())
+}
+
+/// `v1.2.0+`, `v2.0.0+` → true; `v1.0.0+`, `v0.10.2` → false.
+fn storage_has_zstd(version: &str) -> bool {
+    let mut parts = version
+        .trim_start_matches('v')
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let major = parts.next().unwrap_or(0);
+    let minor = parts.next().unwrap_or(0);
+    (major, minor) >= (1, 2)
+}
+
 /// Sync HOME into the ledger (`opts.out` is the ledger: the checks of an
 /// output hold for it — absolute, outside HOME).
 pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
@@ -235,12 +266,13 @@ fn sync_locked(
         message: crate::diag::one_line(&e.to_string()),
     };
     let run_dir = RunDir::create(&config.home)?;
-    // a new ledger in storage version v1.0.0, as `--db`: older DuckDB shells
-    // read it (an existing one keeps the version it has)
+    // a new ledger in storage version v1.2.0, the first whose strings zstd
+    // compresses (docs/design.md "The ledger": its size); an existing one
+    // keeps the version it has
     let version = if ledger.exists() {
         ""
     } else {
-        " (STORAGE_VERSION 'v1.0.0')"
+        " (STORAGE_VERSION 'v1.2.0')"
     };
     let conn = Connection::open_in_memory().map_err(fail)?;
     conn.execute_batch(&format!(
@@ -259,6 +291,7 @@ fn sync_locked(
         config.threads,
     ))
     .map_err(fail)?;
+    compress_strings(&conn).map_err(fail)?;
     // a ledger of another format is refused before anything is read
     let known = match state(&conn).map_err(fail)? {
         State::Other(refused) => {
@@ -1061,6 +1094,7 @@ pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
     let _lock = lock(&ledger)?;
     let conn = Connection::open(&ledger).map_err(|e| fail(&e))?;
     ours(&conn).map_err(|e| fail(&e))?;
+    compress_strings(&conn).map_err(|e| fail(&e))?;
     let cutoff: i64 = conn
         .query_row(
             "SELECT epoch_us(CAST(CAST(? AS TIMESTAMPTZ) AS TIMESTAMP))",
@@ -1094,4 +1128,24 @@ pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
         let _ = conn.execute_batch("ROLLBACK;");
         fail(&e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::storage_has_zstd;
+
+    #[test]
+    fn zstd_for_strings_starts_at_storage_version_1_2() {
+        for (tag, zstd) in [
+            ("v1.2.0+", true),
+            ("v1.3.0+", true),
+            ("v2.0.0+", true),
+            ("v1.0.0+", false),
+            ("v1.1.0+", false),
+            ("v0.10.2", false),
+            ("", false),
+        ] {
+            assert_eq!(storage_has_zstd(tag), zstd, "{tag}");
+        }
+    }
 }
