@@ -19,6 +19,13 @@ Run it with the interpreter of the venv that ``setup.sh`` prints.  Steps:
 5. remove the generation root.
 
 Seeds of the committed fixtures: ``seeds.json``.
+
+``--scenario scale --seed N --size-mb M`` (benchmarks, issue 30) differs:
+it generates under its own root ``/tmp/nanoload-realwriter-scale`` (own
+lock), grows the home until it holds M MB, moves it to ``DIR/home/`` (a
+directory even with the workspaces' dulwich ``.git``) and writes
+``DIR/scale.json`` (what the home holds, generation time) instead of
+facts.json.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -48,7 +56,7 @@ from harness import env  # noqa: E402  (nanobot-free module)
 from harness.catalog import SCENARIOS, setting  # noqa: E402
 
 
-def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
+def run_worker(module: str, *args: str, tz: str, log: Path, timeout: float = 600) -> None:
     # faulthandler: a worker stopped for taking too long prints every
     # thread's stack into its log first (SIGABRT), so a hang names its line
     environ = env.worker_environ(env.FIXED_HOME, tz) | {"PYTHONFAULTHANDLER": "1"}
@@ -62,7 +70,7 @@ def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
             start_new_session=True,
         )
         try:
-            proc.wait(timeout=600)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGABRT)
             try:
@@ -73,7 +81,7 @@ def run_worker(module: str, *args: str, tz: str, log: Path) -> None:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             sys.stderr.write(log.read_text(encoding="utf-8", errors="replace")[-20000:])
-            raise SystemExit(f"{module} did not finish in 600 s; its stacks are above (log: {log})")
+            raise SystemExit(f"{module} did not finish in {timeout:.0f} s; its stacks are above (log: {log})")
     if proc.returncode != 0:
         sys.stderr.write(log.read_text(encoding="utf-8", errors="replace"))
         raise SystemExit(f"{module} failed with exit code {proc.returncode} (log: {log})")
@@ -162,7 +170,11 @@ def export_home(home: Path, out: Path, also: Iterable[str] = ()) -> bool:
     return False
 
 
-def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict:
+def generate(scenario: str, seed: int, out: Path, *, keep: bool = False, size_mb: float | None = None) -> dict:
+    if scenario == "scale":
+        return generate_scale(seed, out, keep=keep, size_mb=size_mb or SCALE_DEFAULT_MB)
+    if size_mb is not None:
+        raise ValueError("--size-mb is for the scale scenario only")
     tz, start_local = setting(scenario, seed)
     root = env.FIXED_ROOT
     with fixed_root(root, (env.FIXED_HOME, env.WORK_DIR, root / "tmp"), keep=keep):
@@ -183,6 +195,71 @@ def generate(scenario: str, seed: int, out: Path, *, keep: bool = False) -> dict
         return {"spec": spec, "notes": log.get("notes", []), "turns": len(log["turns"]), "calls": len(log["calls"])}
 
 
+#: the scale scenario's own fixed root (and lock): a long generation there
+#: does not hold up the fixture generations under /tmp/nanoload-realwriter
+SCALE_ROOT = Path("/tmp/nanoload-realwriter-scale")
+SCALE_DEFAULT_MB = 20.0
+
+
+def generate_scale(seed: int, out: Path, *, keep: bool, size_mb: float) -> dict:
+    """The ``scale`` scenario: ``DIR/home/`` (a directory, its workspaces'
+    dulwich ``.git`` included) and ``DIR/scale.json`` (what the home holds,
+    generation time); no facts.json."""
+    tz, start_local = setting("scale", seed)
+    env.use_root(SCALE_ROOT)
+    try:
+        return _generate_scale(seed, out, keep=keep, size_mb=size_mb, tz=tz, start_local=start_local)
+    finally:
+        env.use_root(env.DEFAULT_ROOT)
+
+
+def _generate_scale(seed: int, out: Path, *, keep: bool, size_mb: float, tz: str, start_local: str) -> dict:
+    from harness import scale_stats
+
+    root = env.FIXED_ROOT
+    with fixed_root(root, (env.FIXED_HOME, env.WORK_DIR, root / "tmp"), keep=keep):
+        start_ms = env.local_to_utc_ms(datetime.fromisoformat(start_local), ZoneInfo(tz))
+        spec = {"scenario": "scale", "seed": seed, "tz": tz, "start_ms": start_ms, "size_mb": size_mb}
+        spec_path = env.WORK_DIR / "main.spec.json"
+        result_path = env.WORK_DIR / "main.result.json"
+        env.write_json(spec_path, spec)
+        started = time.monotonic()
+        # about 10 s of generation per MB on an idle 2-core machine
+        run_worker("harness.main_worker", str(spec_path), str(result_path), tz=tz,
+                   log=env.WORK_DIR / "main.log", timeout=600 + 60 * size_mb)
+        seconds = time.monotonic() - started
+        out.mkdir(parents=True, exist_ok=True)
+        for old in ("home", "home.tar.gz", "facts.json", "scale.json"):
+            target = out / old
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        if keep:
+            copy_home(env.FIXED_HOME, out / "home")
+        else:
+            try:
+                os.rename(env.FIXED_HOME, out / "home")
+            except OSError:  # another file system
+                copy_home(env.FIXED_HOME, out / "home")
+        log = json.loads(result_path.read_text(encoding="utf-8"))
+        summary = {
+            "seed": seed,
+            "size_mb": size_mb,
+            "tz": tz,
+            "start_local": start_local,
+            "generation_seconds": round(seconds, 1),
+            "generation_home": str(env.FIXED_HOME),
+            "driven_actions": len(log["turns"]),
+            "model_calls": len(log["calls"]),
+            "timeline": log.get("scale", {}),
+            "home": scale_stats.collect(out / "home"),
+        }
+        env.write_json(out / "scale.json", summary)
+        return {"spec": spec, "notes": log.get("notes", []), "turns": len(log["turns"]), "calls": len(log["calls"]),
+                "summary": summary}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="list scenarios and exit")
@@ -190,6 +267,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, help="default: the scenario's seed in seeds.json")
     parser.add_argument("--out", type=Path, help="output directory (home.tar.gz or home/, facts.json)")
     parser.add_argument("--keep", action="store_true", help="keep /tmp/nanoload-realwriter for debugging")
+    parser.add_argument("--size-mb", type=float,
+                        help=f"scale only: grow the home to this many MB (default {SCALE_DEFAULT_MB:g})")
     args = parser.parse_args()
     if args.list:
         seeds = json.loads((HERE / "seeds.json").read_text(encoding="utf-8"))
@@ -198,14 +277,20 @@ def main() -> None:
         return
     if not args.scenario or not args.out:
         parser.error("--scenario and --out are required (or --list)")
+    if args.size_mb is not None and args.scenario != "scale":
+        parser.error("--size-mb is for --scenario scale only")
     seed = args.seed
     if seed is None:
-        seed = json.loads((HERE / "seeds.json").read_text(encoding="utf-8"))[args.scenario]
-    summary = generate(args.scenario, seed, args.out.resolve(), keep=args.keep)
+        seed = json.loads((HERE / "seeds.json").read_text(encoding="utf-8")).get(args.scenario)
+        if seed is None:
+            parser.error(f"no seed for {args.scenario} in seeds.json: give --seed")
+    summary = generate(args.scenario, seed, args.out.resolve(), keep=args.keep, size_mb=args.size_mb)
     for note in summary["notes"]:
         print(f"note: {note}", file=sys.stderr)
     print(f"{args.scenario} seed {seed}: {summary['turns']} driven actions, {summary['calls']} model calls "
           f"-> {args.out}")
+    if "summary" in summary:
+        print(json.dumps(summary["summary"], indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -69,6 +69,19 @@ SCENARIOS: dict[str, ScenarioInfo] = {
                 "second, CLI-only instance ~/.nanobot-work (--config)"
             ),
         ),
+        ScenarioInfo(
+            name="scale",
+            tz="drawn per seed",
+            start_local="drawn per seed",
+            summary=(
+                "benchmark home of realistic shape, grown until it reaches --size-mb (default "
+                "20): weeks of one heavy user drawn from the seed -- many WebUI chats, long ones "
+                "with tens of turns, whose tool calls (read_file, grep, exec on logs and documents "
+                "placed in the workspace) return 50-200 KB results; three Telegram chats, classic "
+                "CLI sessions, daily cron jobs and a local trigger (run records), subagents, idle "
+                "compaction, gateway restarts; written to DIR/home/ without facts.json"
+            ),
+        ),
     )
 }
 
@@ -142,10 +155,32 @@ def explore_setting(seed: int) -> ExploreSetting:
     return ExploreSetting(tz=tz, first_day=first, days=days, start_local=start.isoformat())
 
 
+# ---------------------------------------------------------------------------
+# scale: the setting drawn from the seed
+# ---------------------------------------------------------------------------
+
+#: Host zones of the scale scenario (its days avoid the night hours, so DST
+#: changes pass between them).
+SCALE_ZONES = ("Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Adelaide", "UTC")
+
+
+def scale_setting(seed: int) -> ExploreSetting:
+    """The zone and first day of scale seed *seed* (``days``: an upper bound,
+    the run ends when the home reaches its size)."""
+    rng = random.Random(f"scale-setting:{seed}")
+    tz = rng.choice(SCALE_ZONES)
+    first = date(EXPLORE_YEAR, 1, 5) + timedelta(days=rng.randrange(240))
+    start = datetime(first.year, first.month, first.day, 6, 30) + timedelta(minutes=rng.randrange(0, 60, 5))
+    return ExploreSetting(tz=tz, first_day=first, days=400, start_local=start.isoformat())
+
+
 def setting(name: str, seed: int) -> tuple[str, str]:
     """(zone, start local time) of scenario *name* with *seed*."""
     if name == "explore":
         drawn = explore_setting(seed)
+        return drawn.tz, drawn.start_local
+    if name == "scale":
+        drawn = scale_setting(seed)
         return drawn.tz, drawn.start_local
     info = SCENARIOS[name]
     return info.tz, info.start_local

@@ -397,30 +397,43 @@ class Driver:
     # -- cron & triggers ----------------------------------------------------
 
     async def cron_due(self, job_name: str, replies: list[Reply], *, label: str,
-                       during: bool = False, scan_margin_s: int = 0) -> dict[str, Any]:
+                       during: bool = False, scan_margin_s: int = 0, allow_late: bool = False) -> dict[str, Any]:
         """Time reaches the job's next run and the cron timer fires
         (``during``: while a held turn is in flight, in another session).
 
         ``scan_margin_s``: idle scans run only up to that long before the due
         time (a scan due later waits until after the run), so a scan's
-        archive call never ends too close to the run."""
+        archive call never ends too close to the run.  ``allow_late``: when
+        the previous activity ended less than 30 s before the due time (or
+        after it), the timer fires then, late, instead of failing (the
+        ``scale`` scenario, which computes no facts)."""
         assert self.gateway is not None
         cron = self.gateway.cron
         job = next(j for j in cron.list_jobs() if j.name == job_name)
         due = job.state.next_run_at_ms
         if due is not None and not during:
             await self._run_idle_scans(due - scan_margin_s * 1000)
+        late = False
         if due is None or (not during and due < self.last_activity_ms + MIN_GAP_MS) or due <= self.clock.now_ms():
-            raise RuntimeError(f"cron job {job_name} is due at {due}, too close to the last activity")
-        self.clock.move_to_ms(due)
-        runs_before = len(job.state.run_history)
+            if due is None or not allow_late:
+                raise RuntimeError(f"cron job {job_name} is due at {due}, too close to the last activity")
+            late = True
+        if due > self.clock.now_ms():
+            self.clock.move_to_ms(due)
+        # nanobot keeps the last 20 runs (CronService._MAX_RUN_HISTORY): a
+        # new run shows as a longer history or a new last run id
+        def last_run(j: Any) -> tuple[int, str | None]:
+            history = j.state.run_history
+            return len(history), history[-1].run_id if history else None
+
+        runs_before = last_run(job)
         record = self._begin("cron", job.payload.session_key, label, replies, concurrent=during, job_id=job.id,
                              scheduled_local=self.clock.now_local().isoformat())
         cron._arm_timer()  # the timer's sleep ends: the job is due now
         for _ in range(3000):
             await asyncio.sleep(0.01)
             current = cron.get_job(job.id)
-            if current is not None and len(current.state.run_history) > runs_before:
+            if current is not None and last_run(current) != runs_before:
                 break
         else:
             raise RuntimeError(f"cron job {job_name} did not run")
@@ -429,6 +442,8 @@ class Driver:
         assert current is not None
         record["run_id"] = current.state.run_history[-1].run_id
         record["status"] = current.state.run_history[-1].status
+        if late:
+            record["late"] = True
         return record
 
     async def trigger(self, trigger_name: str, content: str, replies: list[Reply], *, label: str,

@@ -44,9 +44,22 @@ from zoneinfo import ZoneInfo
 
 #: Fixed absolute paths used while generating (nanobot writes absolute paths
 #: into ``.workspace`` files and config, so HOME must not vary between runs).
-FIXED_ROOT = Path("/tmp/nanoload-realwriter")
+DEFAULT_ROOT = Path("/tmp/nanoload-realwriter")
+#: Another fixed root (the ``scale`` scenario's, see :func:`use_root`) reaches
+#: the workers through this variable; it is unset for every other scenario.
+ROOT_VARIABLE = "NANOLOAD_REALWRITER_ROOT"
+FIXED_ROOT = Path(os.environ.get(ROOT_VARIABLE) or DEFAULT_ROOT)
 FIXED_HOME = FIXED_ROOT / "home"
 WORK_DIR = FIXED_ROOT / "work"
+
+
+def use_root(root: Path) -> None:
+    """Generate under *root* instead of the default fixed root (its own
+    lock, so a long generation does not hold up the others)."""
+    global FIXED_ROOT, FIXED_HOME, WORK_DIR
+    FIXED_ROOT = root
+    FIXED_HOME = root / "home"
+    WORK_DIR = root / "work"
 
 
 def worker_environ(home: Path, tz: str) -> dict[str, str]:
@@ -68,6 +81,8 @@ def worker_environ(home: Path, tz: str) -> dict[str, str]:
         "SHELL": "/bin/sh",
         "TMPDIR": str(FIXED_ROOT / "tmp"),
     }
+    if FIXED_ROOT != DEFAULT_ROOT:
+        env[ROOT_VARIABLE] = str(FIXED_ROOT)
     return env
 
 

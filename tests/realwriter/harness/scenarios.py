@@ -435,6 +435,8 @@ async def pasted_secrets(d: Driver) -> dict[str, Any]:
 
 
 from .explore import explore  # noqa: E402  (it builds on base_config and canary above)
+from .scale import scale  # noqa: E402  (it builds on explore)
 
-RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets, "explore": explore}
+RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets, "explore": explore,
+           "scale": scale}
 assert set(RUNNERS) == set(SCENARIOS)
