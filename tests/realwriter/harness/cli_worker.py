@@ -32,6 +32,25 @@ def _keys(text: str) -> str:
     return "\x1b\r".join(text.split("\n")) + "\r"
 
 
+async def _cancel_outbound_again() -> None:
+    """Let the classic CLI exit even when Python 3.11 loses its one cancel.
+
+    At exit ``run_interactive`` cancels its outbound consumer once
+    (``cli/agent.py:438``); the consumer waits in ``asyncio.wait_for(...,
+    timeout=1.0)`` and catches ``asyncio.TimeoutError`` to loop on
+    (``:313,361-362``).  When the cancel meets the timeout, 3.11's
+    ``wait_for`` raises TimeoutError and the cancel is gone: the task stays
+    "cancelling" forever and the CLI never exits (seen once in a long
+    ``scale`` run).  Cancel it again while it is in that state -- a second
+    Ctrl-C; it changes nothing the CLI writes."""
+    while True:
+        await asyncio.sleep(0.5)
+        for task in asyncio.all_tasks():
+            name = getattr(task.get_coro(), "__qualname__", "")
+            if name.endswith("._consume_outbound") and task.cancelling() and not task.done():
+                task.cancel()
+
+
 def main(spec_path: str, result_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     clock = env.install(spec["seed"], spec["worker"], spec["start_ms"], spec["tz"])
@@ -114,6 +133,8 @@ def main(spec_path: str, result_path: str) -> None:
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
 
         async def scripted_read() -> str:
+            if "watchdog" not in state:
+                state["watchdog"] = asyncio.get_running_loop().create_task(_cancel_outbound_again())
             close_open_turn()
             index = state["index"]
             if index >= len(entries):

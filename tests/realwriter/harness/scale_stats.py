@@ -70,6 +70,7 @@ def collect(home: Path) -> dict[str, Any]:
     out["webui_transcript_bytes"] = sum(p.stat().st_size for p in transcripts + segments)
 
     session_results: list[int] = []
+    references = 0
     messages = 0
     roles: Counter[str] = Counter()
     for p in sessions:
@@ -85,9 +86,14 @@ def collect(home: Path) -> dict[str, Any]:
                 roles[str(record.get("role"))] += 1
                 if record.get("role") == "tool":
                     session_results.append(_text_size(record.get("content")))
+                    content = record.get("content")
+                    if isinstance(content, str) and content.startswith("[tool output persisted]"):
+                        references += 1
     out["session_messages"] = messages
     out["session_roles"] = dict(roles)
     out["session_tool_results"] = _sizes_summary(session_results)
+    #: results offloaded to workspace/.nanobot/tool-results (reference + preview in the session)
+    out["session_tool_result_references"] = references
 
     transcript_results: list[int] = []
     for p in transcripts + segments:
@@ -109,7 +115,8 @@ def collect(home: Path) -> dict[str, Any]:
 
     rows: dict[str, Any] = {}
     for db in sorted(home.glob(".nanobot*/llm_usage.sqlite3")):
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        # immutable: no -wal/-shm left beside it (nanobot's store is in WAL mode)
+        con = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
         try:
             rows[str(db.relative_to(home))] = {
                 "rows": con.execute("SELECT count(*) FROM llm_calls").fetchone()[0],
