@@ -36,7 +36,7 @@ async def _cancel_outbound_again() -> None:
     """Let the classic CLI exit even when Python 3.11 loses its one cancel.
 
     At exit ``run_interactive`` cancels its outbound consumer once
-    (``cli/agent.py:438``); the consumer waits in ``asyncio.wait_for(...,
+    (``cli/agent.py:439``); the consumer waits in ``asyncio.wait_for(...,
     timeout=1.0)`` and catches ``asyncio.TimeoutError`` to loop on
     (``:313,361-362``).  When the cancel meets the timeout, 3.11's
     ``wait_for`` raises TimeoutError and the cancel is gone: the task stays
