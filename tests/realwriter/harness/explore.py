@@ -59,7 +59,7 @@ from zoneinfo import ZoneInfo
 from .catalog import ExploreSetting, explore_setting, zone_transitions
 from .driver import Driver
 from .provider import Call, Reply
-from .scenarios import base_config, canary
+from .scenarios import base_config, telegram_channel, webui_channel
 
 TG_USER = "4242"
 TG_KEY = f"telegram:{TG_USER}"
@@ -733,26 +733,13 @@ async def explore(d: Driver) -> dict[str, Any]:
         raise RuntimeError(f"explore seed {d.seed}: the run's zone {d.tz} is not the drawn {setting.tz}")
     seed = d.seed
     secrets: list[str] = []
-    telegram_token = f"7{seed:09d}:AA-canary-{canary(seed, 'telegram')}"
-    webui_secret = f"nb-webui-canary-{seed}-{canary(seed, 'webui', 16)}"
 
     def configure(config: Any) -> None:
         secrets.extend(base_config(config, seed=seed, tz=setting.tz))
-        config.channels.telegram = {
-            "enabled": True,
-            "token": telegram_token,
-            "allowFrom": [TG_USER],
-            "streaming": False,
-        }
-        config.channels.websocket = {
-            "enabled": True,
-            "host": "127.0.0.1",
-            "port": 8765,
-            "tokenIssueSecret": webui_secret,
-        }
+        secrets.append(telegram_channel(config, seed=seed, allow_from=[TG_USER]))
+        secrets.append(webui_channel(config, seed=seed))
 
     d.write_config(".nanobot", configure)
-    secrets += [telegram_token, webui_secret]
     await d.after(d.clock.now_ms() + 5 * MINUTE_MS)
     await d.start_gateway(".nanobot")
     explorer = Explorer(d, setting)

@@ -57,7 +57,7 @@ from .catalog import ExploreSetting, scale_setting, zone_transitions
 from .driver import Driver
 from .explore import CRON_JOBS, MINUTE_MS, Draft, Explorer, Ids, SessionLog
 from .provider import Call, Reply
-from .scenarios import base_config, canary
+from .scenarios import base_config, telegram_channel, webui_channel
 
 TG_USERS = ("4242", "5151", "6363")
 #: maxToolResultChars after the first gateway restart (nanobot's default: 16000)
@@ -816,8 +816,6 @@ async def scale(d: Driver) -> dict[str, Any]:
     seed = d.seed
     target = int(float(d.spec.get("size_mb") or 20) * 1_000_000)
     secrets: list[str] = []
-    telegram_token = f"7{seed:09d}:AA-canary-{canary(seed, 'telegram')}"
-    webui_secret = f"nb-webui-canary-{seed}-{canary(seed, 'webui', 16)}"
 
     def configure(config: Any) -> None:
         secrets.extend(base_config(config, seed=seed, tz=setting.tz))
@@ -829,21 +827,10 @@ async def scale(d: Driver) -> dict[str, Any]:
         config.tools.exec.allow_patterns = [
             "echo .*", "printf .*", r"(cat|tail|head|wc|sed -n|grep) [^|;&<>`$]*",
         ]
-        config.channels.telegram = {
-            "enabled": True,
-            "token": telegram_token,
-            "allowFrom": list(TG_USERS),
-            "streaming": False,
-        }
-        config.channels.websocket = {
-            "enabled": True,
-            "host": "127.0.0.1",
-            "port": 8765,
-            "tokenIssueSecret": webui_secret,
-        }
+        secrets.append(telegram_channel(config, seed=seed, allow_from=list(TG_USERS)))
+        secrets.append(webui_channel(config, seed=seed))
 
     d.write_config(".nanobot", configure)
-    secrets += [telegram_token, webui_secret]
     await d.after(d.clock.now_ms() + 5 * MINUTE_MS)
     await d.start_gateway(".nanobot")
     scaler = Scaler(d, setting, target)

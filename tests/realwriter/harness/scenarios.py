@@ -53,6 +53,32 @@ def base_config(config: Any, *, seed: int, workspace: str | None = None,
     return [anthropic_key]
 
 
+def telegram_channel(config: Any, *, seed: int, allow_from: list[str]) -> str:
+    """nanobot's Telegram channel (the harness's offline one); returns its
+    canary token."""
+    token = f"7{seed:09d}:AA-canary-{canary(seed, 'telegram')}"
+    config.channels.telegram = {
+        "enabled": True,
+        "token": token,
+        "allowFrom": allow_from,
+        "streaming": False,
+    }
+    return token
+
+
+def webui_channel(config: Any, *, seed: int) -> str:
+    """nanobot's WebSocket channel (the WebUI's); returns its canary token
+    secret."""
+    secret = f"nb-webui-canary-{seed}-{canary(seed, 'webui', 16)}"
+    config.channels.websocket = {
+        "enabled": True,
+        "host": "127.0.0.1",
+        "port": 8765,
+        "tokenIssueSecret": secret,
+    }
+    return secret
+
+
 # ---------------------------------------------------------------------------
 # gateway
 # ---------------------------------------------------------------------------
@@ -65,26 +91,13 @@ SUBAGENT_TASK = "List the files in notes/ and summarize what each one is about i
 async def gateway(d: Driver) -> dict[str, Any]:
     seed = d.seed
     secrets: list[str] = []
-    telegram_token = f"7{seed:09d}:AA-canary-{canary(seed, 'telegram')}"
-    webui_secret = f"nb-webui-canary-{seed}-{canary(seed, 'webui', 16)}"
 
     def configure(config: Any) -> None:
         secrets.extend(base_config(config, seed=seed))
-        config.channels.telegram = {
-            "enabled": True,
-            "token": telegram_token,
-            "allowFrom": ["4242"],
-            "streaming": False,
-        }
-        config.channels.websocket = {
-            "enabled": True,
-            "host": "127.0.0.1",
-            "port": 8765,
-            "tokenIssueSecret": webui_secret,
-        }
+        secrets.append(telegram_channel(config, seed=seed, allow_from=["4242"]))
+        secrets.append(webui_channel(config, seed=seed))
 
     d.write_config(".nanobot", configure)
-    secrets += [telegram_token, webui_secret]
 
     await d.at("2026-10-24T08:45:00")
     await d.start_gateway(".nanobot")
@@ -295,16 +308,10 @@ def _pairing_code(record: dict[str, Any]) -> str:
 async def workspaces(d: Driver) -> dict[str, Any]:
     seed = d.seed
     secrets: list[str] = []
-    webui_secret = f"nb-webui-canary-{seed}-{canary(seed, 'webui', 16)}"
 
     def configure_main(config: Any) -> None:
         secrets.extend(base_config(config, seed=seed))
-        config.channels.websocket = {
-            "enabled": True,
-            "host": "127.0.0.1",
-            "port": 8765,
-            "tokenIssueSecret": webui_secret,
-        }
+        secrets.append(webui_channel(config, seed=seed))
 
     def configure_work(config: Any) -> None:
         base_config(config, seed=seed, workspace="~/.nanobot-work/workspace")
@@ -314,7 +321,6 @@ async def workspaces(d: Driver) -> dict[str, Any]:
         secrets.append(key)
 
     d.write_config(".nanobot", configure_main)
-    secrets.append(webui_secret)
 
     # Classic CLI in the default workspace, with /new part-way.
     await d.cli(instance=".nanobot", label="cli-default", entries=[
@@ -434,7 +440,7 @@ async def pasted_secrets(d: Driver) -> dict[str, Any]:
     return {"secrets": secrets}
 
 
-from .explore import explore  # noqa: E402  (it builds on base_config and canary above)
+from .explore import explore  # noqa: E402  (it builds on base_config and the channels above)
 from .scale import scale  # noqa: E402  (it builds on explore)
 
 RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets, "explore": explore,
