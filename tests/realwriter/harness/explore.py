@@ -202,9 +202,13 @@ class Explorer:
         self.cron_jobs: dict[str, str] = {}  # name -> message
         self.followups: list[tuple[str, Any]] = []
         changes = zone_transitions(setting.tz, setting.first_day.year)
-        # fall-back changes: the UTC stretch whose local times repeat
         self.windows: list[tuple[int, int]] = []
         self.changes: list[datetime] = changes
+        self.add_repeated_hours(changes)
+
+    def add_repeated_hours(self, changes: list[datetime]) -> None:
+        """The fall-back changes among *changes*: the UTC stretch whose local
+        times repeat, a minute either side, into ``windows``."""
         for change in changes:
             before = (change - timedelta(minutes=1)).astimezone(self.zone).utcoffset()
             after = change.astimezone(self.zone).utcoffset()

@@ -400,14 +400,7 @@ class Scaler(Explorer):
         self.target = target_bytes
         self.corpus = Corpus(Path(d.workspace), random.Random(f"scale-corpus:{d.seed}"), self.zone)
         # the run may reach into the next year: its repeated hours too
-        for change in zone_transitions(setting.tz, setting.first_day.year + 1):
-            before = (change - timedelta(minutes=1)).astimezone(self.zone).utcoffset()
-            after = change.astimezone(self.zone).utcoffset()
-            assert before is not None and after is not None
-            if after < before:
-                ms = int(change.timestamp() * 1000)
-                shift = int((before - after).total_seconds() * 1000)
-                self.windows.append((ms - shift - MINUTE_MS, ms + shift + MINUTE_MS))
+        self.add_repeated_hours(zone_transitions(setting.tz, setting.first_day.year + 1))
         self.tg_logs = {user: SessionLog(f"telegram:{user}") for user in TG_USERS}
         self.tg = self.tg_logs[TG_USERS[0]]
         #: turns the user will spend in each WebUI chat, by chat id
