@@ -18,6 +18,7 @@ use crate::diag::{DiagKind, Diagnostic, one_line};
 use crate::prices::PriceTable;
 use crate::schema::Agent;
 use crate::stage::Staged;
+use crate::steps::Chain;
 use crate::timings::Timings;
 
 /// Output tables besides `events`, in `--tables` / `--db` order.
@@ -145,6 +146,9 @@ pub struct Engine {
     conn: Connection,
     /// DuckDB's `memory_limit` in bytes, as opened.
     memory_limit: u64,
+    /// The bytes of the staged events files ([`Engine::load`]): with their
+    /// rows, how the steps keep the events chain ([`crate::steps::Chain`]).
+    staged_bytes: std::cell::Cell<u64>,
 }
 
 impl Engine {
@@ -163,7 +167,11 @@ impl Engine {
             sql_str(spill),
             threads,
         ))?;
-        Ok(Engine { conn, memory_limit })
+        Ok(Engine {
+            conn,
+            memory_limit,
+            staged_bytes: std::cell::Cell::new(0),
+        })
     }
 
     /// Lower the memory limit for the write (half, at most 128 MiB less):
@@ -212,11 +220,14 @@ impl Engine {
         // joins on the staged side (V001 and V002 ran out of memory at 256
         // MiB on a 4 GB home; a step reading through the raw_events view
         // likewise). The order of the rows is free (x_row is their identity).
-        let mut events = staged.events.clone();
-        events.sort_by_cached_key(|p| {
-            let bytes = std::fs::metadata(p).map_or(0, |m| m.len());
-            (std::cmp::Reverse(bytes), p.clone())
-        });
+        let mut events: Vec<(u64, PathBuf)> = staged
+            .events
+            .iter()
+            .map(|p| (std::fs::metadata(p).map_or(0, |m| m.len()), p.clone()))
+            .collect();
+        events.sort_by_key(|(bytes, p)| (std::cmp::Reverse(*bytes), p.clone()));
+        self.staged_bytes.set(events.iter().map(|(b, _)| b).sum());
+        let events: Vec<PathBuf> = events.into_iter().map(|(_, p)| p).collect();
         self.conn.execute_batch(&format!(
             "CREATE TABLE params AS SELECT CAST({offset} AS INTEGER) AS given_offset_minutes, '{load_id}' AS load_id;
              CREATE VIEW stage_events AS SELECT * FROM read_parquet({});
@@ -232,15 +243,31 @@ impl Engine {
     }
 
     /// Every SQL step, in order; `starting(index, count, name)` is called
-    /// before each (`kinds`, then `V001__…` without `.sql`).
+    /// before each (`kinds`, then `V001__…` without `.sql`). The events
+    /// chain is kept as the staged rows and bytes say
+    /// ([`Chain::for_stage`]; `NANOLOAD_TEST_SQL_CHAIN=views|tables` forces
+    /// one, for the tests that compare the two).
     pub fn run_steps(
         &self,
         mut starting: impl FnMut(usize, usize, &str),
     ) -> Result<Timings, EngineError> {
         let count = crate::steps::STEPS.len() + 1;
         let mut tell = |i: usize, file: &str| starting(i, count, file.trim_end_matches(".sql"));
-        let times =
-            crate::steps::run_all(&self.conn, &mut tell).map_err(|e| EngineError(e.to_string()))?;
+        let forced = std::env::var("NANOLOAD_TEST_SQL_CHAIN")
+            .ok()
+            .and_then(|s| Chain::parse(&s));
+        let chain = match forced {
+            Some(chain) => chain,
+            None => {
+                // from the Parquet footers: no row is read
+                let rows: i64 =
+                    self.conn
+                        .query_row("SELECT count(*) FROM stage_events", [], |r| r.get(0))?;
+                Chain::for_stage(rows.max(0) as u64, self.staged_bytes.get())
+            }
+        };
+        let times = crate::steps::run_all(&self.conn, chain, &mut tell)
+            .map_err(|e| EngineError(e.to_string()))?;
         Ok(Timings {
             phases: times
                 .into_iter()

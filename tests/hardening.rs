@@ -1486,3 +1486,50 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
     }
     Ok(files)
 }
+
+/// The SQL steps keep the events chain (raw_events … events_linked) as views
+/// on a large home and as tables on a small one (`steps::Chain`): every
+/// fixture home — all small, so their shared loads (golden, audits) took
+/// the tables — gives the same OUT.parquet and `--tables` bytes, and the
+/// same exit code, with the chain forced to views.
+#[test]
+fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
+    let mut checked = 0;
+    for rel in crate::fixture_homes::homes()? {
+        let shared = crate::fixture_homes::load(&rel)?;
+        let home = crate::fixture_homes::materialize(&rel)?;
+        let dir = tempfile::tempdir()?;
+        let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
+        let o = Command::new(bin())
+            .arg(home.path())
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables)
+            .args(["--threads", "2", "--progress", "never"])
+            .env("NANOLOAD_TEST_SQL_CHAIN", "views")
+            .output()?;
+        let code = o.status.code().unwrap_or(-1);
+        assert!(
+            shared.rendering.starts_with(&format!("exit {code}\n")),
+            "{rel}: exit {code} with views, {:?} with tables",
+            shared.rendering.lines().next()
+        );
+        if code == 2 {
+            continue;
+        }
+        for (name, bytes) in shared.files.iter() {
+            if name == "summary.json" {
+                continue; // its phase timings differ from run to run
+            }
+            let ours = std::fs::read(dir.path().join(name))?;
+            assert!(
+                ours == *bytes,
+                "{rel}: {name} differs between views and tables"
+            );
+            checked += 1;
+        }
+    }
+    // OUT and every table of every home that loads
+    assert!(checked > 100, "only {checked} files compared");
+    Ok(())
+}

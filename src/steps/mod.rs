@@ -8,6 +8,14 @@
 //!                  (zero-padded, contiguous, unique)
 //! ```
 //! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines.
+//!
+//! The events chain ([`CHAIN`]: raw_events → events_kept → events_utc →
+//! events_deduped → events_linked) is five views, each defined by one step
+//! over the one before. How the run keeps them is [`Chain`]: views on a
+//! large home (the staged Parquet stays the one copy of the rows), each
+//! copied into a table of the same name right after its step on a small one
+//! (a statement then plans and reads one table, not the staged files and
+//! the chain's seventeen joins: that planning was most of a small home's run).
 //! No step spells a source kind's name or an `x_group` number: a step asks
 //! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
 //! its macro ([`crate::schema::Group`]).
@@ -63,10 +71,70 @@ pub struct StepError {
 /// macros (built here, before the first file) fail.
 pub const KINDS: &str = "V000__kinds (built by steps.rs from the registry)";
 
-/// Run the `kinds` prelude, then every step in order; `starting` is told
-/// each one's index and file name (`kinds` first) before it runs.
+/// The layers of the events chain, in order: each a view that one step
+/// defines over the layer before it (V003's raw_events over the staged
+/// Parquet … V014's events_linked), read by the steps after it.
+pub const CHAIN: [&str; 5] = [
+    "raw_events",
+    "events_kept",
+    "events_utc",
+    "events_deduped",
+    "events_linked",
+];
+
+/// How the steps keep the [`CHAIN`]'s layers. The output is the same
+/// either way (`hardening::the_chain_as_views_or_tables_gives_the_same_outputs`):
+/// no step changes a table a layer reads after the layer's own step
+/// (`tests::no_step_changes_what_a_chain_layer_reads_after_it`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    /// Views: each statement that reads a layer reads the staged Parquet
+    /// again and runs the joins of the layers under it. Nothing is copied,
+    /// so a large home stays within the memory limit.
+    Views,
+    /// Each layer copied into a table of its name right after the step that
+    /// defines it (the view dropped). On a small home the planning of the
+    /// chain in each of the ~40 statements that read it, and opening the
+    /// staged files again, was most of the run (a 320 KB home: 1.3 s, 0.7 s
+    /// with tables); on a large one the five copies cost more than they save
+    /// (BENCHMARKS.md "The events chain as tables").
+    Tables,
+}
+
+impl Chain {
+    /// The most staged event rows a run keeps the chain as tables for.
+    pub const MAX_TABLE_ROWS: u64 = 25_000;
+    /// The most staged events Parquet (uncompressed) a run keeps the chain as
+    /// tables for: five copies of the staged text and native stay well
+    /// within the default memory limit.
+    pub const MAX_TABLE_BYTES: u64 = 16 << 20;
+
+    /// The chain for a stage of `rows` event rows in `bytes` of Parquet.
+    pub fn for_stage(rows: u64, bytes: u64) -> Chain {
+        if rows <= Self::MAX_TABLE_ROWS && bytes <= Self::MAX_TABLE_BYTES {
+            Chain::Tables
+        } else {
+            Chain::Views
+        }
+    }
+
+    /// `views` or `tables` (`NANOLOAD_TEST_SQL_CHAIN`, which forces one in
+    /// the tests).
+    pub fn parse(s: &str) -> Option<Chain> {
+        match s {
+            "views" => Some(Chain::Views),
+            "tables" => Some(Chain::Tables),
+            _ => None,
+        }
+    }
+}
+
+/// Run the `kinds` prelude, then every step in order, keeping the events
+/// chain as `chain` says; `starting` is told each one's index and file name
+/// (`kinds` first) before it runs.
 pub fn run_all(
     conn: &Connection,
+    chain: Chain,
     starting: &mut dyn FnMut(usize, &'static str),
 ) -> Result<Vec<(&'static str, Duration)>, StepError> {
     let mut times = Vec::with_capacity(STEPS.len() + 1);
@@ -78,9 +146,29 @@ pub fn run_all(
         let started = Instant::now();
         starting(i + 1, step.0);
         run_step(conn, step)?;
+        if chain == Chain::Tables {
+            for layer in chain_layers(step.1) {
+                conn.execute_batch(&format!(
+                    "CREATE TABLE {layer}__table AS SELECT * FROM {layer};
+                     DROP VIEW {layer};
+                     ALTER TABLE {layer}__table RENAME TO {layer};"
+                ))
+                .map_err(|source| StepError {
+                    file: step.0,
+                    source,
+                })?;
+            }
+        }
         times.push((step.0, started.elapsed()));
     }
     Ok(times)
+}
+
+/// The [`CHAIN`] layers a step's SQL defines (`CREATE VIEW <layer> AS`).
+fn chain_layers(sql: &str) -> impl Iterator<Item = &'static str> + '_ {
+    CHAIN
+        .into_iter()
+        .filter(move |layer| sql.contains(&format!("CREATE VIEW {layer} AS")))
 }
 
 /// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]).

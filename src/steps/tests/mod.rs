@@ -179,6 +179,108 @@ fn embedded_list_equals_the_sql_folder_with_contiguous_versions() -> std::io::Re
     Ok(())
 }
 
+/// Each layer of the events chain is a view one step defines, in chain
+/// order: what `run_all` copies into a table under `Chain::Tables` (a layer
+/// no step defined as a view would silently stay a view).
+#[test]
+fn every_chain_layer_is_the_view_of_one_step_in_order() {
+    let mut at = Vec::new();
+    for layer in CHAIN {
+        let steps: Vec<usize> = STEPS
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, sql))| chain_layers(sql).any(|l| l == layer))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(steps.len(), 1, "{layer} is a view of steps {steps:?}");
+        at.push(steps[0]);
+    }
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "chain out of step order: {at:?}"
+    );
+}
+
+/// The tables and views a statement reads (`FROM x`, `JOIN x`).
+fn read_names(sql: &str) -> Vec<String> {
+    let re = regex::Regex::new(r"(?i)\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_]*)")
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    re.captures_iter(sql).map(|c| c[1].to_lowercase()).collect()
+}
+
+/// Where in `sql` a statement changes `name` (appends, updates, deletes,
+/// alters, drops or replaces it).
+fn changes(sql: &str, name: &str) -> Option<String> {
+    let re = regex::Regex::new(&format!(
+        r"(?im)^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|ALTER\s+TABLE|DROP\s+(?:TABLE|VIEW)|CREATE\s+OR\s+REPLACE\s+(?:TABLE|VIEW)|TRUNCATE)\s+{name}\b.*"
+    ))
+    .unwrap_or_else(|e| unreachable!("{e}"));
+    re.find(sql).map(|m| m.as_str().trim().to_string())
+}
+
+/// The statements after each chain layer's view that change a table the
+/// view reads: `(layer, table, statement)`.
+fn chain_conflicts(steps: &[(&str, &str)]) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    for (i, (_, sql)) in steps.iter().enumerate() {
+        for layer in chain_layers(sql) {
+            let Some(start) = sql.find(&format!("CREATE VIEW {layer} AS")) else {
+                continue;
+            };
+            let end = sql[start..].find(';').map_or(sql.len(), |e| start + e);
+            let after = std::iter::once(&sql[end..]).chain(steps[i + 1..].iter().map(|s| s.1));
+            for text in after {
+                for t in read_names(&sql[start..end]) {
+                    if let Some(stmt) = changes(text, &t) {
+                        found.push((layer.to_string(), t, stmt));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A layer copied into a table (`Chain::Tables`) is the rows of its view
+/// at its step's end; a view is read later. They stay the same only while
+/// no later statement changes a table the view reads (V008 appends to
+/// dropped_rows, which no layer reads: events_kept reads
+/// session_copy_drops).
+#[test]
+fn no_step_changes_what_a_chain_layer_reads_after_it() {
+    assert_eq!(chain_conflicts(STEPS), Vec::new());
+    // the check finds a change: session_copy_drops appended to after V004
+    let v004 = STEPS
+        .iter()
+        .find(|(f, _)| stem(f) == "deduped_session_copies")
+        .unwrap_or_else(|| unreachable!("V004"));
+    let later = (
+        "V999__later.sql",
+        "INSERT INTO session_copy_drops SELECT 1;\n",
+    );
+    assert_eq!(
+        chain_conflicts(&[*v004, later]),
+        vec![(
+            "events_kept".to_string(),
+            "session_copy_drops".to_string(),
+            "INSERT INTO session_copy_drops SELECT 1;".to_string()
+        )]
+    );
+}
+
+#[test]
+fn a_small_stage_keeps_the_chain_as_tables() {
+    use Chain::*;
+    let (rows, bytes) = (Chain::MAX_TABLE_ROWS, Chain::MAX_TABLE_BYTES);
+    assert_eq!(Chain::for_stage(0, 0), Tables);
+    assert_eq!(Chain::for_stage(rows, bytes), Tables);
+    assert_eq!(Chain::for_stage(rows + 1, 0), Views);
+    assert_eq!(Chain::for_stage(1, bytes + 1), Views);
+    assert_eq!(Chain::parse("views"), Some(Views));
+    assert_eq!(Chain::parse("tables"), Some(Tables));
+    assert_eq!(Chain::parse("table"), None);
+}
+
 /// The name of a step: its file name without `V###__` and `.sql`.
 fn stem(file: &str) -> &str {
     let name = file.split_once("__").map_or(file, |(_, n)| n);
