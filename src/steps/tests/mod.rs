@@ -228,12 +228,11 @@ fn chain_conflicts(steps: &[(&str, &str)]) -> Vec<(String, String, String)> {
                 continue;
             };
             let end = sql[start..].find(';').map_or(sql.len(), |e| start + e);
+            let read = read_names(&sql[start..end]);
             let after = std::iter::once(&sql[end..]).chain(steps[i + 1..].iter().map(|s| s.1));
-            for text in after {
-                for t in read_names(&sql[start..end]) {
-                    if let Some(stmt) = changes(text, &t) {
-                        found.push((layer.to_string(), t, stmt));
-                    }
+            for (text, t) in after.flat_map(|text| read.iter().map(move |t| (text, t))) {
+                if let Some(stmt) = changes(text, t) {
+                    found.push((layer.to_string(), t.clone(), stmt));
                 }
             }
         }
