@@ -169,6 +169,10 @@ pub struct EventRow {
     pub x_record: Option<String>,
     /// Normalised text for windowed dedup (runtime-context suffix removed).
     pub x_match: Option<String>,
+    /// The row's text as read is its `x_match` (set instead of a copy of
+    /// the text: [`crate::store::StoreOutput::push`] takes the key from the
+    /// text before redaction). Not staged.
+    pub x_match_text: bool,
     /// Native id used as an ordering tie-breaker (nanoclaw message id).
     pub x_id: Option<String>,
     /// Session metadata row (model preset, relay, permission mode) that a

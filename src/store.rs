@@ -233,10 +233,17 @@ pub const BATCH_BYTES: usize = 16 << 20;
 /// hold a text twice, and a staged or cached key never holds a secret the
 /// scanner finds: docs/design.md "Secrets").
 pub fn match_key(text: String, scanner: Option<&Scanner>) -> String {
-    use sha2::Digest;
     if text.len() <= 72 && scanner.is_none_or(|s| s.find(&text).is_empty()) {
         return text;
     }
+    hashed_key(&text)
+}
+
+/// The dedup key of a text that is not its own key ([`match_key`]). The
+/// ledger keeps it in each row's identity (docs/design.md "Ledger"), so it
+/// stays what earlier builds staged.
+fn hashed_key(text: &str) -> String {
+    use sha2::Digest;
     format!("sha256:{}", hex(&sha2::Sha256::digest(text.as_bytes())))
 }
 
@@ -395,10 +402,16 @@ impl<'a> StoreOutput<'a> {
         // whether the scanner left the text as it was (an x_match equal to
         // it then holds no secret either: no second scan, below)
         let mut text_kept = true;
+        // the key of a row whose x_match is its text (`x_match_text`), when
+        // that text held a secret: the digest of the text as read
+        let mut secret_key = None;
         if let Some(scanner) = &self.options.scanner {
             if let Some(text) = row.text.as_mut()
                 && let Some(redacted) = scanner.redact(text, &mut self.redactions)
             {
+                if row.x_match_text {
+                    secret_key = Some(hashed_key(text));
+                }
                 *text = redacted;
                 text_kept = false;
             }
@@ -430,6 +443,17 @@ impl<'a> StoreOutput<'a> {
         row.x_match = match row.turn_type {
             // tool rows pair on tool_use_id; their text is not a key
             TurnType::ToolUse | TurnType::ToolResult => None,
+            // the text as read: a secret's digest, else the text kept as it
+            // was (no second scan), as match_key gives for a copy of it
+            _ if row.x_match_text && row.x_match.is_none() => secret_key.or_else(|| {
+                row.text.as_deref().map(|t| {
+                    if t.len() <= 72 {
+                        t.to_string()
+                    } else {
+                        hashed_key(t)
+                    }
+                })
+            }),
             _ => row.x_match.take().map(|t| {
                 let scanned = text_kept && row.text.as_ref() == Some(&t);
                 match_key(t, self.options.scanner.as_ref().filter(|_| !scanned))
@@ -532,5 +556,139 @@ impl<'a> StoreOutput<'a> {
             fatal,
             redactions: self.redactions,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// The rows a store pushed, as staged.
+    #[derive(Default)]
+    struct Rows(Mutex<Vec<EventRow>>);
+
+    impl RowWriter for Rows {
+        fn write_events(
+            &self,
+            _kind: &'static str,
+            rows: &[EventRow],
+            _natives: &[Option<String>],
+        ) -> Result<(), StageError> {
+            self.0
+                .lock()
+                .map_err(|_| StageError::Poisoned)?
+                .extend_from_slice(rows);
+            Ok(())
+        }
+        fn write_llm_calls(&self, _rows: &[LlmCallRow]) -> Result<(), StageError> {
+            Ok(())
+        }
+    }
+
+    /// The staged `x_match` of one row per text, pushed as `row` makes it.
+    fn keys(
+        scanner: Option<Scanner>,
+        texts: &[String],
+        row: impl Fn(&str) -> EventRow,
+    ) -> Vec<Option<String>> {
+        let store = Store {
+            extractor: 0,
+            kind: "session_jsonl",
+            agent: Agent::Nanobot,
+            instance: ".nanobot".into(),
+            rel: ".nanobot/sessions/a.jsonl".into(),
+            abs: PathBuf::from("/nonexistent/a.jsonl"),
+            role: Role::Primary,
+            present: true,
+            bytes: 0,
+            mtime_ns: 0,
+            parts: Vec::new(),
+            sidecars: Vec::new(),
+        };
+        let options = ExtractOptions {
+            include_thinking: true,
+            secret_patterns: Vec::new(),
+            scanner,
+            stage_all_wide: false,
+        };
+        let rows = Rows::default();
+        let mut out = StoreOutput::new(
+            &store,
+            Path::new("/nonexistent"),
+            &options,
+            &rows,
+            PathBuf::from("/nonexistent/scratch"),
+        );
+        for t in texts {
+            assert!(out.push(row(t)).is_ok());
+        }
+        assert_eq!(out.finish(Ok(())).status, "ok");
+        let staged = rows.0.into_inner().unwrap_or_default();
+        staged.into_iter().map(|r| r.x_match).collect()
+    }
+
+    /// A row whose key is its text as read (`x_match_text`) is keyed as a
+    /// row carrying a copy of its text in `x_match`, with the scanner on
+    /// and off: a short clean text is its own key, a long one or one
+    /// holding a secret its digest (taken before redaction, so the copies
+    /// of a text with a secret still pair), and no key holds the secret.
+    #[test]
+    fn a_text_that_is_its_own_key_is_keyed_as_a_copy_of_it() {
+        let secret = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
+        let texts: Vec<String> = vec![
+            "short and clean".into(),
+            "a longer text, clean as well, that is past the seventy-two characters a key keeps"
+                .into(),
+            format!("token {secret}"),
+            format!(
+                "a longer text that pastes {secret} into a message, past seventy-two characters"
+            ),
+            String::new(),
+        ];
+        let assistant = |t: &str| EventRow {
+            turn_type: TurnType::Assistant,
+            text: Some(t.to_string()),
+            ..Default::default()
+        };
+        for scanner in [Some(Scanner::new(&[])), None] {
+            let on = scanner.is_some();
+            let copied = keys(scanner.clone(), &texts, |t| EventRow {
+                x_match: Some(t.to_string()),
+                ..assistant(t)
+            });
+            let own = keys(scanner, &texts, |t| EventRow {
+                x_match_text: true,
+                ..assistant(t)
+            });
+            assert_eq!(own, copied, "scanner {on}");
+            assert_eq!(own[0].as_deref(), Some("short and clean"));
+            assert_eq!(own[4].as_deref(), Some(""));
+            let digest = hashed_key(&texts[2]);
+            match on {
+                true => assert_eq!(own[2].as_deref(), Some(digest.as_str())),
+                false => assert_eq!(own[2].as_deref(), Some(texts[2].as_str())),
+            }
+            for k in [&own[1], &own[3]] {
+                assert!(
+                    k.as_deref()
+                        .is_some_and(|k| k.starts_with("sha256:") && k.len() == 71)
+                );
+            }
+            assert!(
+                own.iter()
+                    .flatten()
+                    .all(|k| !k.contains(&secret[..12]) || !on)
+            );
+        }
+        // a tool row's text is no key either way
+        let tool = keys(Some(Scanner::new(&[])), &texts, |t| EventRow {
+            turn_type: TurnType::ToolResult,
+            text: Some(t.to_string()),
+            x_match_text: true,
+            ..Default::default()
+        });
+        assert!(tool.iter().all(Option::is_none));
     }
 }

@@ -2,8 +2,9 @@
 //! their boundaries, checks and cut starts, and redaction of texts and
 //! JSON values. The rules themselves are data (`rules.rs`).
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, Input, Span};
@@ -720,6 +721,93 @@ pub fn secret_name(key: &str) -> bool {
     NAME.as_ref().is_some_and(|re| re.is_match(key))
 }
 
+/// The texts and serialized natives a scanner (and its clones) found
+/// nothing in, by their XXH3-128: a store's copies (a session file and its
+/// WebUI transcript, backups, the frozen copies of a workspace) repeat the
+/// same texts, and a text found clean once is not searched again — half the
+/// text of a home of realistic shape, a sixth of a synthetic one
+/// (BENCHMARKS.md "The scanner's memo"). Only what the scanner leaves as it
+/// is goes in, so a hit changes no output and no count; a collision of two
+/// 128-bit digests is the only way a text could be passed unsearched.
+#[derive(Default)]
+struct Clean {
+    shards: [Mutex<HashSet<u128, BuildHasherDefault<Prehashed>>>; CLEAN_SHARDS],
+}
+
+/// Shards of [`Clean`] (a lock each; the key's top bits pick one).
+const CLEAN_SHARDS: usize = 16;
+
+/// The most digests one shard of [`Clean`] holds; a full shard starts over.
+/// 7/8 of 2^17: the most a table of 2^17 slots (16 bytes and a control
+/// byte each) holds before it doubles, so all shards stay within 36 MiB.
+const CLEAN_PER_SHARD: usize = 7 << 14;
+
+/// The shortest text [`Clean`] remembers: a shorter one costs about as much
+/// to search as to look up.
+const CLEAN_MIN: usize = 64;
+
+/// A [`Clean`] domain: texts (`redact`) and serialized natives
+/// (`may_match_native`, whose keys count apart) never share a digest.
+#[derive(Clone, Copy)]
+enum Domain {
+    Text = 1,
+    Native = 2,
+}
+
+/// The hasher of an already uniform key (a digest's low 64 bits).
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.0 = i as u64;
+    }
+}
+
+impl std::fmt::Debug for Clean {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held: usize = self
+            .shards
+            .iter()
+            .map(|s| s.lock().map_or(0, |s| s.len()))
+            .sum();
+        f.debug_struct("Clean").field("held", &held).finish()
+    }
+}
+
+impl Clean {
+    /// The key of `text` in `domain` (`None`: too short to remember).
+    fn key(text: &str, domain: Domain) -> Option<u128> {
+        (text.len() >= CLEAN_MIN)
+            .then(|| twox_hash::XxHash3_128::oneshot_with_seed(domain as u64, text.as_bytes()))
+    }
+
+    fn shard(&self, key: u128) -> &Mutex<HashSet<u128, BuildHasherDefault<Prehashed>>> {
+        &self.shards[(key >> 124) as usize % CLEAN_SHARDS]
+    }
+
+    fn contains(&self, key: u128) -> bool {
+        self.shard(key).lock().is_ok_and(|s| s.contains(&key))
+    }
+
+    fn insert(&self, key: u128) {
+        if let Ok(mut s) = self.shard(key).lock() {
+            if s.len() >= CLEAN_PER_SHARD {
+                s.clear();
+            }
+            s.insert(key);
+        }
+    }
+}
+
 /// The compiled rules (built-in and `--secret-pattern`).
 #[derive(Debug, Clone)]
 pub struct Scanner {
@@ -729,6 +817,8 @@ pub struct Scanner {
     pub(super) prepass: Prepass,
     /// Some rule is a user pattern.
     user: bool,
+    /// What this scanner found clean (shared by its clones: one per run).
+    clean: Arc<Clean>,
 }
 
 impl Scanner {
@@ -780,7 +870,19 @@ impl Scanner {
                 _ => Prepass::new(RULES, search),
             },
             user: !user.is_empty(),
+            clean: Arc::default(),
         }
+    }
+
+    /// How many texts and natives this scanner (with its clones) remembers
+    /// as clean.
+    #[cfg(test)]
+    pub(super) fn remembered(&self) -> usize {
+        self.clean
+            .shards
+            .iter()
+            .map(|s| s.lock().map_or(0, |s| s.len()))
+            .sum()
     }
 
     /// Whether some rule can match a string of the JSON value serialized as
@@ -807,7 +909,18 @@ impl Scanner {
         native: &serde_json::Map<String, serde_json::Value>,
         json: &str,
     ) -> bool {
-        self.user || self.needle_in_serialized(json, true) || has_secret_name(native)
+        if self.user {
+            return true;
+        }
+        let key = Clean::key(json, Domain::Native);
+        if key.is_some_and(|k| self.clean.contains(k)) {
+            return false;
+        }
+        let may = self.needle_in_serialized(json, true) || has_secret_name(native);
+        if let (false, Some(k)) = (may, key) {
+            self.clean.insert(k);
+        }
+        may
     }
 
     /// The secret spans of `text`: (start, end, rule), sorted, disjoint.
@@ -854,6 +967,19 @@ impl Scanner {
     /// (`AKIA…` glued to a key, which a marker then replaces) goes in the
     /// next round, so a redacted text never redacts again.
     pub fn redact(&self, text: &str, counts: &mut Counts) -> Option<String> {
+        let key = Clean::key(text, Domain::Text);
+        if key.is_some_and(|k| self.clean.contains(k)) {
+            return None;
+        }
+        let out = self.redact_rounds(text, counts);
+        if let (None, Some(k)) = (&out, key) {
+            self.clean.insert(k);
+        }
+        out
+    }
+
+    /// [`Scanner::redact`] without the memo.
+    fn redact_rounds(&self, text: &str, counts: &mut Counts) -> Option<String> {
         let mut out: Option<String> = None;
         // each round replaces at least one span of the text's own bytes by a
         // marker that matches no rule; the cap only bounds a pathological text

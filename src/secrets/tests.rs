@@ -623,6 +623,49 @@ proptest! {
     }
 }
 
+/// The memo of clean texts only skips work: a text found clean once is not
+/// searched again, one with a secret is redacted and counted every time it
+/// comes (a copy of a session pastes it again), a native with a
+/// secret-named key is walked every time, and clones of a scanner share
+/// what it learnt.
+#[test]
+fn the_memo_remembers_only_what_was_found_clean() {
+    let s = Scanner::new(&[]);
+    let clean = "a text long enough to remember, with no secret in it, as a copy repeats it";
+    let secret = format!("a text long enough to remember that pastes {SK} into the chat");
+    let named = serde_json::json!({ "env": { "API_KEY": "q8ZtR2vW9xL4mN7pK3sD6fH1jG5bC0aE" } });
+    let named_json = named.to_string();
+    let named_map = named.as_object().cloned().unwrap_or_default();
+    let plain =
+        serde_json::json!({ "note": "a native long enough to remember, holding nothing secret" });
+    let plain_json = plain.to_string();
+    let plain_map = plain.as_object().cloned().unwrap_or_default();
+    for round in 1..=3u64 {
+        let mut c = Counts::new();
+        assert_eq!(s.redact(clean, &mut c), None);
+        assert_eq!(
+            s.redact(&secret, &mut c).as_deref(),
+            Some("a text long enough to remember that pastes [redacted:sk_key] into the chat")
+        );
+        assert_eq!(c, Counts::from([("sk_key", 1)]), "round {round}");
+        assert!(s.may_match_native(&named_map, &named_json));
+        assert!(!s.may_match_native(&plain_map, &plain_json));
+        assert_eq!(s.remembered(), 2, "round {round}");
+    }
+    // a text shorter than the memo's threshold is searched every time
+    assert_eq!(s.redact("short and clean", &mut Counts::new()), None);
+    assert_eq!(s.remembered(), 2);
+    let t = s.clone();
+    assert_eq!(
+        t.redact(
+            "another text long enough to remember, clean as the first one was",
+            &mut Counts::new()
+        ),
+        None
+    );
+    assert_eq!(s.remembered(), 3);
+}
+
 /// The corpus (`tests/secrets/corpus.json`, made by
 /// `tests/secrets/make_corpus.py` in the shapes of gitleaks' and
 /// detect-secrets' rules), at the scanner: every positive of a family

@@ -158,7 +158,7 @@ fn push_entry(out: &mut StoreOutput<'_>, e: Entry) -> Result<(), StoreError> {
     out.push(EventRow {
         turn_type: TurnType::User,
         ts_local: e.ts_local,
-        x_match: Some(e.text.clone()),
+        x_match_text: true,
         text: Some(e.text),
         source_line: Some(e.line),
         x_group: Group::Record,

@@ -67,8 +67,8 @@ pub const SWITCH_PREFIX: &str = "Switched model preset to `";
 /// and bits, arrays and objects by length, then their items (serde_json's
 /// `Map`, without its `preserve_order` feature, which nothing here enables,
 /// is a sorted map: `record_hash_ignores_separators_and_key_order`). Built
-/// in one buffer, hashed
-/// once: serializing JSON into the hash was a seventh of extraction.
+/// in one buffer, hashed once: serializing JSON into the hash was a seventh
+/// of extraction.
 pub fn record_hash(v: &Value) -> String {
     fn len(out: &mut Vec<u8>, tag: u8, n: usize) {
         out.push(tag);
@@ -511,7 +511,7 @@ impl SessionMapper {
                     rows.push(EventRow {
                         turn_type: TurnType::Thinking,
                         text: Some(r.to_string()),
-                        x_match: Some(r.to_string()),
+                        x_match_text: true,
                         ..base.clone()
                     });
                 }
@@ -549,7 +549,7 @@ impl SessionMapper {
                 if has_text || rows.is_empty() {
                     rows.push(EventRow {
                         turn_type: TurnType::Assistant,
-                        x_match: text.clone(),
+                        x_match_text: true,
                         text,
                         native: non_empty(&native),
                         // a subagent's result nanobot injected: it starts a
@@ -577,7 +577,8 @@ impl SessionMapper {
                     .get("tool_call_id")
                     .and_then(Value::as_str)
                     .map(String::from),
-                x_match: text.clone(),
+                // a tool result's text is no dedup key (it pairs on its
+                // call id: StoreOutput::push)
                 text,
                 native: non_empty(&native),
                 ..base.clone()

@@ -73,7 +73,7 @@ pub fn rows(
     let mut out = vec![EventRow {
         turn_type: TurnType::User,
         ts_utc: started_ms.and_then(from_epoch_ms),
-        x_match: Some(prompt.clone()),
+        x_match_text: true,
         text: Some(prompt),
         x_call_source: Some("cron".into()),
         x_sub: 0,
@@ -83,7 +83,7 @@ pub fn rows(
         out.push(EventRow {
             turn_type: TurnType::Assistant,
             ts_utc: updated,
-            x_match: Some(r.to_string()),
+            x_match_text: true,
             text: Some(r.to_string()),
             x_sub: 1,
             ..base.clone()

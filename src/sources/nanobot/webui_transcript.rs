@@ -254,7 +254,7 @@ pub fn map_record(
     let mut rows = Vec::new();
     let row = |turn_type, text: Option<String>, native| EventRow {
         turn_type,
-        x_match: text.clone(),
+        x_match_text: true,
         text,
         native,
         ..base.clone()
@@ -316,7 +316,7 @@ pub fn map_record(
                     turn_type,
                     tool_name: name,
                     tool_use_id: id,
-                    x_match: t.clone(),
+                    x_match_text: true,
                     text: t,
                     native: Some(n),
                     ..base.clone()
@@ -376,6 +376,7 @@ pub fn map_record(
         r.x_sub = i as i32;
         if r.turn_type == TurnType::System {
             r.x_match = None;
+            r.x_match_text = false;
         }
     }
     rows
