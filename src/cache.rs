@@ -273,6 +273,7 @@ fn options_hash(build: &str, options: &ExtractOptions, follow_links: bool) -> [u
         &format!("include_thinking={}", options.include_thinking),
     );
     field(&mut h, &format!("redact={}", options.scanner.is_some()));
+    field(&mut h, &format!("keys={:?}", options.keys));
     field(&mut h, &format!("follow_links={follow_links}"));
     for p in &options.secret_patterns {
         field(&mut h, &format!("secret_pattern={}", p.as_str()));

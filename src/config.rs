@@ -17,7 +17,7 @@ use regex::Regex;
 use crate::prices::PriceTable;
 use crate::progress::Show;
 use crate::secrets::Scanner;
-use crate::store::ExtractOptions;
+use crate::store::{ExtractOptions, KeyDigest};
 
 /// What a run does: the command line's flags, parsed by clap straight into
 /// this value (`cli::Args` flattens it), or set by a library caller
@@ -347,6 +347,7 @@ impl Config {
                 scanner: (!opts.no_redact).then(|| Scanner::new(&secret_patterns)),
                 secret_patterns,
                 stage_all_wide: false,
+                keys: KeyDigest::Fast,
             },
             utc_offset_minutes: opts.utc_offset_minutes,
             threads,

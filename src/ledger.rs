@@ -356,8 +356,10 @@ fn sync_locked(
         links_skipped,
         files_seen,
     };
-    // the ledger keeps every row's text and native itself
+    // the ledger keeps every row's text and native itself, and the keys
+    // every earlier build staged in each row's identity
     config.extract.stage_all_wide = true;
+    config.extract.keys = crate::store::KeyDigest::Sha256;
     let extraction = extract(
         &to_read,
         &config.home,

@@ -229,22 +229,57 @@ pub const BATCH: usize = 4096;
 pub const BATCH_BYTES: usize = 16 << 20;
 
 /// The dedup key of a text: the text itself when short and free of
-/// secrets, else its SHA-256 (equal texts give equal keys; the steps never
+/// secrets, else its digest (equal texts give equal keys; the steps never
 /// hold a text twice, and a staged or cached key never holds a secret the
 /// scanner finds: docs/design.md "Secrets").
-pub fn match_key(text: String, scanner: Option<&Scanner>) -> String {
+pub fn match_key(text: String, scanner: Option<&Scanner>, keys: KeyDigest) -> String {
     if text.len() <= 72 && scanner.is_none_or(|s| s.find(&text).is_empty()) {
         return text;
     }
-    hashed_key(&text)
+    keys.text(&text)
 }
 
-/// The dedup key of a text that is not its own key ([`match_key`]). The
-/// ledger keeps it in each row's identity (docs/design.md "Ledger"), so it
-/// stays what earlier builds staged.
-fn hashed_key(text: &str) -> String {
-    use sha2::Digest;
-    format!("sha256:{}", hex(&sha2::Sha256::digest(text.as_bytes())))
+/// How the dedup keys that are digests (`x_record`, the `x_match` of a long
+/// text or one holding a secret) are taken. Both are one-way: a key stands
+/// for a record or text that may hold a secret (docs/design.md "Secrets").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KeyDigest {
+    /// The first 16 bytes of the SHA-256 of the bytes' XXH3-128: XXH3
+    /// reads a byte in a few tenths of a cycle, SHA-256 takes about two
+    /// even on the CPU's SHA instructions (a twentieth of extraction), and
+    /// the SHA-256 of its 16 bytes keeps the key one-way (XXH3 alone is not
+    /// built to be). A text's key is `h:` and 32 hex digits.
+    #[default]
+    Fast,
+    /// SHA-256 of the bytes themselves, as every build before the fast keys
+    /// staged: `nanoload sync` takes these, as a ledger keeps the keys in
+    /// each row's identity (`row_key`, docs/design.md "Ledger") and a
+    /// ledger written by an earlier build must see its rows again, not new
+    /// ones. A text's key is `sha256:` and 64 hex digits.
+    Sha256,
+}
+
+impl KeyDigest {
+    /// A record's key (`x_record`): 32 hex digits.
+    pub fn record(self, bytes: &[u8]) -> String {
+        use sha2::Digest;
+        match self {
+            KeyDigest::Fast => {
+                let fast = twox_hash::XxHash3_128::oneshot(bytes).to_le_bytes();
+                hex(&sha2::Sha256::digest(fast)[..16])
+            }
+            KeyDigest::Sha256 => hex(&sha2::Sha256::digest(bytes)[..16]),
+        }
+    }
+
+    /// The key of a text that is not its own key ([`match_key`]).
+    pub fn text(self, text: &str) -> String {
+        use sha2::Digest;
+        match self {
+            KeyDigest::Fast => format!("h:{}", self.record(text.as_bytes())),
+            KeyDigest::Sha256 => format!("sha256:{}", hex(&sha2::Sha256::digest(text.as_bytes()))),
+        }
+    }
 }
 
 /// Lower-case hex of `bytes` (digests: dedup keys, load ids, cache keys).
@@ -271,6 +306,8 @@ pub struct ExtractOptions {
     /// Stage every row's text and native in the staged columns, none in a
     /// blob file (`nanoload sync`: the ledger keeps them; src/ledger.rs).
     pub stage_all_wide: bool,
+    /// How the dedup keys are digested (`nanoload sync`: as earlier builds did).
+    pub keys: KeyDigest,
 }
 
 /// A store that could not be read (or not read to its end).
@@ -410,7 +447,7 @@ impl<'a> StoreOutput<'a> {
                 && let Some(redacted) = scanner.redact(text, &mut self.redactions)
             {
                 if row.x_match_text {
-                    secret_key = Some(hashed_key(text));
+                    secret_key = Some(self.options.keys.text(text));
                 }
                 *text = redacted;
                 text_kept = false;
@@ -450,13 +487,17 @@ impl<'a> StoreOutput<'a> {
                     if t.len() <= 72 {
                         t.to_string()
                     } else {
-                        hashed_key(t)
+                        self.options.keys.text(t)
                     }
                 })
             }),
             _ => row.x_match.take().map(|t| {
                 let scanned = text_kept && row.text.as_ref() == Some(&t);
-                match_key(t, self.options.scanner.as_ref().filter(|_| !scanned))
+                match_key(
+                    t,
+                    self.options.scanner.as_ref().filter(|_| !scanned),
+                    self.options.keys,
+                )
             }),
         };
         let bytes =
@@ -590,6 +631,7 @@ mod tests {
     /// The staged `x_match` of one row per text, pushed as `row` makes it.
     fn keys(
         scanner: Option<Scanner>,
+        digest: KeyDigest,
         texts: &[String],
         row: impl Fn(&str) -> EventRow,
     ) -> Vec<Option<String>> {
@@ -612,6 +654,7 @@ mod tests {
             secret_patterns: Vec::new(),
             scanner,
             stage_all_wide: false,
+            keys: digest,
         };
         let rows = Rows::default();
         let mut out = StoreOutput::new(
@@ -631,9 +674,10 @@ mod tests {
 
     /// A row whose key is its text as read (`x_match_text`) is keyed as a
     /// row carrying a copy of its text in `x_match`, with the scanner on
-    /// and off: a short clean text is its own key, a long one or one
-    /// holding a secret its digest (taken before redaction, so the copies
-    /// of a text with a secret still pair), and no key holds the secret.
+    /// and off and either digest: a short clean text is its own key, a long
+    /// one or one holding a secret its digest (taken before redaction, so
+    /// the copies of a text with a secret still pair), and no key holds the
+    /// secret.
     #[test]
     fn a_text_that_is_its_own_key_is_keyed_as_a_copy_of_it() {
         let secret = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
@@ -652,43 +696,73 @@ mod tests {
             text: Some(t.to_string()),
             ..Default::default()
         };
-        for scanner in [Some(Scanner::new(&[])), None] {
-            let on = scanner.is_some();
-            let copied = keys(scanner.clone(), &texts, |t| EventRow {
-                x_match: Some(t.to_string()),
-                ..assistant(t)
-            });
-            let own = keys(scanner, &texts, |t| EventRow {
-                x_match_text: true,
-                ..assistant(t)
-            });
-            assert_eq!(own, copied, "scanner {on}");
-            assert_eq!(own[0].as_deref(), Some("short and clean"));
-            assert_eq!(own[4].as_deref(), Some(""));
-            let digest = hashed_key(&texts[2]);
-            match on {
-                true => assert_eq!(own[2].as_deref(), Some(digest.as_str())),
-                false => assert_eq!(own[2].as_deref(), Some(texts[2].as_str())),
-            }
-            for k in [&own[1], &own[3]] {
+        for digest in [KeyDigest::Fast, KeyDigest::Sha256] {
+            for scanner in [Some(Scanner::new(&[])), None] {
+                let on = scanner.is_some();
+                let copied = keys(scanner.clone(), digest, &texts, |t| EventRow {
+                    x_match: Some(t.to_string()),
+                    ..assistant(t)
+                });
+                let own = keys(scanner, digest, &texts, |t| EventRow {
+                    x_match_text: true,
+                    ..assistant(t)
+                });
+                assert_eq!(own, copied, "scanner {on}, {digest:?}");
+                assert_eq!(own[0].as_deref(), Some("short and clean"));
+                assert_eq!(own[4].as_deref(), Some(""));
+                let hashed = digest.text(&texts[2]);
+                match on {
+                    true => assert_eq!(own[2].as_deref(), Some(hashed.as_str())),
+                    false => assert_eq!(own[2].as_deref(), Some(texts[2].as_str())),
+                }
+                let (prefix, len) = match digest {
+                    KeyDigest::Fast => ("h:", 34),
+                    KeyDigest::Sha256 => ("sha256:", 71),
+                };
+                for k in [&own[1], &own[3]] {
+                    assert!(
+                        k.as_deref()
+                            .is_some_and(|k| k.starts_with(prefix) && k.len() == len),
+                        "{k:?}"
+                    );
+                }
                 assert!(
-                    k.as_deref()
-                        .is_some_and(|k| k.starts_with("sha256:") && k.len() == 71)
+                    own.iter()
+                        .flatten()
+                        .all(|k| !on || !k.contains(&secret[..12]))
                 );
             }
-            assert!(
-                own.iter()
-                    .flatten()
-                    .all(|k| !k.contains(&secret[..12]) || !on)
-            );
         }
         // a tool row's text is no key either way
-        let tool = keys(Some(Scanner::new(&[])), &texts, |t| EventRow {
-            turn_type: TurnType::ToolResult,
-            text: Some(t.to_string()),
-            x_match_text: true,
-            ..Default::default()
+        let tool = keys(Some(Scanner::new(&[])), KeyDigest::Fast, &texts, |t| {
+            EventRow {
+                turn_type: TurnType::ToolResult,
+                text: Some(t.to_string()),
+                x_match_text: true,
+                ..Default::default()
+            }
         });
         assert!(tool.iter().all(Option::is_none));
+    }
+
+    /// The ledger's digest is the SHA-256 of the bytes, as every build
+    /// before the fast keys staged it (a ledger they wrote keeps those keys
+    /// in its rows' identity); the fast one differs from it, and equal bytes
+    /// give equal keys either way.
+    #[test]
+    fn the_ledger_keys_are_the_sha256_earlier_builds_staged() {
+        use sha2::Digest;
+        let text = "a text past seventy-two characters, whose key is a digest of its bytes";
+        let sha = hex(&sha2::Sha256::digest(text.as_bytes()));
+        assert_eq!(KeyDigest::Sha256.text(text), format!("sha256:{sha}"));
+        assert_eq!(KeyDigest::Sha256.record(text.as_bytes()), sha[..32]);
+        let fast = KeyDigest::Fast.record(text.as_bytes());
+        assert_eq!(fast.len(), 32);
+        assert_ne!(fast, sha[..32]);
+        assert_eq!(KeyDigest::Fast.text(text), format!("h:{fast}"));
+        assert_ne!(
+            KeyDigest::Fast.record(b"one record"),
+            KeyDigest::Fast.record(b"another record")
+        );
     }
 }

@@ -980,3 +980,39 @@ fn a_new_ledger_compresses_its_texts_and_an_older_one_keeps_its_version() -> Tes
     assert_eq!(ledger_rows(&new, rows)?, ledger_rows(&old, rows)?);
     Ok(())
 }
+
+/// A ledger written by an earlier build (`fixtures/ledger/sha256-keys`,
+/// PROVENANCE.md: nanoload 797fed2 synced a copy of home-a) synced again
+/// by this one with the same home: every store is read again (another
+/// build) and every row is the same row — none added, none changed, none
+/// gone: a sync stages the dedup keys (part of each row's identity) as
+/// earlier builds did, whatever digest a load takes.
+#[test]
+fn a_ledger_of_an_earlier_build_sees_its_rows_again() -> TestResult {
+    // the mtimes the ledger's sync saw (config.json's rows take its mtime)
+    let home = crate::fixture_homes::materialize("nanobot/home-a")?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("ledger.duckdb");
+    std::fs::copy(fixture("ledger/sha256-keys/ledger.duckdb"), &ledger)?;
+    let o = sync(home.path(), &ledger)?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines: Vec<String> = stderr(&o).lines().map(String::from).collect();
+    assert_eq!(lines[..2], HOME_A_BAD);
+    assert_eq!(
+        lines[3..],
+        [
+            "nanoload: stores: 19 read, 0 unchanged since the ledger read them",
+            "nanoload: rows: 0 added, 0 changed, 0 gone; 163 in the ledger, 163 on disk",
+            "nanoload: nanobot usage records (llm_usage.sqlite3): 0 added, 0 changed, 0 gone; 32 in the ledger, 32 on disk",
+        ]
+    );
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT count(*), count(*) FILTER (WHERE x_match LIKE 'sha256:%'), count(*) FILTER (WHERE x_match LIKE 'h:%')
+             FROM ledger_events WHERE present AND last_seen_load = 2"
+        )?,
+        strs(&[&["163", "14", "0"]])
+    );
+    Ok(())
+}

@@ -17,10 +17,10 @@
 //! Every key without a standard column goes into `native`.
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::tool_call_text;
+use crate::store::KeyDigest;
 use crate::time::parse_naive;
 
 /// Channel prefixes of messaging platforms (a session on one is relayed).
@@ -59,7 +59,7 @@ const MAPPED_KEYS: [&str; 7] = [
 /// The prefix of a `/model` switch reply.
 pub const SWITCH_PREFIX: &str = "Switched model preset to `";
 
-/// A record's identity: the first 32 hex digits of SHA-256 over a
+/// A record's identity: the [`KeyDigest::record`] (32 hex digits) of a
 /// canonical encoding of the value, so two copies of one record hash alike
 /// whatever separators, key order or escapes their JSON text used, and
 /// different records differently. The encoding is a tag byte per value;
@@ -69,7 +69,7 @@ pub const SWITCH_PREFIX: &str = "Switched model preset to `";
 /// is a sorted map: `record_hash_ignores_separators_and_key_order`). Built
 /// in one buffer, hashed once: serializing JSON into the hash was a seventh
 /// of extraction.
-pub fn record_hash(v: &Value) -> String {
+pub fn record_hash(v: &Value, keys: KeyDigest) -> String {
     fn len(out: &mut Vec<u8>, tag: u8, n: usize) {
         out.push(tag);
         out.extend_from_slice(&(n as u64).to_le_bytes());
@@ -107,7 +107,7 @@ pub fn record_hash(v: &Value) -> String {
     }
     let mut out = Vec::with_capacity(1024);
     feed(&mut out, v);
-    crate::store::hex(&Sha256::digest(&out)[..16])
+    keys.record(&out)
 }
 
 /// Text of a `content` value: a string, or the text parts of a list of
@@ -177,6 +177,8 @@ pub struct SessionMapper {
     pub namespace: Option<String>,
     /// The store is a legacy-layout copy (`x_legacy`).
     pub legacy: bool,
+    /// How the record keys are digested ([`crate::store::ExtractOptions::keys`]).
+    pub keys: KeyDigest,
     /// `metadata._nanobot_model_preset`.
     pub preset: Option<String>,
     /// Whether the session holds a `/model` switch: then the model column is
@@ -421,7 +423,7 @@ impl SessionMapper {
                 json_kind(value)
             ));
         };
-        let record_key = record_hash(value);
+        let record_key = record_hash(value, self.keys);
         let ts = rec
             .get("timestamp")
             .and_then(Value::as_str)
@@ -858,8 +860,11 @@ mod tests {
     #[test]
     fn record_hash_ignores_separators_and_key_order() {
         assert_eq!(
-            record_hash(&v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#)),
-            record_hash(&v(r#"{"a":[1,{"x":1,"y":2}],"b":1}"#))
+            record_hash(
+                &v(r#"{"b": 1, "a": [1, {"y": 2, "x": 1}]}"#),
+                KeyDigest::Fast
+            ),
+            record_hash(&v(r#"{"a":[1,{"x":1,"y":2}],"b":1}"#), KeyDigest::Fast)
         );
         // the map is sorted (serde_json without `preserve_order`)
         assert_eq!(

@@ -165,8 +165,10 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     } else {
         Vec::new()
     };
+    let out_keys = out.options.keys;
     let new_mapper = |key: &str| {
         let mut m = SessionMapper::new(project.clone());
+        m.keys = out_keys;
         m.namespace.clone_from(&namespace_id);
         m.session_id = Some(key.to_string());
         m.has_switch = switch_keys.contains(&key.to_string());

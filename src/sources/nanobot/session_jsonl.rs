@@ -259,6 +259,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let project =
         namespace_of(&rel, out.home).and_then(|ns| workspace::project_path(&out.home.join(ns)));
     let mut mapper = SessionMapper::new(project);
+    mapper.keys = out.options.keys;
     mapper.namespace = namespace_id(&rel, out.home);
     mapper.legacy = is_legacy(&rel);
     // 0.3.5's checkpoint of an interrupted turn, beside the file
