@@ -16,7 +16,7 @@
 --          strings sorted ran out of memory at 256 MiB on a 4 GB home).
 -- Grain:   events_plan: one row per event; write_layout, plan_sessions:
 --          one row per sess_id; plan_stores: one row per store_id.
--- Inputs:  ordinals, order_sessions (V015), events_linked (V014),
+-- Inputs:  ordinals, order_sessions, linked_keys (V015), events_linked (V014),
 --          utc_locals (V006: the local time of a row with only a true-UTC
 --          one), params (load_id).
 -- Output:  write_layout (rows_before: the rows of the sessions before
@@ -45,7 +45,7 @@ FROM order_sessions;
 CREATE TABLE plan_stores AS
 SELECT CAST(row_number() OVER (ORDER BY source_path, source_kind, source_role) AS INTEGER) AS store_id,
     source_kind, source_role, source_path, (SELECT load_id FROM params) AS load_id
-FROM (SELECT DISTINCT source_kind, source_role, source_path FROM events_linked);
+FROM (SELECT DISTINCT source_kind, source_role, source_path FROM linked_keys);
 
 -- The rows (events_linked, the views of V003–V014) are the probe side and
 -- ordinals the build side of the join on x_row: DuckDB estimated the rows
