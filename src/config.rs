@@ -102,7 +102,9 @@ pub struct Options {
     pub no_redact: bool,
 
     /// DuckDB memory limit (e.g. 256MiB, 1GB); larger data spills to the
-    /// private temp dir. Raised automatically when one row alone needs more.
+    /// private temp dir. Raised automatically when one row alone needs more;
+    /// when the SQL steps still run out of memory they run again at twice,
+    /// then four times the limit (a warning names the step each time).
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub memory_limit: u64,
 

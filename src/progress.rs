@@ -219,6 +219,17 @@ impl Progress {
         self.enter(Phase::Write { files });
     }
 
+    /// Print one line on stderr above the progress line (which is drawn
+    /// again below it).
+    pub fn warn(&self, line: &str) {
+        #[cfg(feature = "engine")]
+        if let Some(v) = &self.view {
+            v.suspend(|| eprintln!("{line}"));
+            return;
+        }
+        eprintln!("{line}");
+    }
+
     /// Draw the phase that ends as it ends (its last counts), then the next.
     fn enter(&self, next: Phase) {
         let mut phase = self.shared.phase();
@@ -369,6 +380,11 @@ mod view {
         /// Draw the current state; `changed`: the phase just changed.
         pub fn draw(&self, shared: &Shared, phase: &Phase, changed: bool) {
             self.painter.draw(shared, phase, changed);
+        }
+
+        /// Run `f` with the line cleared, then draw it again.
+        pub fn suspend(&self, f: impl FnOnce()) {
+            self.painter.bar.suspend(f);
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! config ─▶ sink::Outputs::prepare ─▶ rundir ─▶ discover ─▶ extract (rayon) ─▶ stage
-//!   ─▶ engine: load, sql steps ─▶ sink: write to temp names ─▶ summary
+//!   ─▶ engine: load, sql steps (again at 2 ×, 4 × the memory limit when out of memory)
+//!   ─▶ sink: write to temp names ─▶ summary
 //!   ─▶ sink: --summary-json, check every target, rename all (exit 3 if a rename then fails)
 //!                                             (progress: drawn throughout, cleared at the end)
 //! ```
@@ -18,9 +19,10 @@ use crate::config::{Config, ConfigError, Options};
 use crate::discover::discover;
 use crate::engine::{Engine, EngineError};
 use crate::extract::{ExtractError, extract};
-use crate::progress::Progress;
+use crate::progress::{Progress, human_bytes};
 use crate::rundir::{RunDir, RunDirError};
 use crate::sink::{CommitError, OutputError, Outputs};
+use crate::stage::Staged;
 use crate::summary::{ExitCode, Summary};
 use crate::timings::Timings;
 
@@ -130,14 +132,11 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     t.extend(extraction.timings.clone());
     test_pause("staged");
 
-    let memory_limit = config.memory_limit_for(extraction.max_row_bytes());
-    let engine = Engine::open(&run_dir.spill_dir(), config.threads, memory_limit)?;
     let staged = &extraction.staged;
-    progress.loading();
-    t.time("load", || {
-        engine.load(staged, config.utc_offset_minutes, &load_id, &config.prices)
-    })?;
-    t.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
+    let limit = config.memory_limit_for(extraction.max_row_bytes());
+    let engine = load_and_run_steps(
+        &config, &run_dir, staged, &load_id, limit, &progress, &mut t,
+    )?;
     let diagnostics = engine.diagnostics()?;
 
     progress.writing(outputs.paths().len());
@@ -156,6 +155,104 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     );
     outputs.commit(&summary.json(), || test_pause("probed"))?;
     Ok(summary)
+}
+
+/// Open the engine, load the staged rows and run the SQL steps, at the
+/// memory limits of [`memory_limits`] in turn: an attempt that runs out of
+/// memory is dropped (its engine and spill files) with a warning, and the
+/// next one starts over.
+fn load_and_run_steps(
+    config: &Config,
+    run_dir: &RunDir,
+    staged: &Staged,
+    load_id: &str,
+    limit: u64,
+    progress: &Progress,
+    t: &mut Timings,
+) -> Result<Engine, RunError> {
+    let limits = memory_limits(limit);
+    let mut opened = None;
+    for (i, &limit) in limits.iter().enumerate() {
+        let (mut tried, began) = (Timings::default(), Instant::now());
+        let steps = (|| {
+            let engine = Engine::open(&run_dir.spill_dir(), config.threads, limit)?;
+            progress.loading();
+            tried.time("load", || {
+                engine.load(staged, config.utc_offset_minutes, load_id, &config.prices)
+            })?;
+            tried.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
+            Ok::<_, EngineError>(engine)
+        })();
+        match (steps, limits.get(i + 1)) {
+            (Ok(engine), _) => {
+                t.extend(tried);
+                opened = Some(engine);
+                break;
+            }
+            (Err(e), Some(&next)) if is_out_of_memory(&e) => {
+                progress.warn(&format!(
+                    "nanoload: warning: {}; the SQL steps run again with a memory limit of {} (was {})",
+                    out_of_memory(&e),
+                    human_bytes(next),
+                    human_bytes(limit)
+                ));
+                // the failed attempt as one phase: its steps' times are lost with it
+                t.phases.push((
+                    format!("load and sql, out of memory at {}", human_bytes(limit)),
+                    began.elapsed(),
+                ));
+            }
+            (Err(e), None) if is_out_of_memory(&e) => {
+                return Err(EngineError(format!(
+                    "{} (the SQL steps ran out of memory at {}, four times the limit; give a larger --memory-limit)",
+                    out_of_memory(&e),
+                    human_bytes(limit)
+                ))
+                .into());
+            }
+            (Err(e), _) => return Err(e.into()),
+        }
+    }
+    Ok(opened.ok_or_else(|| EngineError("no memory limit left to try".into()))?)
+}
+
+/// The memory limits the engine is opened with, in order: `first` (the
+/// configured limit, raised to fit the largest row), then twice and four
+/// times it, each tried only when a SQL step or the load ran out of memory
+/// at the limit before (docs/design.md "Bounded memory"). A failed attempt
+/// leaves nothing behind: its engine, and the spill files it made, are
+/// dropped before the next one opens.
+pub fn memory_limits(first: u64) -> Vec<u64> {
+    let first = test_memory_limit().unwrap_or(first);
+    vec![first, first.max(1) * 2, first.max(1) * 4]
+}
+
+/// Test-only hook: `NANOLOAD_TEST_MEMORY_LIMIT=<bytes>` replaces the first
+/// limit (below the 64 MiB floor), so a test can make a small home run out
+/// of memory and watch the load go on at twice and four times it.
+fn test_memory_limit() -> Option<u64> {
+    std::env::var("NANOLOAD_TEST_MEMORY_LIMIT")
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Whether DuckDB stopped because it ran out of memory (its `Out of Memory
+/// Error`), the one failure a higher limit can cure.
+fn is_out_of_memory(e: &EngineError) -> bool {
+    e.0.contains("Out of Memory Error")
+}
+
+/// DuckDB's out-of-memory error on one line, without its advice (its `SET`
+/// statements are not nanoload's options), naming the step or the load.
+fn out_of_memory(e: &EngineError) -> String {
+    let text = e.0.split("Possible solutions").next().unwrap_or_default();
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.starts_with("sql/") {
+        line
+    } else {
+        format!("loading the staged rows: {line}")
+    }
 }
 
 /// `--cache DIR`, opened for this HOME and these options.

@@ -1533,3 +1533,95 @@ fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
     assert!(checked > 100, "only {checked} files compared");
     Ok(())
 }
+
+/// A load that runs out of DuckDB memory goes on at twice and then four
+/// times the limit (`run::memory_limits`). `NANOLOAD_TEST_MEMORY_LIMIT`
+/// makes the first limit 16 MiB, too small for home-a: each failed attempt
+/// is one stderr line naming the step and the next limit, OUT and every
+/// table are the bytes of the load that never ran short, the exit code is
+/// the same. From 1 MiB, four times the limit is still too small: the run
+/// stops with one error line that says so and writes no output.
+#[test]
+fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
+    let rel = "nanobot/home-a";
+    let shared = crate::fixture_homes::load(rel)?;
+    let home = crate::fixture_homes::materialize(rel)?;
+    let dir = tempfile::tempdir()?;
+    let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
+    let o = Command::new(bin())
+        .arg(home.path())
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .args(["--threads", "2", "--progress", "never"])
+        .env("NANOLOAD_TEST_MEMORY_LIMIT", (16u64 << 20).to_string())
+        .output()?;
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        shared.rendering.starts_with(&format!("exit {code}\n")),
+        "exit {code}, {:?} without the retry",
+        shared.rendering.lines().next()
+    );
+    let stderr = String::from_utf8(o.stderr)?;
+    let retry = regex::Regex::new(
+        r"^nanoload: warning: (sql/V\d{3}__\w+\.sql|loading the staged rows): Out of Memory Error: [^\n]*; the SQL steps run again with a memory limit of (\d+)\.00 MiB \(was (\d+)\.00 MiB\)$",
+    )?;
+    let retries: Vec<(u64, u64)> = stderr
+        .lines()
+        .filter_map(|l| retry.captures(l))
+        .map(|c| Ok((c[3].parse()?, c[2].parse()?)))
+        .collect::<Result<_, std::num::ParseIntError>>()?;
+    assert!(
+        retries == [(16, 32)] || retries == [(16, 32), (32, 64)],
+        "retries {retries:?} in:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("Possible solutions"),
+        "DuckDB's advice shown:\n{stderr}"
+    );
+    let mut compared = 0;
+    for (name, bytes) in shared.files.iter() {
+        if name == "summary.json" {
+            continue; // its phase timings differ from run to run
+        }
+        assert!(
+            std::fs::read(dir.path().join(name))? == *bytes,
+            "{name} differs from the load that never ran out of memory"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 5, "only {compared} files compared");
+
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("out.parquet");
+    let o = Command::new(bin())
+        .arg(home.path())
+        .arg(&out)
+        .args(["--threads", "2", "--progress", "never"])
+        .env("NANOLOAD_TEST_MEMORY_LIMIT", (1u64 << 20).to_string())
+        .output()?;
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8(o.stderr)?;
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert!(
+        lines[0]
+            .ends_with("; the SQL steps run again with a memory limit of 2.00 MiB (was 1.00 MiB)"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1]
+            .ends_with("; the SQL steps run again with a memory limit of 4.00 MiB (was 2.00 MiB)"),
+        "{stderr}"
+    );
+    assert!(
+        lines[2].starts_with("nanoload: error: ")
+            && lines[2].contains("Out of Memory Error")
+            && lines[2].ends_with(
+                " (the SQL steps ran out of memory at 4.00 MiB, four times the limit; give a larger --memory-limit)"
+            ),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "an output was written");
+    Ok(())
+}
