@@ -1496,42 +1496,55 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
 fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
     let mut checked = 0;
     for rel in crate::fixture_homes::homes()? {
-        let shared = crate::fixture_homes::load(&rel)?;
-        let home = crate::fixture_homes::materialize(&rel)?;
-        let dir = tempfile::tempdir()?;
-        let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
-        let o = Command::new(bin())
-            .arg(home.path())
-            .arg(&out)
-            .arg("--tables")
-            .arg(&tables)
-            .args(["--threads", "2", "--progress", "never"])
-            .env("NANOLOAD_TEST_SQL_CHAIN", "views")
-            .output()?;
-        let code = o.status.code().unwrap_or(-1);
-        assert!(
-            shared.rendering.starts_with(&format!("exit {code}\n")),
-            "{rel}: exit {code} with views, {:?} with tables",
-            shared.rendering.lines().next()
-        );
-        if code == 2 {
-            continue;
-        }
+        let (_, compared) =
+            load_again_as_shared(&rel, ("NANOLOAD_TEST_SQL_CHAIN", "views"), "with views")?;
+        checked += compared;
+    }
+    // OUT and every table of every home that loads
+    assert!(checked > 100, "only {checked} files compared");
+    Ok(())
+}
+
+/// Load the fixture home `rel` again with the variable `env` set, and
+/// check it against the shared load of it (`fixture_homes::load`): the same
+/// exit code and, unless that is 2, the same bytes of OUT and of every
+/// `--tables` file (`what` says how this load differs, for the messages).
+/// Its stderr and how many files were compared.
+fn load_again_as_shared(
+    rel: &str,
+    (key, value): (&str, &str),
+    what: &str,
+) -> Result<(String, usize), Box<dyn std::error::Error>> {
+    let shared = crate::fixture_homes::load(rel)?;
+    let home = crate::fixture_homes::materialize(rel)?;
+    let dir = tempfile::tempdir()?;
+    let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
+    let o = Command::new(bin())
+        .arg(home.path())
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .args(["--threads", "2", "--progress", "never"])
+        .env(key, value)
+        .output()?;
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        shared.rendering.starts_with(&format!("exit {code}\n")),
+        "{rel}: exit {code} {what}, {:?} in the shared load",
+        shared.rendering.lines().next()
+    );
+    let mut compared = 0;
+    if code != 2 {
         for (name, bytes) in shared.files.iter() {
             if name == "summary.json" {
                 continue; // its phase timings differ from run to run
             }
             let ours = std::fs::read(dir.path().join(name))?;
-            assert!(
-                ours == *bytes,
-                "{rel}: {name} differs between views and tables"
-            );
-            checked += 1;
+            assert!(ours == *bytes, "{rel}: {name} differs {what}");
+            compared += 1;
         }
     }
-    // OUT and every table of every home that loads
-    assert!(checked > 100, "only {checked} files compared");
-    Ok(())
+    Ok((String::from_utf8(o.stderr)?, compared))
 }
 
 /// A load that runs out of DuckDB memory goes on at twice and then four
@@ -1543,26 +1556,12 @@ fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
 /// stops with one error line that says so and writes no output.
 #[test]
 fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
-    let rel = "nanobot/home-a";
-    let shared = crate::fixture_homes::load(rel)?;
-    let home = crate::fixture_homes::materialize(rel)?;
-    let dir = tempfile::tempdir()?;
-    let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
-    let o = Command::new(bin())
-        .arg(home.path())
-        .arg(&out)
-        .arg("--tables")
-        .arg(&tables)
-        .args(["--threads", "2", "--progress", "never"])
-        .env("NANOLOAD_TEST_MEMORY_LIMIT", (16u64 << 20).to_string())
-        .output()?;
-    let code = o.status.code().unwrap_or(-1);
-    assert!(
-        shared.rendering.starts_with(&format!("exit {code}\n")),
-        "exit {code}, {:?} without the retry",
-        shared.rendering.lines().next()
-    );
-    let stderr = String::from_utf8(o.stderr)?;
+    let limit = (16u64 << 20).to_string();
+    let (stderr, compared) = load_again_as_shared(
+        "nanobot/home-a",
+        ("NANOLOAD_TEST_MEMORY_LIMIT", &limit),
+        "out of memory at 16 MiB first",
+    )?;
     let retry = regex::Regex::new(
         r"^nanoload: warning: (sql/V\d{3}__\w+\.sql|loading the staged rows): Out of Memory Error: [^\n]*; the SQL steps run again with a memory limit of (\d+)\.00 MiB \(was (\d+)\.00 MiB\)$",
     )?;
@@ -1579,19 +1578,9 @@ fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
         !stderr.contains("Possible solutions"),
         "DuckDB's advice shown:\n{stderr}"
     );
-    let mut compared = 0;
-    for (name, bytes) in shared.files.iter() {
-        if name == "summary.json" {
-            continue; // its phase timings differ from run to run
-        }
-        assert!(
-            std::fs::read(dir.path().join(name))? == *bytes,
-            "{name} differs from the load that never ran out of memory"
-        );
-        compared += 1;
-    }
     assert!(compared >= 5, "only {compared} files compared");
 
+    let home = crate::fixture_homes::materialize("nanobot/home-a")?;
     let dir = tempfile::tempdir()?;
     let out = dir.path().join("out.parquet");
     let o = Command::new(bin())
