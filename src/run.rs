@@ -171,7 +171,6 @@ fn load_and_run_steps(
     t: &mut Timings,
 ) -> Result<Engine, RunError> {
     let limits = memory_limits(limit);
-    let mut opened = None;
     for (i, &limit) in limits.iter().enumerate() {
         let (mut tried, began) = (Timings::default(), Instant::now());
         let steps = (|| {
@@ -186,8 +185,7 @@ fn load_and_run_steps(
         match (steps, limits.get(i + 1)) {
             (Ok(engine), _) => {
                 t.extend(tried);
-                opened = Some(engine);
-                break;
+                return Ok(engine);
             }
             (Err(e), Some(&next)) if is_out_of_memory(&e) => {
                 progress.warn(&format!(
@@ -213,7 +211,7 @@ fn load_and_run_steps(
             (Err(e), _) => return Err(e.into()),
         }
     }
-    Ok(opened.ok_or_else(|| EngineError("no memory limit left to try".into()))?)
+    Err(EngineError("no memory limit left to try".into()).into())
 }
 
 /// The memory limits the engine is opened with, in order: `first` (the
@@ -222,7 +220,7 @@ fn load_and_run_steps(
 /// at the limit before (docs/design.md "Bounded memory"). A failed attempt
 /// leaves nothing behind: its engine, and the spill files it made, are
 /// dropped before the next one opens.
-pub fn memory_limits(first: u64) -> Vec<u64> {
+fn memory_limits(first: u64) -> Vec<u64> {
     let first = test_memory_limit().unwrap_or(first);
     vec![first, first.max(1) * 2, first.max(1) * 4]
 }
@@ -246,8 +244,7 @@ fn is_out_of_memory(e: &EngineError) -> bool {
 /// DuckDB's out-of-memory error on one line, without its advice (its `SET`
 /// statements are not nanoload's options), naming the step or the load.
 fn out_of_memory(e: &EngineError) -> String {
-    let text = e.0.split("Possible solutions").next().unwrap_or_default();
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = crate::diag::one_line(e.0.split("Possible solutions").next().unwrap_or_default());
     if line.starts_with("sql/") {
         line
     } else {
