@@ -36,7 +36,8 @@
 --          winner; pairs: its votes; day_pairs: all votes of the day),
 --          tz_offsets (the output table: pairs, agreement = the winners'
 --          share of the range's votes), the macro dst_step(a, b) (a is b
---          or a DST step from it).
+--          or a DST step from it); tz_session_users, tz_utc_records and
+--          tz_user_slices are dropped at the end, unread after it.
 CREATE TABLE tz_session_users AS
 SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept
@@ -233,5 +234,8 @@ GROUP BY instance, offset_minutes, run
 ORDER BY instance, first_day;
 
 -- tz_user_slices (four times the session user rows) is not read after
--- tz_evidence: free its memory before the steps that copy every row.
+-- tz_evidence, nor tz_session_users and tz_utc_records after this step:
+-- free their memory before the steps that copy every row.
 DROP TABLE tz_user_slices;
+DROP TABLE tz_session_users;
+DROP TABLE tz_utc_records;

@@ -25,7 +25,13 @@
 --          tool record; user_match; call_source: `cron` for a run record,
 --          else `user`), copy_news, copy_turn_matches, window_drops
 --          (x_row, source_kind, reason), appended to dropped_rows;
---          events_deduped (view: events_utc's columns).
+--          events_deduped (view: events_utc's columns); drops
+--          session_messages (V007, unread after it, kept for its tests) first
+--          and session_turn_rows (V007) last.
+-- V007's session_messages, a row per session message (339 MiB on a 4 GB
+-- home), is not read after V007: free it before the tables below.
+DROP TABLE session_messages;
+
 CREATE TABLE copy_rows AS
 SELECT e.x_row, e.source_kind, e.instance, e.session_uid, e.turn_type, e.x_match,
     e.tool_use_id, e.timestamp_utc, e.turn_copy,
@@ -140,6 +146,10 @@ INSERT INTO dropped_rows SELECT * FROM window_drops;
 
 -- The rows both dedups keep (V004's and this step's): a view, not a copy of
 -- the rows (see events_kept, V004).
+-- session_turn_rows (V007, a row per row of the sessions a turn copy
+-- holds) is not read after the window above.
+DROP TABLE session_turn_rows;
+
 CREATE VIEW events_deduped AS
 SELECT e.*
 FROM events_utc e

@@ -18,7 +18,8 @@
 --          one row per sess_id; plan_stores: one row per store_id.
 -- Inputs:  ordinals, order_sessions, linked_keys (V015), events_linked (V014),
 --          utc_locals (V006: the local time of a row with only a true-UTC
---          one), params (load_id).
+--          one), params (load_id), x_plan_by_sort() (the prelude's: join
+--          ordinals by sort, not by hash; steps::PlanJoin).
 -- Output:  write_layout (rows_before: the rows of the sessions before
 --          it in OUT.parquet; a row's place there, out_pos, 1…n, is that
 --          plus its ordinal), plan_sessions (sess_id →
@@ -53,9 +54,28 @@ FROM (SELECT DISTINCT source_kind, source_role, source_path FROM linked_keys);
 -- row's columns in a hash table: it ran out of memory at 256 MiB on a
 -- 4 GB home). So the joins run in the order written, the small or narrow
 -- table on the right (the build side) of each, here and in the views.
+-- ordinals itself as a hash table does not fit in the memory limit beside
+-- the views' joins on a home of millions of rows (2.7 M: out of memory at
+-- 256 MiB): there (x_plan_by_sort(), chosen by the run from the staged
+-- rows and the limit: steps::PlanJoin) both sides are sorted by x_row
+-- instead and matched in order (an ASOF join; every row has its ordinals
+-- row, so the match is exact, and the writer checks out_pos is 1…n). The
+-- branch not chosen is a constant false filter, which DuckDB drops before
+-- it plans it.
 SET disabled_optimizers = 'join_order,build_side_probe_side';
 CREATE TABLE events_plan AS
-SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, o.sess_id, t.store_id,
+WITH placed AS (
+    SELECT e.*, o.sess_id, o.ordinal
+    FROM events_linked e
+    JOIN ordinals o USING (x_row)
+    WHERE NOT x_plan_by_sort()
+    UNION ALL
+    SELECT e.*, o.sess_id, o.ordinal
+    FROM events_linked e
+    ASOF JOIN ordinals o ON e.x_row >= o.x_row
+    WHERE x_plan_by_sort()
+)
+SELECT CAST(l.rows_before + e.ordinal AS BIGINT) AS out_pos, e.sess_id, t.store_id,
     e.parent_session_id, e.project_path,
     CAST(NULL AS VARCHAR) AS git_branch,
     e.seq,
@@ -64,11 +84,10 @@ SELECT CAST(l.rows_before + o.ordinal AS BIGINT) AS out_pos, o.sess_id, t.store_
     CAST(coalesce(e.utc_offset_minutes, u.offset_minutes) AS INTEGER) AS utc_offset_minutes,
     e.time_basis, e.turn_type, e.model, e.tool_name, e.tool_use_id, e.text,
     e.source_line, e.native,
-    o.ordinal, e.x_start,
+    e.ordinal, e.x_start,
     e.x_wide, e.x_blob, e.x_off, e.x_text_len, e.x_native_len,
     coalesce(e.x_text_len, 0) + coalesce(e.x_native_len, 0) AS x_bytes
-FROM events_linked e
-JOIN ordinals o USING (x_row)
+FROM placed e
 JOIN write_layout l USING (sess_id)
 JOIN plan_stores t USING (source_kind, source_role, source_path)
 LEFT JOIN utc_locals u ON u.instance = e.instance AND u.t = e.ts_utc AND e.ts_local IS NULL

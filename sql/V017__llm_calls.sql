@@ -22,8 +22,7 @@
 -- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), utc_locals (V006), session_turns (V007),
 --          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
 --          (V015), events (V016's view: Claude Code rows with counted
---          usage; its tables), prices, diagnostics; drops session_messages
---          and session_turn_rows (V007) and ordinals (V015).
+--          usage; its tables), prices, diagnostics; drops ordinals (V015).
 -- Output:  turns (instance, session_id, session_uid, call_source,
 --          turn_start, turn_end: the span, end + 10 s; answered_at: its
 --          end, the final answer's time), turn_hours (a turn
@@ -275,9 +274,16 @@ LEFT JOIN turn_attribution r
   ON r.instance = l.instance AND r.source_path = l.source_path AND r.id = l.last_id
 -- a subagent task's usage (source `subagent`, id = the task's line in its
 -- record file) belongs to the session whose task it was: its rows' session
-LEFT JOIN (SELECT instance, source_path, source_line,
-               min(session_id) AS session_id, min(session_uid) AS session_uid
-           FROM events GROUP BY ALL) o
+-- (only the rows at a subagent call's line are grouped: a group per row of
+-- `events` was 500 MiB of hash table on a 4 GB home)
+LEFT JOIN (SELECT e.instance, e.source_path, e.source_line,
+               min(e.session_id) AS session_id, min(e.session_uid) AS session_uid
+           FROM events e
+           SEMI JOIN (SELECT DISTINCT instance, source_path, id FROM stage_llm_calls
+                      WHERE source = 'subagent') s
+             ON s.instance = e.instance AND s.source_path = e.source_path
+            AND s.id = e.source_line
+           GROUP BY ALL) o
   ON c.source = 'subagent' AND o.instance = c.instance AND o.source_path = c.source_path
  AND o.source_line = c.id;
 
@@ -462,9 +468,7 @@ FROM (
 ) x
 GROUP BY x.agent, x.instance;
 
--- V015's ordinals and V007's session_messages (each a row per event or
--- message) are not read after this step: free their memory for the writer
--- (the peak RSS).
-DROP TABLE session_messages;
-DROP TABLE session_turn_rows;
+-- V015's ordinals (a row per event) is not read after this step (the
+-- ledger's export reads it before the step): free its memory for the
+-- writer (the peak RSS).
 DROP TABLE ordinals;

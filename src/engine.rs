@@ -18,7 +18,7 @@ use crate::diag::{DiagKind, Diagnostic, one_line};
 use crate::prices::PriceTable;
 use crate::schema::Agent;
 use crate::stage::Staged;
-use crate::steps::Chain;
+use crate::steps::{Chain, PlanJoin};
 use crate::timings::Timings;
 
 /// Output tables besides `events`, in `--tables` / `--db` order.
@@ -246,27 +246,28 @@ impl Engine {
     /// before each (`kinds`, then `V001__…` without `.sql`). The events
     /// chain is kept as the staged rows and bytes say
     /// ([`Chain::for_stage`]; `NANOLOAD_TEST_SQL_CHAIN=views|tables` forces
-    /// one, for the tests that compare the two).
+    /// one, for the tests that compare the two), and V016 joins its plan as
+    /// the staged rows and the memory limit say ([`PlanJoin::for_stage`];
+    /// `NANOLOAD_TEST_PLAN_JOIN=hash|sort` forces one).
     pub fn run_steps(
         &self,
         mut starting: impl FnMut(usize, usize, &str),
     ) -> Result<Timings, EngineError> {
         let count = crate::steps::STEPS.len() + 1;
         let mut tell = |i: usize, file: &str| starting(i, count, file.trim_end_matches(".sql"));
-        let forced = std::env::var("NANOLOAD_TEST_SQL_CHAIN")
-            .ok()
-            .and_then(|s| Chain::parse(&s));
-        let chain = match forced {
-            Some(chain) => chain,
-            None => {
-                // from the Parquet footers: no row is read
-                let rows: i64 =
-                    self.conn
-                        .query_row("SELECT count(*) FROM stage_events", [], |r| r.get(0))?;
-                Chain::for_stage(rows.max(0) as u64, self.staged_bytes.get())
-            }
-        };
-        let times = crate::steps::run_all(&self.conn, chain, &mut tell)
+        let forced = |var: &str| std::env::var(var).ok();
+        // from the Parquet footers: no row is read
+        let rows: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM stage_events", [], |r| r.get(0))?;
+        let rows = rows.max(0) as u64;
+        let chain = forced("NANOLOAD_TEST_SQL_CHAIN")
+            .and_then(|s| Chain::parse(&s))
+            .unwrap_or_else(|| Chain::for_stage(rows, self.staged_bytes.get()));
+        let plan = forced("NANOLOAD_TEST_PLAN_JOIN")
+            .and_then(|s| PlanJoin::parse(&s))
+            .unwrap_or_else(|| PlanJoin::for_stage(rows, self.memory_limit));
+        let times = crate::steps::run_all(&self.conn, (chain, plan), &mut tell)
             .map_err(|e| EngineError(e.to_string()))?;
         Ok(Timings {
             phases: times

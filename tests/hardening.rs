@@ -1505,6 +1505,21 @@ fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
     Ok(())
 }
 
+/// V016's plan joined by sort (the join a home of millions of rows gets,
+/// `steps::PlanJoin`) gives every fixture home the outputs of the join by
+/// hash their size gets.
+#[test]
+fn the_plan_by_hash_or_by_sort_gives_the_same_outputs() -> TestResult {
+    let mut checked = 0;
+    for rel in crate::fixture_homes::homes()? {
+        let (_, compared) =
+            load_again_as_shared(&rel, ("NANOLOAD_TEST_PLAN_JOIN", "sort"), "joined by sort")?;
+        checked += compared;
+    }
+    assert!(checked > 100, "only {checked} files compared");
+    Ok(())
+}
+
 /// Load the fixture home `rel` again with the variable `env` set, and
 /// check it against the shared load of it (`fixture_homes::load`): the same
 /// exit code and, unless that is 2, the same bytes of OUT and of every

@@ -16,6 +16,8 @@
 //! copied into a table of the same name right after its step on a small one
 //! (a statement then plans and reads one table, not the staged files and
 //! the chain's seventeen joins: that planning was most of a small home's run).
+//! V016 joins the rows to their ordinals by hash or by sort as the staged
+//! rows and the memory limit say ([`PlanJoin`], the macro `x_plan_by_sort()`).
 //! No step spells a source kind's name or an `x_group` number: a step asks
 //! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
 //! its macro ([`crate::schema::Group`]).
@@ -129,18 +131,69 @@ impl Chain {
     }
 }
 
+/// How V016 joins every row to its `ordinals` row (by `x_row`), as the
+/// macro `x_plan_by_sort()` of the prelude tells it. The output is the same
+/// either way (`hardening::the_plan_by_hash_or_by_sort_gives_the_same_outputs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanJoin {
+    /// `ordinals` hashed: the cheaper, while its hash table fits in the
+    /// memory limit beside the hash tables of the views' joins.
+    Hash,
+    /// Both sides sorted by `x_row` and matched in order (an ASOF join):
+    /// sorts spill, a hash table the probe needs does not. The 4 GB home of
+    /// BENCHMARKS.md (2.7 M rows) ran out of memory at 256 MiB hashed and
+    /// loads sorted; at 1 GB the sort takes 0.7 s more.
+    Sort,
+}
+
+impl PlanJoin {
+    /// Memory limit per staged row below which `ordinals` is hashed: a
+    /// row's hash table entry (~40 bytes), its share of the pointer array
+    /// and of the views' own hash tables, with room to spare (a 1 GB home,
+    /// 764 k staged rows, hashes at 256 MiB; 3 M rows did not fit).
+    pub const HASH_BYTES_PER_ROW: u64 = 200;
+
+    /// The join for a stage of `rows` event rows under `memory_limit` bytes.
+    pub fn for_stage(rows: u64, memory_limit: u64) -> PlanJoin {
+        if rows.saturating_mul(Self::HASH_BYTES_PER_ROW) <= memory_limit {
+            PlanJoin::Hash
+        } else {
+            PlanJoin::Sort
+        }
+    }
+
+    /// `hash` or `sort` (`NANOLOAD_TEST_PLAN_JOIN`, which forces one in the
+    /// tests).
+    pub fn parse(s: &str) -> Option<PlanJoin> {
+        match s {
+            "hash" => Some(PlanJoin::Hash),
+            "sort" => Some(PlanJoin::Sort),
+            _ => None,
+        }
+    }
+
+    /// The macro V016 reads: a constant, so the branch not taken is a
+    /// constant false filter DuckDB drops before planning it.
+    fn macro_sql(self) -> String {
+        format!(
+            "CREATE MACRO x_plan_by_sort() AS {};\n",
+            self == PlanJoin::Sort
+        )
+    }
+}
+
 /// Run the `kinds` prelude, then every step in order, keeping the events
-/// chain as `chain` says; `starting` is told each one's index and file name
-/// (`kinds` first) before it runs.
+/// chain as `chain` says and joining V016's plan as `plan` says; `starting`
+/// is told each one's index and file name (`kinds` first) before it runs.
 pub fn run_all(
     conn: &Connection,
-    chain: Chain,
+    (chain, plan): (Chain, PlanJoin),
     starting: &mut dyn FnMut(usize, &'static str),
 ) -> Result<Vec<(&'static str, Duration)>, StepError> {
     let mut times = Vec::with_capacity(STEPS.len() + 1);
     let started = Instant::now();
     starting(0, "kinds");
-    run_kinds(conn)?;
+    run_kinds(conn, plan)?;
     times.push(("kinds", started.elapsed()));
     for (i, step) in STEPS.iter().enumerate() {
         let started = Instant::now();
@@ -171,9 +224,10 @@ fn chain_layers(sql: &str) -> impl Iterator<Item = &'static str> + '_ {
         .filter(move |layer| sql.contains(&format!("CREATE VIEW {layer} AS")))
 }
 
-/// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]).
-fn run_kinds(conn: &Connection) -> Result<(), StepError> {
-    conn.execute_batch(&kinds_sql())
+/// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]), and
+/// `x_plan_by_sort()` ([`PlanJoin`]).
+fn run_kinds(conn: &Connection, plan: PlanJoin) -> Result<(), StepError> {
+    conn.execute_batch(&(kinds_sql() + &plan.macro_sql()))
         .map_err(|source| StepError {
             file: KINDS,
             source,

@@ -280,6 +280,25 @@ fn a_small_stage_keeps_the_chain_as_tables() {
     assert_eq!(Chain::parse("table"), None);
 }
 
+#[test]
+fn a_stage_whose_ordinals_would_not_fit_hashed_is_joined_by_sort() {
+    use PlanJoin::*;
+    let limit = 256 << 20;
+    let most = limit / PlanJoin::HASH_BYTES_PER_ROW;
+    assert_eq!(PlanJoin::for_stage(0, limit), Hash);
+    assert_eq!(PlanJoin::for_stage(most, limit), Hash);
+    assert_eq!(PlanJoin::for_stage(most + 1, limit), Sort);
+    // the 1 GB and 4 GB homes of BENCHMARKS.md, staged rows
+    assert_eq!(PlanJoin::for_stage(763_918, limit), Hash);
+    assert_eq!(PlanJoin::for_stage(3_049_140, limit), Sort);
+    // twice the limit, twice the rows
+    assert_eq!(PlanJoin::for_stage(2 * most, 2 * limit), Hash);
+    assert_eq!(PlanJoin::for_stage(u64::MAX, limit), Sort);
+    assert_eq!(PlanJoin::parse("hash"), Some(Hash));
+    assert_eq!(PlanJoin::parse("sort"), Some(Sort));
+    assert_eq!(PlanJoin::parse("asof"), None);
+}
+
 /// The name of a step: its file name without `V###__` and `.sql`.
 fn stem(file: &str) -> &str {
     let name = file.split_once("__").map_or(file, |(_, n)| n);
@@ -543,6 +562,9 @@ struct Steps {
     conn: Connection,
     /// Index in STEPS of the next step to run.
     next: usize,
+    /// How V016 joins its plan ([`PlanJoin::Hash`] unless a test sets it
+    /// before the first step).
+    plan: PlanJoin,
 }
 
 fn duck_type(t: &DataType) -> Res<&'static str> {
@@ -643,7 +665,11 @@ impl Steps {
             ddl.push_str(&format!("CREATE TABLE {table} ({});\n", columns.join(", ")));
         }
         conn.execute_batch(&ddl)?;
-        Ok(Steps { conn, next: 0 })
+        Ok(Steps {
+            conn,
+            next: 0,
+            plan: PlanJoin::Hash,
+        })
     }
 
     fn insert(
@@ -773,7 +799,7 @@ impl Steps {
             return Err(format!("{step} has run already").into());
         }
         if self.next == 0 {
-            run_kinds(&self.conn)?;
+            run_kinds(&self.conn, self.plan)?;
         }
         for s in &STEPS[self.next..=last] {
             run_step(&self.conn, s)?;

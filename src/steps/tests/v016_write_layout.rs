@@ -99,3 +99,20 @@ fn write_layout_is_the_output_order_with_where_each_text_is() -> Res {
     assert_eq!(h.rows("SELECT count(*) FROM events")?, vec!["10"]);
     Ok(())
 }
+
+#[test]
+fn the_plan_joined_by_sort_is_the_plan_joined_by_hash() -> Res {
+    let mut plans = Vec::new();
+    for plan in [PlanJoin::Hash, PlanJoin::Sort] {
+        let mut h = Steps::new()?;
+        h.plan = plan;
+        two_turns(&h)?;
+        nanoclaw_session(&h)?;
+        h.run_through("write_layout")?;
+        // every column, in the stored order the writer reads
+        plans.push(h.rows("SELECT * FROM events_plan")?);
+    }
+    assert_eq!(plans[0].len(), 9);
+    assert_eq!(plans[0], plans[1]);
+    Ok(())
+}
