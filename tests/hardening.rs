@@ -1494,15 +1494,7 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
 /// same exit code, with the chain forced to views.
 #[test]
 fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
-    let mut checked = 0;
-    for rel in crate::fixture_homes::homes()? {
-        let (_, compared) =
-            load_again_as_shared(&rel, ("NANOLOAD_TEST_SQL_CHAIN", "views"), "with views")?;
-        checked += compared;
-    }
-    // OUT and every table of every home that loads
-    assert!(checked > 100, "only {checked} files compared");
-    Ok(())
+    every_home_loads_as_shared(("NANOLOAD_TEST_SQL_CHAIN", "views"), "with views")
 }
 
 /// V016's plan joined by sort (the join a home of millions of rows gets,
@@ -1510,13 +1502,19 @@ fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
 /// hash their size gets.
 #[test]
 fn the_plan_by_hash_or_by_sort_gives_the_same_outputs() -> TestResult {
+    every_home_loads_as_shared(("NANOLOAD_TEST_PLAN_JOIN", "sort"), "joined by sort")
+}
+
+/// Every fixture home loaded again with the variable `env` set gives its
+/// shared load's outputs ([`load_again_as_shared`]): OUT and every table of
+/// every home that loads, more than 100 files in all.
+fn every_home_loads_as_shared(env: (&str, &str), what: &str) -> TestResult {
     let mut checked = 0;
     for rel in crate::fixture_homes::homes()? {
-        let (_, compared) =
-            load_again_as_shared(&rel, ("NANOLOAD_TEST_PLAN_JOIN", "sort"), "joined by sort")?;
+        let (_, compared) = load_again_as_shared(&rel, env, what)?;
         checked += compared;
     }
-    assert!(checked > 100, "only {checked} files compared");
+    assert!(checked > 100, "only {checked} files compared {what}");
     Ok(())
 }
 
