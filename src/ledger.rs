@@ -983,12 +983,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         summary_json: None,
     })
     .map_err(|e| fail(&args.out, &e))?;
-    let engine = Engine::open(&run_dir.spill_dir(), args.threads, args.memory_limit)
-        .map_err(|e| fail(&ledger, &e))?;
     let prices = crate::prices::PriceTable::builtin().map_err(|e| fail(&ledger, &e.0))?;
-    engine
-        .load(&staged, None, &load_id, &prices)
-        .map_err(|e| fail(&ledger, &e))?;
     // each row's place in OUT is known once V016 has laid the rows out, and
     // its x_row only until the next step drops `ordinals`: the rows' seen
     // columns are taken by place then
@@ -999,11 +994,21 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         .and_then(|k| crate::steps::STEPS.get(k + 1))
         .map(|s| s.0.trim_end_matches(".sql"));
     let mut placed: Option<Result<(), duckdb::Error>> = None;
-    engine
-        .run_steps(|_, _, step| {
-            if !args.snapshot && Some(step) == after_layout {
-                placed = Some(place_seen(engine.conn(), &seen));
-            }
+    // as a load's: an attempt that runs out of memory starts over at twice
+    // the limit, and its rows are placed again
+    let warn = |w: &str| eprintln!("{w}");
+    let mut timings = crate::timings::Timings::default();
+    let engine =
+        crate::run::with_memory_retries(args.memory_limit, &warn, &mut timings, |limit, _| {
+            let engine = Engine::open(&run_dir.spill_dir(), args.threads, limit)?;
+            engine.load(&staged, None, &load_id, &prices)?;
+            placed = None;
+            engine.run_steps(|_, _, step| {
+                if !args.snapshot && Some(step) == after_layout {
+                    placed = Some(place_seen(engine.conn(), &seen));
+                }
+            })?;
+            Ok(engine)
         })
         .map_err(|e| fail(&ledger, &e))?;
     if !args.snapshot {

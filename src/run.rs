@@ -158,9 +158,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
 }
 
 /// Open the engine, load the staged rows and run the SQL steps, at the
-/// memory limits of [`memory_limits`] in turn: an attempt that runs out of
-/// memory is dropped (its engine and spill files) with a warning, and the
-/// next one starts over.
+/// memory limits of [`memory_limits`] in turn ([`with_memory_retries`]).
 fn load_and_run_steps(
     config: &Config,
     run_dir: &RunDir,
@@ -170,25 +168,40 @@ fn load_and_run_steps(
     progress: &Progress,
     t: &mut Timings,
 ) -> Result<Engine, RunError> {
-    let limits = memory_limits(limit);
+    let warn = |w: &str| progress.warn(w);
+    Ok(with_memory_retries(limit, &warn, t, |limit, tried| {
+        let engine = Engine::open(&run_dir.spill_dir(), config.threads, limit)?;
+        progress.loading();
+        tried.time("load", || {
+            engine.load(staged, config.utc_offset_minutes, load_id, &config.prices)
+        })?;
+        tried.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
+        Ok(engine)
+    })?)
+}
+
+/// Run `attempt` (open an engine, load, run the SQL steps: what it returns)
+/// at the memory limits of [`memory_limits`] in turn, from `first`: an
+/// attempt that runs out of memory is dropped (its engine and spill files)
+/// with a warning (`warn`, one line) and the next one starts over; the
+/// attempt that succeeds adds its timings to `t`, a failed one a phase of
+/// its own. After four times the limit, one error line.
+pub(crate) fn with_memory_retries<T>(
+    first: u64,
+    warn: &dyn Fn(&str),
+    t: &mut Timings,
+    mut attempt: impl FnMut(u64, &mut Timings) -> Result<T, EngineError>,
+) -> Result<T, EngineError> {
+    let limits = memory_limits(first);
     for (i, &limit) in limits.iter().enumerate() {
         let (mut tried, began) = (Timings::default(), Instant::now());
-        let steps = (|| {
-            let engine = Engine::open(&run_dir.spill_dir(), config.threads, limit)?;
-            progress.loading();
-            tried.time("load", || {
-                engine.load(staged, config.utc_offset_minutes, load_id, &config.prices)
-            })?;
-            tried.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
-            Ok::<_, EngineError>(engine)
-        })();
-        match (steps, limits.get(i + 1)) {
-            (Ok(engine), _) => {
+        match (attempt(limit, &mut tried), limits.get(i + 1)) {
+            (Ok(done), _) => {
                 t.extend(tried);
-                return Ok(engine);
+                return Ok(done);
             }
             (Err(e), Some(&next)) if is_out_of_memory(&e) => {
-                progress.warn(&format!(
+                warn(&format!(
                     "nanoload: warning: {}; the SQL steps run again with a memory limit of {} (was {})",
                     out_of_memory(&e),
                     human_bytes(next),
@@ -205,13 +218,12 @@ fn load_and_run_steps(
                     "{} (the SQL steps ran out of memory at {}, four times the limit; give a larger --memory-limit)",
                     out_of_memory(&e),
                     human_bytes(limit)
-                ))
-                .into());
+                )));
             }
-            (Err(e), _) => return Err(e.into()),
+            (Err(e), _) => return Err(e),
         }
     }
-    Err(EngineError("no memory limit left to try".into()).into())
+    Err(EngineError("no memory limit left to try".into()))
 }
 
 /// The memory limits the engine is opened with, in order: `first` (the

@@ -1016,3 +1016,49 @@ fn a_ledger_of_an_earlier_build_sees_its_rows_again() -> TestResult {
     );
     Ok(())
 }
+
+/// An export that runs out of memory goes on at twice the limit, as a load
+/// does (`run::with_memory_retries`): a warning per retry, the rows placed
+/// again, the same outputs as an export that did not run out.
+#[test]
+fn an_export_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
+    let work = tempfile::tempdir()?;
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let ledger = work.path().join("history.duckdb");
+    sync(home.path(), &ledger)?;
+    let mut outputs = Vec::new();
+    for (name, limit) in [("as-is", None), ("at-16-mib", Some(16u64 << 20))] {
+        let (out, tables) = (
+            work.path().join(format!("{name}.parquet")),
+            work.path().join(name),
+        );
+        let mut cmd = Process::cargo_bin("nanoload")?;
+        cmd.arg("export")
+            .arg(&ledger)
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables);
+        if let Some(l) = limit {
+            cmd.env("NANOLOAD_TEST_MEMORY_LIMIT", l.to_string());
+        }
+        let o = cmd.output()?;
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let retries = stderr(&o)
+            .lines()
+            .filter(|l| {
+                l.starts_with("nanoload: warning: ")
+                    && l.contains(": Out of Memory Error: ")
+                    && l.contains("; the SQL steps run again with a memory limit of ")
+            })
+            .count();
+        let expected = if limit.is_some() { 1..=2 } else { 0..=0 };
+        assert!(expected.contains(&retries), "{name}: {}", stderr(&o));
+        outputs.push(output_bytes(&out, &tables)?);
+    }
+    assert_eq!(outputs[0].len(), 6);
+    assert!(
+        outputs[0] == outputs[1],
+        "the export that ran out of memory differs"
+    );
+    Ok(())
+}
