@@ -149,9 +149,11 @@ pub enum PlanJoin {
 impl PlanJoin {
     /// Memory limit per staged row below which `ordinals` is hashed: a
     /// row's hash table entry (~40 bytes), its share of the pointer array
-    /// and of the views' own hash tables, with room to spare (a 1 GB home,
-    /// 764 k staged rows, hashes at 256 MiB; 3 M rows did not fit).
-    pub const HASH_BYTES_PER_ROW: u64 = 200;
+    /// and of the views' own hash tables, with room to spare. At 256 MiB a
+    /// 1 GB home (764 k staged rows, 673 k in `ordinals`) hashes; the 4 GB
+    /// home did not fit hashed, whole (2.67 M) or in two halves of its
+    /// sessions (1.33 M each): the line is 839 k staged rows.
+    pub const HASH_BYTES_PER_ROW: u64 = 320;
 
     /// The join for a stage of `rows` event rows under `memory_limit` bytes.
     pub fn for_stage(rows: u64, memory_limit: u64) -> PlanJoin {
