@@ -311,9 +311,18 @@ fn output_bytes(out: &Path, tables: &Path) -> Result<Files, Box<dyn std::error::
 }
 
 fn export(args: &[&std::ffi::OsStr]) -> Result<Output, Box<dyn std::error::Error>> {
+    export_with(args, &[])
+}
+
+/// `nanoload export args` with the variables `env` set.
+fn export_with(
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, String)],
+) -> Result<Output, Box<dyn std::error::Error>> {
     Ok(Process::cargo_bin("nanoload")?
         .arg("export")
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()?)
 }
 
@@ -1032,16 +1041,17 @@ fn an_export_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult 
             work.path().join(format!("{name}.parquet")),
             work.path().join(name),
         );
-        let mut cmd = Process::cargo_bin("nanoload")?;
-        cmd.arg("export")
-            .arg(&ledger)
-            .arg(&out)
-            .arg("--tables")
-            .arg(&tables);
-        if let Some(l) = limit {
-            cmd.env("NANOLOAD_TEST_MEMORY_LIMIT", l.to_string());
-        }
-        let o = cmd.output()?;
+        let env: Vec<_> = limit
+            .map(|l| ("NANOLOAD_TEST_MEMORY_LIMIT", l.to_string()))
+            .into_iter()
+            .collect();
+        let args = [
+            ledger.as_os_str(),
+            out.as_os_str(),
+            "--tables".as_ref(),
+            tables.as_os_str(),
+        ];
+        let o = export_with(&args, &env)?;
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let retries = stderr(&o)
             .lines()
