@@ -3,8 +3,10 @@
 #
 #   benches/compare.sh HOME [RUNS=5]
 #
-#   nanoload  ${NANOLOAD:-target/release/nanoload} HOME out.parquet, TMPDIR a fresh dir
-#             (its peak size is polled with du -sb every 0.2 s)
+#   nanoload  ${NANOLOAD:-target/release/nanoload} HOME out.parquet --summary-json F,
+#             TMPDIR a fresh dir (its peak size is polled with du -sb every 0.2 s);
+#             F's timings split its wall and CPU time into extraction (discover,
+#             extract, stage), the SQL steps (load, kinds, V001…) and the write
 #   schema    DuckDB given the schema (issue 30: the reference peer): Python duckdb,
 #             SET threads=2, read_json of the same files with columns={…} naming
 #             the session-record fields (_type, key, role, content, timestamp,
@@ -131,7 +133,7 @@ run_nanoload() { # run
   rm -f "$work/out.parquet"
   ( st=0
     TMPDIR="$tmp" /usr/bin/time -v -o "$log.time" "$NANOLOAD" "$HOME_DIR" "$work/out.parquet" \
-      > "$log.out" 2> "$log.err" || st=$?
+      --summary-json "$log.json" > "$log.out" 2> "$log.err" || st=$?
     echo "$st" > "$log.status" ) &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -193,9 +195,9 @@ rows=""
 if [ -f "$work/out.parquet" ]; then
   rows=$("$PY" -c 'import sys, pyarrow.parquet as pq; print(pq.ParquetFile(sys.argv[1]).metadata.num_rows)' "$work/out.parquet")
 fi
-"$PY" - "$results" "$input_bytes" "$RUNS" "$rows" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
-import statistics, sys
-path, input_bytes, runs, rows, load = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+"$PY" - "$results" "$input_bytes" "$RUNS" "$rows" "$(cut -d' ' -f1-3 /proc/loadavg)" "$work" <<'PY'
+import glob, json, statistics, sys
+path, input_bytes, runs, rows, load, work = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 data = {}
 for line in open(path):
     tool, run, wall, rss, cpu, tmp, status = line.split()
@@ -223,5 +225,27 @@ for a, b in (("nanoload", "schema"), ("nanoload", "duckdb"), ("nanoload", "pytho
     if a in med and b in med and med[b]["wall"] > 0:
         print(f"| {names[a]} / {names[b]} | {med[a]['wall'] / med[b]['wall']:.2f} | "
               f"{med[a]['cpu'] / med[b]['cpu']:.2f} |")
+# where nanoload's time went (its --summary-json of each run), against the
+# whole run of DuckDB given the schema
+def part(phase):  # load, the SQL steps and a retry's "load and sql, …" are the steps
+    return ("extraction" if phase in ("discover", "extract", "stage")
+            else "write" if phase == "write" else "SQL steps")
+split = {k: ([], []) for k in ("extraction", "SQL steps", "write")}
+for f in sorted(glob.glob(f"{work}/nanoload.*.json")):
+    sums = {k: [0.0, 0.0] for k in split}
+    for p in json.load(open(f))["timings"]["phases"]:
+        sums[part(p["phase"])][0] += p["seconds"]
+        sums[part(p["phase"])][1] += p["cpu_seconds"]
+    for k, (w, c) in sums.items():
+        split[k][0].append(w)
+        split[k][1].append(c)
+if split["write"][0]:
+    peer = med.get("schema", {}).get("cpu")
+    print()
+    print("| nanoload part | median wall (s) | median CPU (s) | CPU / DuckDB given the schema's run |")
+    print("|---|---|---|---|")
+    for k, (w, c) in split.items():
+        r = f"{statistics.median(c) / peer:.2f}" if peer else "—"
+        print(f"| {k} | {statistics.median(w):.2f} | {statistics.median(c):.2f} | {r} |")
 PY
 exit $failed

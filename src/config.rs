@@ -153,8 +153,11 @@ pub struct Options {
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
 
-    /// Print the wall time of each phase on stderr after the summary:
-    /// discover, extract, stage, load, each SQL step (`sql V001__…`), write.
+    /// Print the time of each phase on stderr after the summary: discover,
+    /// extract, stage, load, each SQL step (`sql V001__…`), write. Each line
+    /// gives the wall seconds, their share of the run, and the CPU seconds
+    /// (user and system, every thread) the process spent meanwhile: the
+    /// figure that holds when other work shares the machine.
     #[arg(long)]
     pub timings: bool,
 }

@@ -19,7 +19,7 @@ use crate::prices::PriceTable;
 use crate::schema::Agent;
 use crate::stage::Staged;
 use crate::steps::{Chain, PlanJoin};
-use crate::timings::Timings;
+use crate::timings::{Phase, Timings};
 
 /// Output tables besides `events`, in `--tables` / `--db` order.
 pub const TABLES: [&str; 5] = [
@@ -272,7 +272,10 @@ impl Engine {
         Ok(Timings {
             phases: times
                 .into_iter()
-                .map(|(file, d)| (format!("sql {}", file.trim_end_matches(".sql")), d))
+                .map(|p| Phase {
+                    name: format!("sql {}", p.name.trim_end_matches(".sql")),
+                    ..p
+                })
                 .collect(),
             ..Timings::default()
         })

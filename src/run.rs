@@ -24,7 +24,7 @@ use crate::rundir::{RunDir, RunDirError};
 use crate::sink::{CommitError, OutputError, Outputs};
 use crate::stage::Staged;
 use crate::summary::{ExitCode, Summary};
-use crate::timings::Timings;
+use crate::timings::{Clock, Timings};
 
 /// A run that wrote nothing (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +103,7 @@ impl RunError {
 
 /// Run nanoload.
 pub fn run(opts: &Options) -> Result<Summary, RunError> {
-    let started = Instant::now();
+    let started = Clock::start();
     let mut t = Timings::default();
     let config = Config::new(opts)?;
     let outputs = Outputs::prepare(&config.outputs)?;
@@ -142,7 +142,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
     progress.writing(outputs.paths().len());
     t.time("write", || outputs.write(&engine, &staged.blobs, &load_id))?;
     test_pause("written");
-    let total = started.elapsed();
+    let (total, total_cpu) = started.elapsed();
     let counts = engine.counts()?;
     let summary = Summary::new(
         load_id,
@@ -150,7 +150,11 @@ pub fn run(opts: &Options) -> Result<Summary, RunError> {
         &extraction,
         counts,
         diagnostics,
-        Timings { total, ..t },
+        Timings {
+            total,
+            total_cpu,
+            ..t
+        },
         outputs.paths(),
     );
     outputs.commit(&summary.json(), || test_pause("probed"))?;
@@ -194,7 +198,7 @@ pub(crate) fn with_memory_retries<T>(
 ) -> Result<T, EngineError> {
     let limits = memory_limits(first);
     for (i, &limit) in limits.iter().enumerate() {
-        let (mut tried, began) = (Timings::default(), Instant::now());
+        let (mut tried, began) = (Timings::default(), Clock::start());
         match (attempt(limit, &mut tried), limits.get(i + 1)) {
             (Ok(done), _) => {
                 t.extend(tried);
@@ -208,10 +212,10 @@ pub(crate) fn with_memory_retries<T>(
                     human_bytes(limit)
                 ));
                 // the failed attempt as one phase: its steps' times are lost with it
-                t.phases.push((
-                    format!("load and sql, out of memory at {}", human_bytes(limit)),
-                    began.elapsed(),
-                ));
+                t.phases.push(began.phase(format!(
+                    "load and sql, out of memory at {}",
+                    human_bytes(limit)
+                )));
             }
             (Err(e), None) if is_out_of_memory(&e) => {
                 return Err(EngineError(format!(

@@ -76,7 +76,7 @@ pub struct Summary {
     pub diagnostics: Vec<Diagnostic>,
     pub links_skipped: usize,
     pub elapsed: Duration,
-    /// The wall time of each phase (`--timings`).
+    /// The wall and CPU time of each phase (`--timings`).
     pub timings: Timings,
     pub outputs: Vec<PathBuf>,
     /// Rows dropped as duplicates, per reason (docs/design.md "Dedup").
@@ -180,7 +180,10 @@ impl Summary {
             .map(|k| (k.as_str().to_string(), json!(self.count(*k))))
             .collect();
         let phases: Vec<Value> = (self.timings.phases.iter())
-            .map(|(phase, d)| json!({"phase": phase, "seconds": d.as_secs_f64()}))
+            .map(|p| {
+                json!({"phase": p.name, "seconds": p.wall.as_secs_f64(),
+                    "cpu_seconds": p.cpu.as_secs_f64()})
+            })
             .collect();
         let mut totals = Map::new();
         totals.insert("sessions".into(), json!(self.totals.sessions));
@@ -199,7 +202,8 @@ impl Summary {
             "diagnostics": diagnostics,
             "links_skipped": self.links_skipped + self.count(DiagKind::SkippedLink),
             "redactions": self.redactions,
-            "timings": {"phases": phases, "total_seconds": self.timings.total.as_secs_f64()},
+            "timings": {"phases": phases, "total_seconds": self.timings.total.as_secs_f64(),
+                "total_cpu_seconds": self.timings.total_cpu.as_secs_f64()},
             "outputs": self.outputs.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
             "totals": totals,
         });

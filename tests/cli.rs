@@ -95,19 +95,7 @@ fn timings_name_every_phase_in_order() -> TestResult {
         .split("timings (s):\n")
         .nth(1)
         .ok_or_else(|| format!("no timings block: {err}"))?;
-    // each line: the phase, its seconds and share (the total: no share)
-    let names: Vec<String> = block
-        .lines()
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            let keep = if w.last().is_some_and(|x| x.ends_with('%')) {
-                2
-            } else {
-                1
-            };
-            w[..w.len().saturating_sub(keep)].join(" ")
-        })
-        .collect();
+    let names: Vec<String> = timings_lines(block)?.into_iter().map(|l| l.0).collect();
     let mut want: Vec<String> = ["discover", "extract", "stage", "load", "sql kinds"]
         .iter()
         .map(|s| s.to_string())

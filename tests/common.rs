@@ -522,3 +522,22 @@ pub fn json_output(
     }
     Ok(serde_json::from_slice(&out.stdout)?)
 }
+
+/// The lines of a `--timings` block (after `timings (s):`), each as (phase,
+/// wall seconds, CPU seconds) as printed: `<phase> <wall> <share>%  cpu
+/// <cpu>`, the last `total <wall>  cpu <cpu>`.
+pub fn timings_lines(block: &str) -> Result<Vec<(String, String, String)>, String> {
+    block
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let wall = w.iter().position(|x| x.parse::<f64>().is_ok());
+            match (wall, w.len().checked_sub(2).map(|i| (w[i], w[i + 1]))) {
+                (Some(at), Some(("cpu", cpu))) if at > 0 => {
+                    Ok((w[..at].join(" "), w[at].to_string(), cpu.to_string()))
+                }
+                _ => Err(format!("not a timings line: {l:?}")),
+            }
+        })
+        .collect()
+}

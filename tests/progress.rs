@@ -13,7 +13,9 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{CALL_SUMS, Run, TestResult, copy_home, fixture, json_cells, run_home};
+use crate::common::{
+    CALL_SUMS, Run, TestResult, copy_home, fixture, json_cells, run_home, timings_lines,
+};
 
 /// Run `nanoload HOME OUT --tables DIR [extra…]` with stderr on a
 /// pseudo-terminal of 50 rows × 250 columns (stdin and stdout: /dev/null),
@@ -422,26 +424,38 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
     let phases = j["timings"]["phases"].as_array().ok_or("phases")?;
     let names: Vec<&str> = phases.iter().filter_map(|p| p["phase"].as_str()).collect();
     let block = err.split("timings (s):\n").nth(1).ok_or("no --timings")?;
-    // each line: the phase, its seconds and share (the total: no share)
-    let printed: Vec<String> = block
-        .lines()
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            let keep = if w.last().is_some_and(|x| x.ends_with('%')) {
-                2
-            } else {
-                1
-            };
-            w[..w.len().saturating_sub(keep)].join(" ")
-        })
-        .collect();
+    let printed = timings_lines(block)?;
     let mut want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
     want.push("total".into());
-    assert_eq!(printed, want);
+    assert_eq!(
+        printed.iter().map(|l| &l.0).collect::<Vec<_>>(),
+        want.iter().collect::<Vec<_>>()
+    );
     assert_eq!(names.len(), 25);
-    let sum: f64 = phases.iter().filter_map(|p| p["seconds"].as_f64()).sum();
-    let total = j["timings"]["total_seconds"].as_f64().ok_or("total")?;
-    assert!(sum > 0.0 && sum <= total, "{sum} > {total}");
+    // the block prints the JSON's seconds, wall and CPU, to the millisecond
+    let times = |p: &Value, wall: &str, cpu: &str| Some((p[wall].as_f64()?, p[cpu].as_f64()?));
+    let json_times = phases
+        .iter()
+        .map(|p| times(p, "seconds", "cpu_seconds"))
+        .chain([times(&j["timings"], "total_seconds", "total_cpu_seconds")])
+        .collect::<Option<Vec<(f64, f64)>>>()
+        .ok_or("a phase without seconds or cpu_seconds")?;
+    let shown: Vec<String> = json_times
+        .iter()
+        .map(|(w, c)| format!("{w:.3} {c:.3}"))
+        .collect();
+    let read: Vec<String> = printed.iter().map(|l| format!("{} {}", l.1, l.2)).collect();
+    assert_eq!(read, shown);
+    let (wall, cpu) = json_times
+        .split_last()
+        .map(|(t, p)| {
+            let sum = |f: fn(&(f64, f64)) -> f64| p.iter().map(f).sum::<f64>();
+            ((sum(|x| x.0), t.0), (sum(|x| x.1), t.1))
+        })
+        .ok_or("no total")?;
+    // the phases lie within the run: their sums within its totals
+    assert!(wall.0 > 0.0 && wall.0 <= wall.1, "{wall:?}");
+    assert!(cpu.0 > 0.0 && cpu.0 <= cpu.1, "{cpu:?}");
 
     // outputs, the JSON file last; renamed into place, no temp left
     let mut outputs = vec![run.out.display().to_string()];

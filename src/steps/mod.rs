@@ -22,14 +22,13 @@
 //! `kinds` for a trait ([`crate::store::KindTraits`]) and names a group with
 //! its macro ([`crate::schema::Group`]).
 
-use std::time::{Duration, Instant};
-
 use duckdb::Connection;
 
 use crate::diag::DiagCode;
 use crate::schema::Group;
 use crate::sources::REGISTRY;
 use crate::store::{KindTraits, NanoclawPart, SessionLayout, TurnCopy};
+use crate::timings::{Clock, Phase};
 
 /// `(file name, its text)`: the file embedded.
 macro_rules! step {
@@ -187,18 +186,19 @@ impl PlanJoin {
 /// Run the `kinds` prelude, then every step in order, keeping the events
 /// chain as `chain` says and joining V016's plan as `plan` says; `starting`
 /// is told each one's index and file name (`kinds` first) before it runs.
+/// Returns each one's wall and CPU time, named by its file (`kinds` first).
 pub fn run_all(
     conn: &Connection,
     (chain, plan): (Chain, PlanJoin),
     starting: &mut dyn FnMut(usize, &'static str),
-) -> Result<Vec<(&'static str, Duration)>, StepError> {
+) -> Result<Vec<Phase>, StepError> {
     let mut times = Vec::with_capacity(STEPS.len() + 1);
-    let started = Instant::now();
+    let started = Clock::start();
     starting(0, "kinds");
     run_kinds(conn, plan)?;
-    times.push(("kinds", started.elapsed()));
+    times.push(started.phase("kinds"));
     for (i, step) in STEPS.iter().enumerate() {
-        let started = Instant::now();
+        let started = Clock::start();
         starting(i + 1, step.0);
         run_step(conn, step)?;
         if chain == Chain::Tables {
@@ -214,7 +214,7 @@ pub fn run_all(
                 })?;
             }
         }
-        times.push((step.0, started.elapsed()));
+        times.push(started.phase(step.0));
     }
     Ok(times)
 }
