@@ -70,12 +70,15 @@ WHERE c.t0 IS NOT NULL
 GROUP BY s.instance, s.session_id, c.session_uid, c.copy_turn, c.call_source, c.t0;
 
 -- each turn once per hour it touches, so a call probes only the turns of its
--- hour (an equi-join) instead of every turn of its instance (a range join)
+-- hour (an equi-join) instead of every turn of its instance (a range join).
+-- Here and in the end_seconds() buckets below the list is unnested in the
+-- select list, not in FROM: DuckDB plans a lateral unnest as a join of the
+-- rows with the unnested distinct inputs (at 1 GB V017's bucket tables took
+-- 0.25 CPU-s more that way; BENCHMARKS.md "Where the CPU goes, by part").
 CREATE TABLE turn_hours AS
-SELECT t.*, h.hour
-FROM turns t,
-    unnest(range(epoch_us(t.turn_start) // 3600000000,
-                 epoch_us(t.turn_end) // 3600000000 + 1)) h(hour);
+SELECT t.*, unnest(range(epoch_us(t.turn_start) // 3600000000,
+                         epoch_us(t.turn_end) // 3600000000 + 1)) AS hour
+FROM turns t;
 
 -- A call goes to a turn whose calls carry its source (nanobot's
 -- llm_usage/context.py): `user` and `api` calls to user and api turns,
@@ -106,9 +109,9 @@ CREATE MACRO end_seconds(started_at_ms, duration_ms, lo, hi) AS
 -- (Equi-joined on end_seconds.)
 CREATE TABLE call_answers AS
 WITH ends AS (
-    SELECT c.instance, c.source_path, c.id, c.started_at_ms + c.duration_ms AS end_ms, s.sec
-    FROM stage_llm_calls c,
-        unnest(end_seconds(c.started_at_ms, c.duration_ms, -1000, 2000)) s(sec)
+    SELECT c.instance, c.source_path, c.id, c.started_at_ms + c.duration_ms AS end_ms,
+        unnest(end_seconds(c.started_at_ms, c.duration_ms, -1000, 2000)) AS sec
+    FROM stage_llm_calls c
     WHERE c.started_at_ms IS NOT NULL AND c.duration_ms IS NOT NULL
 ),
 answers AS (
@@ -131,10 +134,9 @@ WHERE a.us BETWEEN (e.end_ms - 1000) * 1000 AND (e.end_ms + 2000) * 1000;
 CREATE TABLE title_calls AS
 WITH answered AS (
     SELECT p.instance, p.source_path, p.started_at_ms + p.duration_ms AS end_ms,
-        a.session_uid, s.sec
+        a.session_uid, unnest(end_seconds(p.started_at_ms, p.duration_ms, 0, 2000)) AS sec
     FROM call_answers a
-    JOIN stage_llm_calls p USING (instance, source_path, id),
-        unnest(end_seconds(p.started_at_ms, p.duration_ms, 0, 2000)) s(sec)
+    JOIN stage_llm_calls p USING (instance, source_path, id)
     WHERE p.source IN ('user', 'api')
       AND a.session_uid IN (SELECT session_uid FROM turns WHERE session_id LIKE 'websocket:%')
 )
@@ -233,9 +235,9 @@ QUALIFY row_number() OVER (PARTITION BY c.instance, c.source_path, c.id
 -- (Equi-joined on end_seconds.)
 CREATE TABLE retries AS
 WITH failed AS (
-    SELECT f.instance, f.source_path, f.id, f.source, f.started_at_ms + f.duration_ms AS end_ms, s.sec
-    FROM stage_llm_calls f,
-        unnest(end_seconds(f.started_at_ms, f.duration_ms, 0, 5000)) s(sec)
+    SELECT f.instance, f.source_path, f.id, f.source, f.started_at_ms + f.duration_ms AS end_ms,
+        unnest(end_seconds(f.started_at_ms, f.duration_ms, 0, 5000)) AS sec
+    FROM stage_llm_calls f
     WHERE f.finish_reason = 'error'
 )
 SELECT f.instance, f.source_path, f.id AS failed_id, min(n.id) AS next_id

@@ -166,17 +166,17 @@ calls AS (
 )
 SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanobot' THEN split_part(ev.session_id, ':', 1)
-         ELSE s.j->>'channel_type' END AS channel,
+         ELSE s.channel_type END AS channel,
     CASE WHEN ev.agent = 'nanobot' AND contains(ev.session_id, ':')
          THEN substr(ev.session_id, strpos(ev.session_id, ':') + 1)
-         WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS chat_id,
-    coalesce(s.j->>'created_at', s.j->'record'->>'created_at') AS created_at,
-    coalesce(s.j->>'updated_at', s.j->'record'->>'last_active') AS updated_at,
+         WHEN ev.agent = 'nanoclaw' THEN s.platform_id END AS chat_id,
+    coalesce(s.created_at, s.record_created_at) AS created_at,
+    coalesce(s.updated_at, s.record_last_active) AS updated_at,
     ev.first_event_utc, ev.last_event_utc,
     ev.rows, ev.user_rows, ev.assistant_rows, ev.tool_use_rows, ev.tool_result_rows,
     ev.thinking_rows, ev.system_rows, ev.tool_calls,
     ev.parent_session_id,
-    s.j->'metadata'->>'_nanobot_model_preset' AS model_preset,
+    s.model_preset,
     ev.project_path,
     coalesce(ev.in_primary_store, false) AS in_primary_store,
     NOT coalesce(ev.in_primary_store, false) AS secondary_only,
@@ -188,10 +188,10 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CAST(c.cache_read_tokens AS BIGINT) AS cache_read_tokens,
     CAST(c.cache_write_tokens AS BIGINT) AS cache_write_tokens,
     -- nanoclaw
-    coalesce(s.j->'record'->>'agent_group_id', ev.folder_agent_group) AS agent_group_id,
-    s.j->'record'->>'messaging_group_id' AS messaging_group_id,
-    s.j->'record'->>'thread_id' AS thread_id,
-    s.j->'record'->>'status' AS session_status,
+    coalesce(s.agent_group_id, ev.folder_agent_group) AS agent_group_id,
+    s.messaging_group_id,
+    s.thread_id,
+    s.session_status,
     CASE WHEN ev.agent = 'nanoclaw' THEN ev.messages_in END AS messages_in,
     CASE WHEN ev.agent = 'nanoclaw' THEN ev.messages_out END AS messages_out,
     k.continuation,
@@ -205,11 +205,24 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(tt.turns_with_usage, 0) END AS transcript_turns_with_usage,
     CASE WHEN ev.agent = 'nanoclaw' THEN coalesce(tt.turns - tt.turns_with_usage, 0) END AS transcript_turns_without_usage,
     l.losses,
-    CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'channel_type' END AS channel_type,
-    CASE WHEN ev.agent = 'nanoclaw' THEN s.j->>'platform_id' END AS platform_id,
+    CASE WHEN ev.agent = 'nanoclaw' THEN s.channel_type END AS channel_type,
+    CASE WHEN ev.agent = 'nanoclaw' THEN s.platform_id END AS platform_id,
     CAST(CASE WHEN c.unpriced = 0 THEN c.cost END AS DOUBLE) AS cost_usd
 FROM ev
-LEFT JOIN session_starts s ON s.session_uid = ev.session_uid AND s.pick = 1
+-- the start row's facts, its JSON parsed once (one `->>` each parsed it
+-- again: 0.18 s of a 1 GB home's 6 000 sessions)
+LEFT JOIN (
+    SELECT session_uid, f[1] AS channel_type, f[2] AS platform_id, f[3] AS created_at,
+        f[4] AS record_created_at, f[5] AS updated_at, f[6] AS record_last_active,
+        f[7] AS model_preset, f[8] AS agent_group_id, f[9] AS messaging_group_id,
+        f[10] AS thread_id, f[11] AS session_status
+    FROM (SELECT session_uid,
+              json_extract_string(j, ['$.channel_type', '$.platform_id', '$.created_at',
+                  '$.record.created_at', '$.updated_at', '$.record.last_active',
+                  '$.metadata._nanobot_model_preset', '$.record.agent_group_id',
+                  '$.record.messaging_group_id', '$.record.thread_id', '$.record.status']) AS f
+          FROM session_starts WHERE pick = 1)
+) s ON s.session_uid = ev.session_uid
 LEFT JOIN calls c ON c.session_uid = ev.session_uid
 LEFT JOIN session_losses l ON l.agent = ev.agent AND l.instance = ev.instance AND l.session_id = ev.session_id
 LEFT JOIN session_continuations k ON ev.agent = 'nanoclaw' AND k.session_uid = ev.session_uid
