@@ -523,10 +523,14 @@ pub fn json_output(
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
-/// The lines of a `--timings` block (after `timings (s):`), each as (phase,
-/// wall seconds, CPU seconds) as printed: `<phase> <wall> <share>%  cpu
-/// <cpu>`, the last `total <wall>  cpu <cpu>`.
-pub fn timings_lines(block: &str) -> Result<Vec<(String, String, String)>, String> {
+/// The lines of the `--timings` block in a run's stderr (after `timings
+/// (s):`), each as (phase, wall seconds, CPU seconds) as printed: `<phase>
+/// <wall> <share>%  cpu <cpu>`, the last `total <wall>  cpu <cpu>`.
+pub fn timings_lines(stderr: &str) -> Result<Vec<(String, String, String)>, String> {
+    let block = stderr
+        .split("timings (s):\n")
+        .nth(1)
+        .ok_or_else(|| format!("no timings block: {stderr}"))?;
     block
         .lines()
         .map(|l| {
