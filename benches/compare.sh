@@ -12,13 +12,21 @@
 #             the session-record fields (_type, key, role, content, timestamp,
 #             tool_calls JSON, tool_call_id, name, reasoning_content, metadata JSON),
 #             filename=true, ignore_errors=true, COPY to zstd Parquet
+#   floor     benches/criterion/floor.rs (${FLOOR:-built with cargo build --release into
+#             benches/criterion/target}): the least work of any loader of the same
+#             output, with nanoload's scanner: every session line parsed (borrowed),
+#             its strings scanned and redacted, zstd-1 Parquet, 2 threads; no dedup,
+#             no time zones, no sessions, no other store (issue 30)
+#   floorweb  the floor with --webui-parsed: the WebUI transcripts' lines parsed too
+#             (not scanned, not written): the least nanoload itself must do, which
+#             reads them for the rows only they hold
 #   duckdb    Python duckdb, SET threads=2, default memory limit:
 #             COPY (SELECT * FROM read_json('HOME/.nanobot*/sessions/*/*.jsonl',
 #               format='newline_delimited', union_by_name=true)) TO 'x.parquet'
 #               (FORMAT parquet, COMPRESSION zstd)
 #   python    benches/python_loader.py HOME out.parquet (json + sqlite3 + pyarrow, no dedup)
 #
-# Each run does all four, in an order that rotates run by run (so a load
+# Each run does them all, in an order that rotates run by run (so a load
 # that drifts hits each the same), every command under /usr/bin/time -v
 # (wall clock, CPU user+system, peak RSS). Prints the input size (du -sb HOME), the medians
 # and the ratios against the DuckDB peers and Python as Markdown
@@ -33,7 +41,7 @@
 # 23 GiB machine (the 200 MB home has 1 200; BENCHMARKS.md). Set
 # DUCKDB_VERSION=2.0.0 to run it anyway.
 #
-# Environment: NANOLOAD (binary), TOOLS (default "nanoload schema duckdb python"; a
+# Environment: NANOLOAD (binary), FLOOR (binary), TOOLS (default "nanoload schema floor floorweb duckdb python"; a
 # subset runs only those, e.g. TOOLS="duckdb python" to calibrate the peers
 # before a release build exists), DUCKDB_VERSION, PYARROW_VERSION, KEEP=1
 # keeps the work dir. Never writes inside HOME. Runs as root on a fresh
@@ -48,12 +56,21 @@ if [ -n "${NANOLOAD:-}" ] && [ -e "$NANOLOAD" ]; then NANOLOAD=$(realpath "$NANO
 cd "$(dirname "$0")/.."
 RUNS=${2:-5}
 NANOLOAD=${NANOLOAD:-target/release/nanoload}
-TOOLS=${TOOLS:-nanoload schema duckdb python}
+TOOLS=${TOOLS:-nanoload schema floor floorweb duckdb python}
 DUCKDB_VERSION=${DUCKDB_VERSION:-2.0.1}
 PYARROW_VERSION=${PYARROW_VERSION:-26.0.1}
 [ -d "$HOME_DIR" ] || { echo "compare: $HOME_DIR is not a directory" >&2; exit 2; }
 case " $TOOLS " in *" nanoload "*) [ -x "$NANOLOAD" ] || { echo "compare: $NANOLOAD not found (set NANOLOAD)" >&2; exit 2; } ;; esac
 NANOLOAD=$(realpath "$NANOLOAD" 2>/dev/null || echo "$NANOLOAD")
+case " $TOOLS " in *" floor "*|*" floorweb "*)
+  if [ -z "${FLOOR:-}" ]; then
+    echo "compare: building the floor (benches/criterion, release)" >&2
+    cargo build --release --locked --quiet --manifest-path benches/criterion/Cargo.toml --bin floor >&2
+    FLOOR=$(realpath "${CARGO_TARGET_DIR:-benches/criterion/target}")/release/floor
+  fi
+  [ -x "$FLOOR" ] || { echo "compare: $FLOOR not found (set FLOOR)" >&2; exit 2; }
+  FLOOR=$(realpath "$FLOOR") ;;
+esac
 
 # ---- tools: /usr/bin/time, the venv
 apt_install() {
@@ -162,6 +179,20 @@ run_schema() {
   echo "schema $run $(parse_time "$log.time") 0 $status" >> "$results"
 }
 
+run_floor() {
+  local run=$1 log="$work/floor.$1" status
+  rm -f "$work"/floor.parquet.*
+  status=$(timed floor "$run" "$log" "$FLOOR" "$HOME_DIR" "$work/floor.parquet" --threads 2)
+  echo "floor $run $(parse_time "$log.time") 0 $status" >> "$results"
+}
+
+run_floorweb() {
+  local run=$1 log="$work/floorweb.$1" status
+  rm -f "$work"/floorweb.parquet.*
+  status=$(timed floorweb "$run" "$log" "$FLOOR" "$HOME_DIR" "$work/floorweb.parquet" --threads 2 --webui-parsed)
+  echo "floorweb $run $(parse_time "$log.time") 0 $status" >> "$results"
+}
+
 run_python() {
   local run=$1 log="$work/python.$1" status
   rm -f "$work/python.parquet" "$work/python.llm_calls.parquet"
@@ -171,7 +202,7 @@ run_python() {
 
 if ! compgen -G "$HOME_DIR/.nanobot*/sessions/*/*.jsonl" > /dev/null; then
   echo "compare: no session JSONL under $HOME_DIR (sqlite layout?): the DuckDB peers do not apply, skipped" >&2
-  TOOLS=$(echo " $TOOLS " | sed 's/ duckdb / /; s/ schema / /; s/^ *//; s/ *$//')
+  TOOLS=$(echo " $TOOLS " | sed 's/ duckdb / /; s/ schema / /; s/ floor / /; s/ floorweb / /; s/^ *//; s/ *$//')
 fi
 read -r -a tools <<< "$TOOLS"
 n=${#tools[@]}
@@ -206,13 +237,14 @@ for line in open(path):
 med = {t: {"wall": statistics.median(x[0] for x in v), "rss": statistics.median(x[1] for x in v) / 1024,
            "cpu": statistics.median(x[2] for x in v), "tmp": statistics.median(x[3] for x in v) / 2**20,
            "n": len(v)} for t, v in data.items()}
-names = {"nanoload": "nanoload", "schema": "DuckDB, given the schema", "duckdb": "DuckDB, auto-detect",
-         "python": "Python loader"}
+names = {"nanoload": "nanoload", "schema": "DuckDB, given the schema", "floor": "floor (parse, scan, zstd-1)",
+         "floorweb": "floor + WebUI transcripts parsed",
+         "duckdb": "DuckDB, auto-detect", "python": "Python loader"}
 print(f"input: `du -sb HOME` = {input_bytes} bytes ({input_bytes / 1e6:.1f} MB)"
       + (f"; nanoload OUT rows: {rows}" if rows else "") + f"; load average at the end: {load}\n")
 print("| tool | runs ok | median wall (s) | median CPU user+sys (s) | median peak RSS (MiB) | median peak temp (MiB) |")
 print("|---|---|---|---|---|---|")
-for t in ("nanoload", "schema", "duckdb", "python"):
+for t in ("nanoload", "schema", "floor", "floorweb", "duckdb", "python"):
     if t in med:
         m = med[t]
         tmp = f"{m['tmp']:.0f}" if t == "nanoload" else "—"
@@ -221,7 +253,7 @@ print()
 print("| ratio | wall | CPU |")
 print("|---|---|---|")
 for a, b in (("nanoload", "schema"), ("nanoload", "duckdb"), ("nanoload", "python"),
-             ("schema", "duckdb"), ("python", "schema")):
+             ("schema", "duckdb"), ("python", "schema"), ("floor", "schema"), ("floorweb", "schema"), ("nanoload", "floorweb")):
     if a in med and b in med and med[b]["wall"] > 0:
         print(f"| {names[a]} / {names[b]} | {med[a]['wall'] / med[b]['wall']:.2f} | "
               f"{med[a]['cpu'] / med[b]['cpu']:.2f} |")
