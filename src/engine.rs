@@ -6,7 +6,8 @@
 //! Engine::load   params (given offset, load_id); prices (the price table); stage_events,
 //!                stage_llm_calls (views over the staged Parquet); diagnostics, sources
 //!                (tables the steps append to)
-//! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first)
+//! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first;
+//!                one thread on a small stage, crate::steps::StepThreads)
 //! for_writing    a lower memory limit for the sink's ordered read of the plan
 //! ```
 
@@ -18,7 +19,7 @@ use crate::diag::{DiagKind, Diagnostic, one_line};
 use crate::prices::PriceTable;
 use crate::schema::Agent;
 use crate::stage::Staged;
-use crate::steps::{Chain, PlanJoin};
+use crate::steps::{Chain, PlanJoin, StepThreads};
 use crate::timings::{Phase, Timings};
 
 /// Output tables besides `events`, in `--tables` / `--db` order.
@@ -146,6 +147,9 @@ pub struct Engine {
     conn: Connection,
     /// DuckDB's `memory_limit` in bytes, as opened.
     memory_limit: u64,
+    /// DuckDB's `threads`, as opened (the steps of a small stage take one,
+    /// [`StepThreads`]).
+    threads: usize,
     /// The bytes of the staged events files ([`Engine::load`]): with their
     /// rows, how the steps keep the events chain ([`crate::steps::Chain`]).
     staged_bytes: std::cell::Cell<u64>,
@@ -170,6 +174,7 @@ impl Engine {
         Ok(Engine {
             conn,
             memory_limit,
+            threads,
             staged_bytes: std::cell::Cell::new(0),
         })
     }
@@ -246,9 +251,12 @@ impl Engine {
     /// before each (`kinds`, then `V001__…` without `.sql`). The events
     /// chain is kept as the staged rows and bytes say
     /// ([`Chain::for_stage`]; `NANOLOAD_TEST_SQL_CHAIN=views|tables` forces
-    /// one, for the tests that compare the two), and V016 joins its plan as
+    /// one, for the tests that compare the two), V016 joins its plan as
     /// the staged rows and the memory limit say ([`PlanJoin::for_stage`];
-    /// `NANOLOAD_TEST_PLAN_JOIN=hash|sort` forces one).
+    /// `NANOLOAD_TEST_PLAN_JOIN=hash|sort` forces one), and the steps run
+    /// on one thread or on all as the staged rows say
+    /// ([`StepThreads::for_stage`]; `NANOLOAD_TEST_STEP_THREADS=one|all`
+    /// forces one); what runs after them has all the threads again.
     pub fn run_steps(
         &self,
         mut starting: impl FnMut(usize, usize, &str),
@@ -267,8 +275,13 @@ impl Engine {
         let plan = forced("NANOLOAD_TEST_PLAN_JOIN")
             .and_then(|s| PlanJoin::parse(&s))
             .unwrap_or_else(|| PlanJoin::for_stage(rows, self.memory_limit));
-        let times = crate::steps::run_all(&self.conn, (chain, plan), &mut tell)
-            .map_err(|e| EngineError(e.to_string()))?;
+        let threads = forced("NANOLOAD_TEST_STEP_THREADS")
+            .and_then(|s| StepThreads::parse(&s))
+            .unwrap_or_else(|| StepThreads::for_stage(rows));
+        let times = threads.around(&self.conn, self.threads, || {
+            crate::steps::run_all(&self.conn, (chain, plan), &mut tell)
+                .map_err(|e| EngineError(e.to_string()))
+        })?;
         Ok(Timings {
             phases: times
                 .into_iter()

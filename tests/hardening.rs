@@ -1110,6 +1110,15 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
         runner.run(&home, &["--threads", t], false)?;
         outs.push(std::fs::read(runner.out())?);
     }
+    // a home this small runs its SQL steps on one thread (`steps::StepThreads`):
+    // once more with them on all eight
+    let _ = std::fs::remove_dir_all(runner.base.path().join("out/tables"));
+    let _ = std::fs::remove_file(runner.out());
+    runner
+        .command(&home, &["--threads", "8"], false)
+        .env("NANOLOAD_TEST_STEP_THREADS", "all")
+        .output()?;
+    outs.push(std::fs::read(runner.out())?);
     // a copy whose files were created in the reverse order, mtimes kept
     let copy = tempfile::tempdir()?;
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&home)
@@ -1495,6 +1504,18 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
 #[test]
 fn the_chain_as_views_or_tables_gives_the_same_outputs() -> TestResult {
     every_home_loads_as_shared(("NANOLOAD_TEST_SQL_CHAIN", "views"), "with views")
+}
+
+/// The SQL steps on all the threads (what a home of more than
+/// `steps::StepThreads::MAX_ONE_THREAD_ROWS` event rows gets) give every
+/// fixture home — all small, so their shared loads ran the steps on one
+/// thread — the same outputs and exit code.
+#[test]
+fn the_steps_on_one_thread_or_all_give_the_same_outputs() -> TestResult {
+    every_home_loads_as_shared(
+        ("NANOLOAD_TEST_STEP_THREADS", "all"),
+        "with the steps on all threads",
+    )
 }
 
 /// V016's plan joined by sort (the join a home of millions of rows gets,

@@ -130,6 +130,66 @@ impl Chain {
     }
 }
 
+/// How many threads DuckDB runs the SQL steps on. The output is the same
+/// either way (`hardening::the_steps_on_one_thread_or_all_give_the_same_outputs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepThreads {
+    /// One thread: on a small stage DuckDB's parallel operators cost more in
+    /// scheduling than they save, in wall time as in CPU (the realistic
+    /// 200 MB home, 17.5 k event rows: its SQL steps took 0.62 s and 0.63
+    /// CPU-s on one thread, 0.77 s and 1.0 CPU-s on two; BENCHMARKS.md
+    /// "The SQL steps of a small home on one thread").
+    One,
+    /// Every thread the engine was opened with (`--threads`).
+    All,
+}
+
+impl StepThreads {
+    /// The most staged event rows a run's SQL steps take one thread for:
+    /// at 45 k (a 60 MB synthetic home) one thread took the same wall time
+    /// as two and a fifth less CPU, at 76 k (100 MB) 3 % more wall time.
+    pub const MAX_ONE_THREAD_ROWS: u64 = 50_000;
+
+    /// The threads for a stage of `rows` event rows.
+    pub fn for_stage(rows: u64) -> StepThreads {
+        if rows <= Self::MAX_ONE_THREAD_ROWS {
+            StepThreads::One
+        } else {
+            StepThreads::All
+        }
+    }
+
+    /// `one` or `all` (`NANOLOAD_TEST_STEP_THREADS`, which forces one in
+    /// the tests).
+    pub fn parse(s: &str) -> Option<StepThreads> {
+        match s {
+            "one" => Some(StepThreads::One),
+            "all" => Some(StepThreads::All),
+            _ => None,
+        }
+    }
+
+    /// Run `steps` with DuckDB's `threads` as this says, `all` being the
+    /// engine's own; `all` is set again after, whatever `steps` returns, so
+    /// what runs next (the write, a ledger's merge) has every thread.
+    pub fn around<T, E: From<duckdb::Error>>(
+        self,
+        conn: &Connection,
+        all: usize,
+        steps: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        let one = self == StepThreads::One && all > 1;
+        if one {
+            conn.execute_batch("SET threads = 1;")?;
+        }
+        let done = steps();
+        if one {
+            conn.execute_batch(&format!("SET threads = {all};"))?;
+        }
+        done
+    }
+}
+
 /// How V016 joins every row to its `ordinals` row (by `x_row`), as the
 /// macro `x_plan_by_sort()` of the prelude tells it. The output is the same
 /// either way (`hardening::the_plan_by_hash_or_by_sort_gives_the_same_outputs`).

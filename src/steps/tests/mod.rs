@@ -281,6 +281,46 @@ fn a_small_stage_keeps_the_chain_as_tables() {
 }
 
 #[test]
+fn a_small_stage_runs_the_steps_on_one_thread() {
+    use StepThreads::*;
+    let most = StepThreads::MAX_ONE_THREAD_ROWS;
+    assert_eq!(StepThreads::for_stage(0), One);
+    assert_eq!(StepThreads::for_stage(most), One);
+    assert_eq!(StepThreads::for_stage(most + 1), All);
+    // the event rows of BENCHMARKS.md's realistic and synthetic 200 MB homes
+    assert_eq!(StepThreads::for_stage(17_525), One);
+    assert_eq!(StepThreads::for_stage(151_846), All);
+    assert_eq!(StepThreads::parse("one"), Some(One));
+    assert_eq!(StepThreads::parse("all"), Some(All));
+    assert_eq!(StepThreads::parse("1"), None);
+}
+
+/// The steps see one thread and what follows sees all again, also when a
+/// step fails; with one thread in all, or with `All`, nothing is changed.
+#[test]
+fn the_steps_threads_are_set_back_after_them() -> Result<(), duckdb::Error> {
+    let conn = Connection::open_in_memory()?;
+    conn.execute_batch("SET threads = 4;")?;
+    let threads = |c: &Connection| -> Result<i64, duckdb::Error> {
+        c.query_row("SELECT current_setting('threads')", [], |r| r.get(0))
+    };
+    let seen = StepThreads::One.around(&conn, 4, || threads(&conn))?;
+    assert_eq!((seen, threads(&conn)?), (1, 4));
+    let failed: Result<(), duckdb::Error> = StepThreads::One.around(&conn, 4, || {
+        assert_eq!(threads(&conn)?, 1);
+        conn.execute_batch("SELECT * FROM no_such_table;")
+    });
+    assert!(failed.is_err());
+    assert_eq!(threads(&conn)?, 4);
+    let seen = StepThreads::All.around(&conn, 4, || threads(&conn))?;
+    assert_eq!((seen, threads(&conn)?), (4, 4));
+    conn.execute_batch("SET threads = 1;")?;
+    let seen = StepThreads::One.around(&conn, 1, || threads(&conn))?;
+    assert_eq!((seen, threads(&conn)?), (1, 1));
+    Ok(())
+}
+
+#[test]
 fn a_stage_whose_ordinals_would_not_fit_hashed_is_joined_by_sort() {
     use PlanJoin::*;
     let limit = 256 << 20;
