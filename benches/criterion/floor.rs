@@ -209,7 +209,12 @@ fn write_part(
     for (path, written) in files {
         let data = std::fs::read(path)?;
         let filename = path.to_string_lossy();
-        for (i, line) in data.split(|b| *b == b'\n').enumerate() {
+        // the line ends found with memchr (a byte-by-byte split cost a twentieth of the run)
+        let ends = memchr::memchr_iter(b'\n', &data).chain(std::iter::once(data.len()));
+        let mut start = 0;
+        for (i, end) in ends.enumerate() {
+            let line = &data[start..end];
+            start = end + 1;
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
