@@ -273,11 +273,14 @@ for f in sorted(glob.glob(f"{work}/nanoload.*.json")):
         split[k][1].append(c)
 if split["write"][0]:
     peer = med.get("schema", {}).get("cpu")
+    floor = med.get("floorweb", {}).get("cpu")
     print()
-    print("| nanoload part | median wall (s) | median CPU (s) | CPU / DuckDB given the schema's run |")
-    print("|---|---|---|---|")
+    print("| nanoload part | median wall (s) | median CPU (s) | CPU / DuckDB given the schema's run "
+          "| CPU / the floor + WebUI's run |")
+    print("|---|---|---|---|---|")
     for k, (w, c) in split.items():
         r = f"{statistics.median(c) / peer:.2f}" if peer else "—"
-        print(f"| {k} | {statistics.median(w):.2f} | {statistics.median(c):.2f} | {r} |")
+        f = f"{statistics.median(c) / floor:.2f}" if floor else "—"
+        print(f"| {k} | {statistics.median(w):.2f} | {statistics.median(c):.2f} | {r} | {f} |")
 PY
 exit $failed
