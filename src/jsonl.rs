@@ -41,7 +41,9 @@ pub fn decode_line(bytes: &[u8]) -> Result<Option<Decoded>, LineError> {
         return Ok(None);
     }
     let mut repairs = Vec::new();
-    let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(bytes) {
+    // checked whole before parsing (serde_json's `from_str` then checks no
+    // string again); simdutf8 for the long non-ASCII texts of real chats
+    let text: std::borrow::Cow<'_, str> = match simdutf8::basic::from_utf8(bytes) {
         Ok(s) => s.into(),
         Err(_) => {
             repairs.push("invalid UTF-8 replaced");
@@ -221,6 +223,40 @@ mod tests {
         assert_eq!(text_of(&d.value), "a\u{fffd}b");
         assert_eq!(d.repairs, vec!["invalid UTF-8 replaced"]);
         Ok(())
+    }
+
+    proptest::proptest! {
+        /// A line is repaired as invalid UTF-8 exactly when std rejects its
+        /// bytes (the check is simdutf8's), and then decodes as its lossy
+        /// text: a JSON string of CJK, emoji, and bytes that break them.
+        #[test]
+        fn the_utf8_check_agrees_with_std(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Strategy::prop_map(
+                        proptest::string::string_regex("[a-z 密钥是😀é]{0,40}")
+                            .unwrap_or_else(|e| unreachable!("{e}")),
+                        String::into_bytes,
+                    ),
+                    proptest::collection::vec(0x80u8..=0xff, 1..4),
+                ],
+                0..8,
+            )
+        ) {
+            let mut line = b"{\"t\": \"".to_vec();
+            for p in &parts {
+                line.extend_from_slice(p);
+            }
+            line.extend_from_slice(b"\"}");
+            let d = decode_line(&line);
+            let d = d.ok().flatten();
+            proptest::prop_assert!(d.is_some(), "{:?} did not decode", line);
+            let d = d.unwrap_or_else(|| unreachable!());
+            let valid = std::str::from_utf8(&line).is_ok();
+            proptest::prop_assert_eq!(d.repairs.is_empty(), valid);
+            let lossy = String::from_utf8_lossy(&line[7..line.len() - 2]).into_owned();
+            proptest::prop_assert_eq!(text_of(&d.value), lossy);
+        }
     }
 
     #[test]
