@@ -243,19 +243,16 @@ mod tests {
                 0..8,
             )
         ) {
-            let mut line = b"{\"t\": \"".to_vec();
-            for p in &parts {
-                line.extend_from_slice(p);
-            }
-            line.extend_from_slice(b"\"}");
-            let d = decode_line(&line);
-            let d = d.ok().flatten();
-            proptest::prop_assert!(d.is_some(), "{:?} did not decode", line);
-            let d = d.unwrap_or_else(|| unreachable!());
+            let text = parts.concat();
+            let line = [&b"{\"t\": \""[..], &text, b"\"}"].concat();
+            let Some(d) = decode_line(&line).ok().flatten() else {
+                return Err(proptest::test_runner::TestCaseError::fail(format!(
+                    "{line:?} did not decode"
+                )));
+            };
             let valid = std::str::from_utf8(&line).is_ok();
             proptest::prop_assert_eq!(d.repairs.is_empty(), valid);
-            let lossy = String::from_utf8_lossy(&line[7..line.len() - 2]).into_owned();
-            proptest::prop_assert_eq!(text_of(&d.value), lossy);
+            proptest::prop_assert_eq!(text_of(&d.value), String::from_utf8_lossy(&text));
         }
     }
 

@@ -94,9 +94,22 @@ impl Runner {
     }
 
     fn run(&self, home: &Path, args: &[&str], nobody: bool) -> Result<Output, std::io::Error> {
+        self.run_with_env(home, args, nobody, &[])
+    }
+
+    /// [`Runner::run`] with the variables `env` set.
+    fn run_with_env(
+        &self,
+        home: &Path,
+        args: &[&str],
+        nobody: bool,
+        env: &[(&str, &str)],
+    ) -> Result<Output, std::io::Error> {
         let _ = std::fs::remove_dir_all(self.base.path().join("out/tables"));
         let _ = std::fs::remove_file(self.out());
-        self.command(home, args, nobody).output()
+        self.command(home, args, nobody)
+            .envs(env.iter().copied())
+            .output()
     }
 
     /// Spawn with `NANOLOAD_TEST_PAUSE=<stage>:<signal>` and return once the
@@ -1112,12 +1125,12 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     }
     // a home this small runs its SQL steps on one thread (`steps::StepThreads`):
     // once more with them on all eight
-    let _ = std::fs::remove_dir_all(runner.base.path().join("out/tables"));
-    let _ = std::fs::remove_file(runner.out());
-    runner
-        .command(&home, &["--threads", "8"], false)
-        .env("NANOLOAD_TEST_STEP_THREADS", "all")
-        .output()?;
+    runner.run_with_env(
+        &home,
+        &["--threads", "8"],
+        false,
+        &[("NANOLOAD_TEST_STEP_THREADS", "all")],
+    )?;
     outs.push(std::fs::read(runner.out())?);
     // a copy whose files were created in the reverse order, mtimes kept
     let copy = tempfile::tempdir()?;

@@ -123,8 +123,10 @@ fn session_files(home: &Path, webui: Webui) -> Result<Vec<(PathBuf, bool)>, Erro
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with(".nanobot"));
-        let sessions = instance.join("sessions");
-        if named && webui != Webui::Skipped && instance.join("webui").is_dir() {
+        if !named {
+            continue;
+        }
+        if webui != Webui::Skipped && instance.join("webui").is_dir() {
             let mut transcripts = Vec::new();
             jsonl_under(&instance.join("webui"), &mut transcripts)?;
             files.extend(
@@ -133,7 +135,8 @@ fn session_files(home: &Path, webui: Webui) -> Result<Vec<(PathBuf, bool)>, Erro
                     .map(|f| (f, webui == Webui::Written)),
             );
         }
-        if !named || !sessions.is_dir() {
+        let sessions = instance.join("sessions");
+        if !sessions.is_dir() {
             continue;
         }
         for workspace in std::fs::read_dir(&sessions)? {
@@ -274,22 +277,6 @@ fn write_part(
     Ok((rows, parsed, bad))
 }
 
-/// User plus system time of every thread of this process, in seconds.
-fn process_cpu() -> f64 {
-    let usage = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = usage
-        .rsplit_once(')')
-        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of stat(5), 11 and 12 after the state
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().position(|a| a == name);
@@ -308,7 +295,7 @@ fn main() -> Result<(), Error> {
             "usage: floor HOME OUT [--threads N] [--no-scan] [--webui | --webui-parsed]".into(),
         );
     };
-    let (started, cpu) = (std::time::Instant::now(), process_cpu());
+    let clock = nanoload::timings::Clock::start();
     let scanner = (flag("--no-scan").is_none()).then(|| Scanner::new(&[]));
     let webui = match (flag("--webui"), flag("--webui-parsed")) {
         (Some(_), None) => Webui::Written,
@@ -344,11 +331,12 @@ fn main() -> Result<(), Error> {
     let (rows, parsed, bad) = parts
         .iter()
         .fold((0, 0, 0), |(r, p, b), x| (r + x.0, p + x.1, b + x.2));
+    let (wall, cpu) = clock.elapsed();
     eprintln!(
         "floor: {rows} rows, {parsed} parsed only, {bad} bad lines, {} files, {:.3} s wall, {:.3} s CPU",
         files.len(),
-        started.elapsed().as_secs_f64(),
-        process_cpu() - cpu
+        wall.as_secs_f64(),
+        cpu.as_secs_f64()
     );
     Ok(())
 }
