@@ -101,7 +101,10 @@ pub struct Staged {
 /// the profile, and for these columns it buys nothing; the columns the
 /// steps group and join on by value (paths, ids, roles) keep theirs, which
 /// DuckDB reads as dictionary vectors (without any, the steps took 1.3 s
-/// longer at 1 GB).
+/// longer at 1 GB). The numbers and times too: a row group of 65 536
+/// eight-byte values never reaches the dictionary's 1 MiB page limit, so
+/// the writer interned every `x_row`, offset and time (BENCHMARKS.md
+/// "Staged numbers without a dictionary": 0.5 CPU-s of extraction at 1 GB).
 const UNIQUE_COLUMNS: &[&str] = &[
     "text",
     "native",
@@ -109,6 +112,17 @@ const UNIQUE_COLUMNS: &[&str] = &[
     "x_record",
     "x_match",
     "x_msgkey",
+    "seq",
+    "ts_utc",
+    "ts_local",
+    "source_line",
+    "x_off",
+    "x_text_len",
+    "x_native_len",
+    "x_row",
+    "id",
+    "started_at_ms",
+    "duration_ms",
 ];
 
 /// Row-group bounds of the staging files. DuckDB reads a column chunk as one
@@ -495,4 +509,85 @@ pub fn write_file(path: &Path, batch: &RecordBatch) -> Result<(), StageError> {
         source,
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    use crate::schema::{Group, TurnType, llm_calls_schema};
+
+    /// Every name in [`UNIQUE_COLUMNS`] is a staged column, and a staged
+    /// file holds those columns without a dictionary page while the
+    /// columns the steps group by (paths, kinds, roles) keep theirs.
+    #[test]
+    fn unique_columns_are_staged_without_a_dictionary() -> Result<(), Box<dyn std::error::Error>> {
+        let staged: Vec<String> = [events_schema(), llm_calls_schema()]
+            .iter()
+            .flat_map(|s| {
+                s.fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for c in UNIQUE_COLUMNS {
+            assert!(staged.iter().any(|s| s == c), "{c} is not a staged column");
+        }
+        let dir = tempfile::tempdir()?;
+        let stage = Stage::new(dir.path())?.all_wide(true);
+        let rows: Vec<EventRow> = (0..100)
+            .map(|i| EventRow {
+                instance: ".nanobot".into(),
+                session_id: Some("cli:direct".into()),
+                seq: Some(i),
+                ts_utc: Some(1_000_000 * i),
+                ts_local: Some(1_000_000 * i + 7),
+                turn_type: TurnType::User,
+                text: Some(format!("message {i}")),
+                source_kind: "nanobot.session_jsonl",
+                source_path: ".nanobot/sessions/a.jsonl".into(),
+                source_line: Some(i + 1),
+                x_group: Group::Record,
+                x_record: Some(format!("{i:032x}")),
+                source_role: Some(crate::schema::Role::Primary),
+                agent: Some(crate::schema::Agent::Nanobot),
+                ..Default::default()
+            })
+            .collect();
+        stage.write_events("nanobot.session_jsonl", &rows, &vec![None; rows.len()])?;
+        let out = stage.finish(&[], &[])?;
+        let file = out
+            .events
+            .iter()
+            .find(|p| p.ends_with("events-nanobot.session_jsonl.parquet"))
+            .ok_or("no staged file")?;
+        let reader = SerializedFileReader::new(File::open(file)?)?;
+        let group = reader.metadata().row_group(0);
+        let with_dictionary = |name: &str| {
+            group
+                .columns()
+                .iter()
+                .find(|c| c.column_path().string() == name)
+                .map(|c| c.dictionary_page_offset().is_some())
+        };
+        for c in UNIQUE_COLUMNS
+            .iter()
+            .filter(|c| events_schema().index_of(c).is_ok())
+        {
+            assert_eq!(with_dictionary(c), Some(false), "{c}");
+        }
+        for c in [
+            "source_path",
+            "source_kind",
+            "instance",
+            "session_id",
+            "turn_type",
+        ] {
+            assert_eq!(with_dictionary(c), Some(true), "{c}");
+        }
+        Ok(())
+    }
 }
