@@ -7,11 +7,14 @@
 --          sessions.sqlite3 has no tables, code `session_db_empty`) are
 --          promoted back to primary. `sources.source_role` says so; the
 --          rows take it in raw_events.
--- Grain:   promoted_stores, demoted_stores: one row per store path.
+-- Grain:   promoted_stores, demoted_stores: one row per store path;
+--          session_stores: one row per (store path, session).
 -- Inputs:  stage_events, session_identity (V001), sources, diagnostics,
 --          kinds, kind_session_store() (kinds row-wise).
 -- Output:  promoted_stores (secondary session JSONL that are the store of
---          record after all), demoted_stores (primary legacy copies that
+--          record after all), session_stores (each distinct source_path,
+--          x_legacy, session_uid, instance, session_id of the session
+--          stores' rows), demoted_stores (primary legacy copies that
 --          are secondary after all); updates sources.source_role.
 
 -- A namespace whose sessions.sqlite3 has no tables (an import that never
@@ -30,21 +33,23 @@ SEMI JOIN (SELECT DISTINCT source_path FROM stage_events
              AND NOT x_legacy) c USING (source_path)
 WHERE s.source_kind IN (SELECT source_kind FROM kinds WHERE session_store = 'jsonl');
 
+-- Each session a session store holds: read from the rows once, for the
+-- demotion below and for V007's turns (their integer pair_no).
+CREATE TABLE session_stores AS
+SELECT DISTINCT e.source_path, e.x_legacy, i.session_uid, i.instance, i.session_id
+FROM stage_events e
+JOIN session_identity i
+  ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
+ AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
+-- (the kind's trait row-wise: an IN over kinds let DuckDB hash the
+-- staged side and run out of memory at 256 MiB on a 4 GB home)
+WHERE kind_session_store(e.source_kind) IS NOT NULL;
+
 -- Legacy copies beside a store of record of the same session.
 CREATE TABLE demoted_stores AS
-WITH uids AS (
-    SELECT DISTINCT e.source_path, e.x_legacy, i.session_uid
-    FROM stage_events e
-    JOIN session_identity i
-      ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
-     AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
-    -- (the kind's trait row-wise: an IN over kinds let DuckDB hash the
-    -- staged side and run out of memory at 256 MiB on a 4 GB home)
-    WHERE kind_session_store(e.source_kind) IS NOT NULL
-)
 SELECT DISTINCT l.source_path
-FROM uids l
-JOIN uids r ON r.session_uid = l.session_uid AND NOT r.x_legacy
+FROM session_stores l
+JOIN session_stores r ON r.session_uid = l.session_uid AND NOT r.x_legacy
 WHERE l.x_legacy;
 
 UPDATE sources SET source_role = CASE
