@@ -127,6 +127,11 @@ pub fn replace_lone_surrogates(s: &str) -> Option<String> {
     Some(out)
 }
 
+/// The read buffer of a large JSONL store's reader (session files, WebUI
+/// transcripts): a line that fits in it is returned from the buffer itself,
+/// not copied ([`Lines::next_line`]); their tool results run to 200 KB.
+pub const READ_BUF: usize = 1 << 20;
+
 /// Iterate the raw lines of a reader: `(1-based line number, bytes without
 /// the '\n', whether the line ended with '\n')`.
 pub struct Lines<R> {
@@ -134,6 +139,9 @@ pub struct Lines<R> {
     line: i64,
     buf: Vec<u8>,
     consumed: u64,
+    /// Bytes of the reader's buffer the last line took, consumed at the
+    /// next call (the line was returned from that buffer).
+    pending: usize,
 }
 
 impl<R: BufRead> Lines<R> {
@@ -143,6 +151,7 @@ impl<R: BufRead> Lines<R> {
             line: 0,
             buf: Vec::new(),
             consumed: 0,
+            pending: 0,
         }
     }
 
@@ -151,8 +160,22 @@ impl<R: BufRead> Lines<R> {
         self.consumed
     }
 
-    /// The next line, or `None` at end of input.
+    /// The next line, or `None` at end of input. A line whole in the
+    /// reader's buffer is returned from it (no copy; the SIMD `memchr`
+    /// finds its end); one that runs past it is gathered into a buffer of
+    /// our own. Copying every line was a twelfth of a realistic home's
+    /// extraction (BENCHMARKS.md "Lines read from the reader's buffer").
     pub fn next_line(&mut self) -> io::Result<Option<(i64, &[u8], bool)>> {
+        self.reader.consume(std::mem::take(&mut self.pending));
+        let end = memchr::memchr(b'\n', self.reader.fill_buf()?);
+        if let Some(end) = end {
+            self.pending = end + 1;
+            self.consumed += end as u64 + 1;
+            self.line += 1;
+            // the buffer is still filled: this returns it without reading
+            let available = self.reader.fill_buf()?;
+            return Ok(Some((self.line, &available[..end], true)));
+        }
         self.buf.clear();
         let n = self.reader.read_until(b'\n', &mut self.buf)?;
         if n == 0 {
@@ -272,6 +295,44 @@ mod tests {
         assert_eq!(decode_line(b"  \r")?, None);
         assert!(decode_line(b"{}\r")?.is_some());
         Ok(())
+    }
+
+    proptest::proptest! {
+        /// Whatever the reader's buffer size, and whether a line fits in
+        /// it or not, the lines, their numbers, their termination and the
+        /// bytes consumed are those of splitting the input at each '\n'.
+        #[test]
+        fn lines_are_the_input_split_at_newlines(
+            parts in proptest::collection::vec(("[a-z\r ]{0,40}", proptest::bool::ANY), 0..20),
+            capacity in 1usize..64,
+        ) {
+            let mut input = Vec::new();
+            for (text, newline) in &parts {
+                input.extend_from_slice(text.as_bytes());
+                if *newline {
+                    input.push(b'\n');
+                }
+            }
+            let mut expected = Vec::new();
+            let mut rest = &input[..];
+            while !rest.is_empty() {
+                let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+                    Some(i) => (&rest[..i], true),
+                    None => (rest, false),
+                };
+                expected.push((expected.len() as i64 + 1, line.to_vec(), terminated));
+                rest = &rest[(line.len() + usize::from(terminated)).min(rest.len())..];
+            }
+            let mut l = Lines::new(std::io::BufReader::with_capacity(capacity, &input[..]));
+            let mut seen = Vec::new();
+            while let Some((n, b, t)) = l.next_line().map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))? {
+                seen.push((n, b.to_vec(), t));
+                let through: usize = seen.iter().map(|(_, b, t)| b.len() + usize::from(*t)).sum();
+                proptest::prop_assert_eq!(l.consumed(), through as u64);
+            }
+            proptest::prop_assert_eq!(seen, expected);
+            proptest::prop_assert_eq!(l.consumed(), input.len() as u64);
+        }
     }
 
     #[test]

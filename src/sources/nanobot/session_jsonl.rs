@@ -184,7 +184,7 @@ fn key_from_name(stem: &str) -> String {
 /// a decode of only the lines that contain the prefix.
 fn has_switch(file: &mut File) -> Result<bool, std::io::Error> {
     let finder = memchr::memmem::Finder::new(record::SWITCH_PREFIX.as_bytes());
-    let mut lines = Lines::new(BufReader::new(&mut *file));
+    let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, &mut *file));
     let mut found = false;
     while let Some((_, bytes, _)) = lines.next_line()? {
         if finder.find(bytes).is_some()
@@ -292,7 +292,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     // nanobot saves) cannot mix two versions.
     let mut file = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     mapper.has_switch = has_switch(&mut file).map_err(|e| StoreError::io("cannot read", e))?;
-    let mut lines = Lines::new(BufReader::new(file));
+    let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, file));
     let stem = stem_of(&rel).to_string();
     let mut meta_line: Option<i64> = None;
     let mut seq: i64 = 0;

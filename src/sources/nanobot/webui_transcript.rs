@@ -83,7 +83,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 continue;
             }
         };
-        let mut lines = Lines::new(BufReader::new(file));
+        let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, file));
         loop {
             let (line, bytes) = match lines.next_line() {
                 Ok(Some((n, b, _))) => (n, b.to_vec()),
