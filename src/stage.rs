@@ -558,26 +558,44 @@ mod tests {
             })
             .collect();
         stage.write_events("nanobot.session_jsonl", &rows, &vec![None; rows.len()])?;
+        let calls: Vec<crate::schema::LlmCallRow> = (0..100)
+            .map(|i| crate::schema::LlmCallRow {
+                instance: ".nanobot".into(),
+                source_path: ".nanobot/llm_usage.sqlite3".into(),
+                id: i + 1,
+                started_at_ms: 1_000 * i,
+                duration_ms: Some(10 * i),
+                ..Default::default()
+            })
+            .collect();
+        stage.write_llm_calls(&calls)?;
         let out = stage.finish(&[], &[])?;
-        let file = out
-            .events
-            .iter()
-            .find(|p| p.ends_with("events-nanobot.session_jsonl.parquet"))
-            .ok_or("no staged file")?;
-        let reader = SerializedFileReader::new(File::open(file)?)?;
-        let group = reader.metadata().row_group(0);
-        let with_dictionary = |name: &str| {
-            group
+        // whether each column of a staged file's first row group has a
+        // dictionary page (None: no such column)
+        let dictionaries = |file: Option<&PathBuf>| -> Result<_, Box<dyn std::error::Error>> {
+            let reader = SerializedFileReader::new(File::open(file.ok_or("no staged file")?)?)?;
+            Ok(reader
+                .metadata()
+                .row_group(0)
                 .columns()
                 .iter()
-                .find(|c| c.column_path().string() == name)
-                .map(|c| c.dictionary_page_offset().is_some())
+                .map(|c| {
+                    (
+                        c.column_path().string(),
+                        c.dictionary_page_offset().is_some(),
+                    )
+                })
+                .collect::<BTreeMap<String, bool>>())
         };
-        for c in UNIQUE_COLUMNS
-            .iter()
-            .filter(|c| events_schema().index_of(c).is_ok())
-        {
-            assert_eq!(with_dictionary(c), Some(false), "{c}");
+        let events = dictionaries(
+            out.events
+                .iter()
+                .find(|p| p.ends_with("events-nanobot.session_jsonl.parquet")),
+        )?;
+        let llm_calls = dictionaries(out.llm_calls.first())?;
+        for c in UNIQUE_COLUMNS {
+            let written = events.get(*c).or_else(|| llm_calls.get(*c));
+            assert_eq!(written, Some(&false), "{c}");
         }
         for c in [
             "source_path",
@@ -586,7 +604,7 @@ mod tests {
             "session_id",
             "turn_type",
         ] {
-            assert_eq!(with_dictionary(c), Some(true), "{c}");
+            assert_eq!(events.get(c), Some(&true), "{c}");
         }
         Ok(())
     }

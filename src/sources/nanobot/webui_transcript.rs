@@ -84,9 +84,15 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             }
         };
         let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, file));
+        // the bytes read so far (`--progress`), counted as session_jsonl
+        // does, so the line is used where Lines returns it, not copied
+        let mut read = 0u64;
         loop {
             let (line, bytes) = match lines.next_line() {
-                Ok(Some((n, b, _))) => (n, b.to_vec()),
+                Ok(Some((n, b, terminated))) => {
+                    read += b.len() as u64 + u64::from(terminated);
+                    (n, b)
+                }
                 Ok(None) => break,
                 Err(e) => {
                     out.diag(
@@ -98,8 +104,8 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     break;
                 }
             };
-            out.read_to(lines.consumed());
-            let value = match decode_line(&bytes) {
+            out.read_to(read);
+            let value = match decode_line(bytes) {
                 Ok(Some(d)) => {
                     for r in &d.repairs {
                         out.diag(
@@ -119,7 +125,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                         session_id: fallback_key.clone(),
                         source_path: rel.clone(),
                         seq: Some(seq),
-                        ..bad_line_row(line, &e.0, &bytes)
+                        ..bad_line_row(line, &e.0, bytes)
                     })?;
                     seq += 1;
                     continue;
@@ -135,7 +141,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     session_id: fallback_key.clone(),
                     source_path: rel.clone(),
                     seq: Some(seq),
-                    ..bad_line_row(line, &reason, &bytes)
+                    ..bad_line_row(line, &reason, bytes)
                 })?;
                 seq += 1;
                 continue;
