@@ -132,8 +132,21 @@ pub fn replace_lone_surrogates(s: &str) -> Option<String> {
 /// not copied ([`Lines::next_line`]); their tool results run to 200 KB.
 pub const READ_BUF: usize = 1 << 20;
 
-/// Iterate the raw lines of a reader: `(1-based line number, bytes without
-/// the '\n', whether the line ended with '\n')`.
+/// One raw line of a reader, as [`Lines::next_line`] returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// Its 1-based line number.
+    pub number: i64,
+    /// Its bytes, without the `\n` (a `\r` before it is kept).
+    pub bytes: &'a [u8],
+    /// Whether it ended with `\n` (only the last line may not).
+    pub terminated: bool,
+    /// The bytes read through its end (every line so far, with its `\n`):
+    /// what a store reports to `--progress`.
+    pub read: u64,
+}
+
+/// Iterate the raw lines of a reader.
 pub struct Lines<R> {
     reader: R,
     line: i64,
@@ -155,17 +168,12 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
-    /// The bytes read so far (every line returned, with its `\n`).
-    pub fn consumed(&self) -> u64 {
-        self.consumed
-    }
-
     /// The next line, or `None` at end of input. A line whole in the
     /// reader's buffer is returned from it (no copy; the SIMD `memchr`
     /// finds its end); one that runs past it is gathered into a buffer of
     /// our own. Copying every line with std's `read_until` was 2.9 % of a
     /// 1 GB home's run (BENCHMARKS.md "Lines read from the reader's buffer").
-    pub fn next_line(&mut self) -> io::Result<Option<(i64, &[u8], bool)>> {
+    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         self.reader.consume(std::mem::take(&mut self.pending));
         let end = memchr::memchr(b'\n', self.reader.fill_buf()?);
         if let Some(end) = end {
@@ -174,7 +182,12 @@ impl<R: BufRead> Lines<R> {
             self.line += 1;
             // the buffer is still filled: this returns it without reading
             let available = self.reader.fill_buf()?;
-            return Ok(Some((self.line, &available[..end], true)));
+            return Ok(Some(Line {
+                number: self.line,
+                bytes: &available[..end],
+                terminated: true,
+                read: self.consumed,
+            }));
         }
         self.buf.clear();
         let n = self.reader.read_until(b'\n', &mut self.buf)?;
@@ -187,7 +200,12 @@ impl<R: BufRead> Lines<R> {
         if terminated {
             self.buf.pop();
         }
-        Ok(Some((self.line, &self.buf, terminated)))
+        Ok(Some(Line {
+            number: self.line,
+            bytes: &self.buf,
+            terminated,
+            read: self.consumed,
+        }))
     }
 }
 
@@ -325,13 +343,15 @@ mod tests {
             }
             let mut l = Lines::new(std::io::BufReader::with_capacity(capacity, &input[..]));
             let mut seen = Vec::new();
-            while let Some((n, b, t)) = l.next_line().map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))? {
-                seen.push((n, b.to_vec(), t));
+            let mut read = 0;
+            while let Some(line) = l.next_line().map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))? {
+                seen.push((line.number, line.bytes.to_vec(), line.terminated));
                 let through: usize = seen.iter().map(|(_, b, t)| b.len() + usize::from(*t)).sum();
-                proptest::prop_assert_eq!(l.consumed(), through as u64);
+                proptest::prop_assert_eq!(line.read, through as u64);
+                read = line.read;
             }
             proptest::prop_assert_eq!(seen, expected);
-            proptest::prop_assert_eq!(l.consumed(), input.len() as u64);
+            proptest::prop_assert_eq!(read, input.len() as u64);
         }
     }
 
@@ -339,8 +359,8 @@ mod tests {
     fn lines_reports_numbers_and_termination() -> io::Result<()> {
         let mut l = Lines::new(&b"a\n\nb"[..]);
         let mut seen = Vec::new();
-        while let Some((n, b, t)) = l.next_line()? {
-            seen.push((n, b.to_vec(), t));
+        while let Some(line) = l.next_line()? {
+            seen.push((line.number, line.bytes.to_vec(), line.terminated));
         }
         assert_eq!(
             seen,

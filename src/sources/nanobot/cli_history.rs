@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::BufReader;
 
 use crate::diag::DiagKind;
-use crate::jsonl::Lines;
+use crate::jsonl::{Line, Lines};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 use crate::time::parse_naive;
@@ -118,7 +118,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let file = File::open(&out.store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     let mut lines = Lines::new(BufReader::new(file));
     let mut p = Parser::default();
-    while let Some((n, bytes, _)) = lines
+    while let Some(Line {
+        number: n, bytes, ..
+    }) = lines
         .next_line()
         .map_err(|e| StoreError::io("read failed", e))?
     {

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::record::json_kind;
 use super::workspace;
 use crate::diag::DiagKind;
-use crate::jsonl::{Lines, decode_line};
+use crate::jsonl::{Line, Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::bad_line_row;
 use crate::store::{StoreError, StoreOutput};
@@ -46,19 +46,22 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let project = ws.project_path.clone();
     let file = File::open(&out.store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     let mut lines = Lines::new(BufReader::new(file));
-    while let Some((line, bytes, _)) = lines
+    while let Some(Line {
+        number: line,
+        bytes,
+        ..
+    }) = lines
         .next_line()
         .map_err(|e| StoreError::io("read failed", e))?
     {
-        let bytes = bytes.to_vec();
-        let value = match decode_line(&bytes) {
+        let value = match decode_line(bytes) {
             Ok(Some(d)) => d.value,
             Ok(None) => continue,
             Err(e) => {
                 out.diag(DiagKind::BadLine, None, Some(line), e.0.clone());
                 out.push(EventRow {
                     project_path: project.clone(),
-                    ..bad_line_row(line, &e.0, &bytes)
+                    ..bad_line_row(line, &e.0, bytes)
                 })?;
                 continue;
             }
@@ -68,7 +71,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             out.diag(DiagKind::BadLine, None, Some(line), reason.clone());
             out.push(EventRow {
                 project_path: project.clone(),
-                ..bad_line_row(line, &reason, &bytes)
+                ..bad_line_row(line, &reason, bytes)
             })?;
             continue;
         };

@@ -35,7 +35,7 @@ use super::record::{self, SessionMapper, SessionMeta};
 use super::recovery;
 use super::workspace;
 use crate::diag::DiagKind;
-use crate::jsonl::{Lines, decode_line};
+use crate::jsonl::{self, Lines, decode_line};
 use crate::schema::{EventRow, Role};
 use crate::store::{StoreError, StoreOutput};
 
@@ -184,9 +184,9 @@ fn key_from_name(stem: &str) -> String {
 /// a decode of only the lines that contain the prefix.
 fn has_switch(file: &mut File) -> Result<bool, std::io::Error> {
     let finder = memchr::memmem::Finder::new(record::SWITCH_PREFIX.as_bytes());
-    let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, &mut *file));
+    let mut lines = Lines::new(BufReader::with_capacity(jsonl::READ_BUF, &mut *file));
     let mut found = false;
-    while let Some((_, bytes, _)) = lines.next_line()? {
+    while let Some(jsonl::Line { bytes, .. }) = lines.next_line()? {
         if finder.find(bytes).is_some()
             && decode_line(bytes)
                 .is_ok_and(|d| d.is_some_and(|d| record::is_switch_reply(&d.value)))
@@ -292,7 +292,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     // nanobot saves) cannot mix two versions.
     let mut file = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     mapper.has_switch = has_switch(&mut file).map_err(|e| StoreError::io("cannot read", e))?;
-    let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, file));
+    let mut lines = Lines::new(BufReader::with_capacity(jsonl::READ_BUF, file));
     let stem = stem_of(&rel).to_string();
     let mut meta_line: Option<i64> = None;
     let mut seq: i64 = 0;
@@ -301,13 +301,15 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     // checkpoint and queued inputs may be there: recovery.rs)
     let mut saved = recovery::Saved::new();
     let mut interrupted: Option<(i64, Map<String, Value>)> = None;
-    // the bytes read so far (`--progress`)
-    let mut read: u64 = 0;
-    while let Some((line, bytes, terminated)) = lines
+    while let Some(jsonl::Line {
+        number: line,
+        bytes,
+        read,
+        ..
+    }) = lines
         .next_line()
         .map_err(|e| StoreError::Unreadable(format!("read failed after message {seq}: {e}")))?
     {
-        read += bytes.len() as u64 + u64::from(terminated);
         out.read_to(read);
         any_line = true;
         let (kind, repairs) = classify(bytes);

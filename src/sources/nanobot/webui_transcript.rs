@@ -84,15 +84,9 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             }
         };
         let mut lines = Lines::new(BufReader::with_capacity(crate::jsonl::READ_BUF, file));
-        // the bytes read so far (`--progress`), counted as session_jsonl
-        // does, so the line is used where Lines returns it, not copied
-        let mut read = 0u64;
         loop {
-            let (line, bytes) = match lines.next_line() {
-                Ok(Some((n, b, terminated))) => {
-                    read += b.len() as u64 + u64::from(terminated);
-                    (n, b)
-                }
+            let (line, bytes, read) = match lines.next_line() {
+                Ok(Some(l)) => (l.number, l.bytes, l.read),
                 Ok(None) => break,
                 Err(e) => {
                     out.diag(

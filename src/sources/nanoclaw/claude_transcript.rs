@@ -39,7 +39,7 @@ use std::io::BufReader;
 use serde_json::{Map, Value, json};
 
 use crate::diag::DiagKind;
-use crate::jsonl::{Lines, decode_line};
+use crate::jsonl::{Line, Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::{bad_line_row, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
@@ -317,20 +317,24 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     let f = File::open(&store.abs).map_err(|e| StoreError::io("cannot open", e))?;
     let mut lines = Lines::new(BufReader::new(f));
     let mut seq = 0;
-    while let Some((n, bytes, _)) = lines
+    while let Some(Line {
+        number: n,
+        bytes,
+        read,
+        ..
+    }) = lines
         .next_line()
         .map_err(|e| StoreError::io("read failed", e))?
     {
-        let bytes = bytes.to_vec();
-        out.read_to(lines.consumed());
-        let rows = match decode_line(&bytes) {
+        out.read_to(read);
+        let rows = match decode_line(bytes) {
             Ok(Some(d)) => map_line(&d.value),
             Ok(None) => continue,
             Err(e) => {
                 out.diag(DiagKind::BadLine, None, Some(n), e.0.clone());
                 vec![EventRow {
                     x_group: Group::Transcript,
-                    ..bad_line_row(n, &e.0, &bytes)
+                    ..bad_line_row(n, &e.0, bytes)
                 }]
             }
         };

@@ -40,7 +40,7 @@ use std::io::BufReader;
 use serde_json::{Map, Value, json};
 
 use crate::diag::DiagKind;
-use crate::jsonl::{Lines, decode_line};
+use crate::jsonl::{Line, Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::{bad_line_row, tool_call_text};
 use crate::store::{StoreError, StoreOutput};
@@ -406,13 +406,17 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         }
         Ok(())
     };
-    while let Some((n, bytes, _)) = lines
+    while let Some(Line {
+        number: n,
+        bytes,
+        read,
+        ..
+    }) = lines
         .next_line()
         .map_err(|e| StoreError::io("read failed", e))?
     {
-        let bytes = bytes.to_vec();
-        out.read_to(lines.consumed());
-        match decode_line(&bytes) {
+        out.read_to(read);
+        match decode_line(bytes) {
             Ok(Some(d)) => {
                 let got = state.map_line(&d.value);
                 for (sub, row) in (0..).zip(got.rows) {
@@ -431,7 +435,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                     seq,
                     EventRow {
                         x_group: Group::Transcript,
-                        ..bad_line_row(n, &e.0, &bytes)
+                        ..bad_line_row(n, &e.0, bytes)
                     },
                 ));
             }
