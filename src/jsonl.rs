@@ -151,7 +151,8 @@ pub struct Lines<R> {
     reader: R,
     line: i64,
     buf: Vec<u8>,
-    consumed: u64,
+    /// The bytes of every line returned so far, with its `\n` ([`Line::read`]).
+    read: u64,
     /// Bytes of the reader's buffer the last line took, consumed at the
     /// next call (the line was returned from that buffer).
     pending: usize,
@@ -163,7 +164,7 @@ impl<R: BufRead> Lines<R> {
             reader,
             line: 0,
             buf: Vec::new(),
-            consumed: 0,
+            read: 0,
             pending: 0,
         }
     }
@@ -178,7 +179,7 @@ impl<R: BufRead> Lines<R> {
         let end = memchr::memchr(b'\n', self.reader.fill_buf()?);
         if let Some(end) = end {
             self.pending = end + 1;
-            self.consumed += end as u64 + 1;
+            self.read += end as u64 + 1;
             self.line += 1;
             // the buffer is still filled: this returns it without reading
             let available = self.reader.fill_buf()?;
@@ -186,7 +187,7 @@ impl<R: BufRead> Lines<R> {
                 number: self.line,
                 bytes: &available[..end],
                 terminated: true,
-                read: self.consumed,
+                read: self.read,
             }));
         }
         self.buf.clear();
@@ -194,7 +195,7 @@ impl<R: BufRead> Lines<R> {
         if n == 0 {
             return Ok(None);
         }
-        self.consumed += n as u64;
+        self.read += n as u64;
         self.line += 1;
         let terminated = self.buf.last() == Some(&b'\n');
         if terminated {
@@ -204,7 +205,7 @@ impl<R: BufRead> Lines<R> {
             number: self.line,
             bytes: &self.buf,
             terminated,
-            read: self.consumed,
+            read: self.read,
         }))
     }
 }
@@ -318,7 +319,7 @@ mod tests {
     proptest::proptest! {
         /// Whatever the reader's buffer size, and whether a line fits in
         /// it or not, the lines, their numbers, their termination and the
-        /// bytes consumed are those of splitting the input at each '\n'.
+        /// bytes read through each line are those of splitting the input at each '\n'.
         #[test]
         fn lines_are_the_input_split_at_newlines(
             parts in proptest::collection::vec(("[a-z\r ]{0,40}", proptest::bool::ANY), 0..20),
