@@ -54,6 +54,14 @@ const FORMAT: &str = "nanoload-cache 1";
 /// The buffer a file's bytes are hashed through.
 const HASH_BUFFER: usize = 256 << 10;
 
+thread_local! {
+    /// Each thread's [`HASH_BUFFER`], allocated once: a zeroed buffer of
+    /// this size allocated per file is, under jemalloc, pages handed back
+    /// to the kernel and faulted in again (an unchanged `sync` at 1 GB:
+    /// 216 000 page faults and 0.5 s of system time more than glibc's).
+    static HASH_BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; HASH_BUFFER]);
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
     #[error("--cache {path}: {source}")]
@@ -299,19 +307,20 @@ fn file_state(h: &mut Sha256, path: &Path) {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let mut content = Sha256::new();
-        let mut buf = vec![0u8; HASH_BUFFER];
         let mut read: u64 = 0;
-        loop {
-            match f.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    content.update(&buf[..n]);
-                    read += n as u64;
+        HASH_BUF.with_borrow_mut(|buf| -> std::io::Result<()> {
+            loop {
+                match f.read(buf) {
+                    Ok(0) => return Ok(()),
+                    Ok(n) => {
+                        content.update(&buf[..n]);
+                        read += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
             }
-        }
+        })?;
         Ok(format!(
             "{} {mtime} {read} {}",
             meta.len(),
