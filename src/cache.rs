@@ -20,7 +20,7 @@
 //! instance and path; and for every file it reads — its main file, parts,
 //! sidecars (`-wal`, `-journal`) and what its kind declares
 //! ([`Reads::Also`]: `.workspace`, `workspace-id`) — the path, size,
-//! mtime_ns and the SHA-256 of all its bytes (streamed), or "absent". The
+//! mtime_ns and the BLAKE3 of all its bytes (streamed), or "absent". The
 //! content is in the key, so a file rewritten in place with its size and
 //! mtime put back (`cp -p`, `rsync -a`, an editor that restores them) is
 //! never served stale: a hit costs one read of every file the store reads,
@@ -241,7 +241,7 @@ pub fn options_key(options: &ExtractOptions, follow_links: bool) -> [u8; 32] {
 
 /// The key of `store` as its files are now (after `options`, an
 /// [`options_key`]): its kind, role, instance and path, and the state —
-/// path, size, mtime_ns, SHA-256 of every byte — of every file it reads;
+/// path, size, mtime_ns, BLAKE3 of every byte — of every file it reads;
 /// `None` for a store whose rows depend on other stores (nanoclaw's,
 /// [`Reads::Install`]). `nanoload sync` keeps it per store, as the cache
 /// keeps its entries.
@@ -296,7 +296,7 @@ fn field(h: &mut Sha256, s: &str) {
     h.update(s.as_bytes());
 }
 
-/// A file's size, mtime_ns and the SHA-256 of all its bytes (with how
+/// A file's size, mtime_ns and the BLAKE3 of all its bytes (with how
 /// many were read: a file growing while it is hashed gives a state no
 /// later read repeats), or "absent".
 fn file_state(h: &mut Sha256, path: &Path) {
@@ -307,7 +307,11 @@ fn file_state(h: &mut Sha256, path: &Path) {
             .modified()?
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let mut content = Sha256::new();
+        // BLAKE3, not SHA-256 as the key around it: every byte of every
+        // store passes here on each sync and cached load, and BLAKE3's SIMD
+        // code is several times faster than SHA-256 on the CPU's SHA
+        // extensions (an unchanged sync at 200 MB: 0.37 → 0.28 CPU-s)
+        let mut content = blake3::Hasher::new();
         let mut read: u64 = 0;
         HASH_BUF.with_borrow_mut(|buf| -> std::io::Result<()> {
             loop {
@@ -325,7 +329,7 @@ fn file_state(h: &mut Sha256, path: &Path) {
         Ok(format!(
             "{} {mtime} {read} {}",
             meta.len(),
-            hex(&content.finalize())
+            content.finalize().to_hex()
         ))
     };
     field(h, &state().unwrap_or_else(|_| "absent".into()));

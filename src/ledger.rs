@@ -474,6 +474,21 @@ fn merged(
         }
         app.flush()?;
     }
+    // the stores whose rows this sync settles: those it read to their end,
+    // and those no longer on disk (neither read nor unchanged); a present
+    // row of theirs that it did not see is gone (a row's store:
+    // `store_path`, the store's main path, whichever of its files the row
+    // came from: a WebUI segment, a checkpoint sidecar)
+    conn.execute_batch(
+        "CREATE TEMP TABLE settled AS
+         SELECT instance, source_path FROM cur_sources WHERE status IN ('ok', 'skipped')
+         UNION
+         SELECT instance, source_path FROM ledger_sources l
+         WHERE NOT EXISTS (SELECT 1 FROM cur_sources c
+                           WHERE c.instance = l.instance AND c.source_path = l.source_path)
+           AND NOT EXISTS (SELECT 1 FROM unchanged_stores u
+                           WHERE u.instance = l.instance AND u.source_path = l.source_path);",
+    )?;
     // this sync's number: a load_id names the files and options, and an
     // unchanged home gives the same one again
     let sync: i64 = conn.query_row("SELECT coalesce(max(sync), 0) + 1 FROM loads", [], |r| {
@@ -764,22 +779,20 @@ fn merge_table(
         conn.query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
     };
-    // the stores this sync read to their end, or found no longer on disk:
-    // a present row of theirs that it did not see is gone (a row's store:
-    // `store_path`, the store's main path, whichever of its files the row
-    // came from: a WebUI segment, a checkpoint sidecar)
-    let store_key = "instance || chr(31) || source_path";
-    let row_store = "instance || chr(31) || store_path";
-    let settled = format!(
-        "(SELECT {store_key} FROM cur_sources WHERE status IN ('ok', 'skipped')
-          UNION ALL SELECT {store_key} FROM ledger_sources
-          WHERE {store_key} NOT IN (SELECT {store_key} FROM cur_sources)
-            AND {store_key} NOT IN (SELECT {store_key} FROM unchanged_stores))"
-    );
-    let gone = count(&format!(
-        "SELECT count(*) FROM {ledger} l WHERE present AND row_key NOT IN (SELECT row_key FROM cur)
-         AND {row_store} IN {settled}"
-    ))?;
+    // a present row of a store this sync settles (`settled`, made by
+    // [`merged`]) that it did not see is gone: `gone` is the number of rows
+    // this marks. (Keys as tuples, not concatenated strings, no count
+    // beside the update, and no statement over an empty `cur`: an unchanged
+    // sync of the 200 MB home 0.29 → 0.25 CPU-s, one with a grown session
+    // 0.47 → 0.39.)
+    let gone = conn.execute(
+        &format!(
+            "UPDATE {ledger} SET present = false
+             WHERE present AND (instance, store_path) IN (SELECT instance, source_path FROM settled)
+               AND row_key NOT IN (SELECT row_key FROM cur)"
+        ),
+        [],
+    )? as u64;
     let changed_place = if place.is_empty() {
         "false".to_string()
     } else {
@@ -787,23 +800,34 @@ fn merge_table(
             format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\"")
         })
     };
-    let changed = count(&format!(
-        "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key) WHERE NOT l.present OR {changed_place}"
-    ))?;
-    let set_place: String = place
-        .iter()
-        .map(|c| format!(", \"{c}\" = c.\"{c}\""))
-        .collect();
-    conn.execute_batch(&format!(
-        "UPDATE {ledger} SET present = false
-         WHERE present AND row_key NOT IN (SELECT row_key FROM cur) AND {row_store} IN {settled};
-         UPDATE {ledger} l SET present = true, last_seen_load = {load}{set_place}
-         FROM cur c WHERE l.row_key = c.row_key;
-         UPDATE {ledger} SET last_seen_load = {load}
-         WHERE present AND {row_store} IN (SELECT {store_key} FROM unchanged_stores);
-         INSERT INTO {ledger} SELECT {all}, row_key, {load}, {load}, true, store_path FROM cur
-         WHERE row_key NOT IN (SELECT row_key FROM {ledger});"
-    ))?;
+    // the rows seen again, and the new ones (nothing to do when this sync
+    // staged none: every store unchanged)
+    let mut changed = 0;
+    if count("SELECT count(*) FROM cur")? > 0 {
+        changed = count(&format!(
+            "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key) WHERE NOT l.present OR {changed_place}"
+        ))?;
+        let set_place: String = place
+            .iter()
+            .map(|c| format!(", \"{c}\" = c.\"{c}\""))
+            .collect();
+        conn.execute_batch(&format!(
+            "UPDATE {ledger} l SET present = true, last_seen_load = {load}{set_place}
+             FROM cur c WHERE l.row_key = c.row_key;
+             INSERT INTO {ledger} SELECT {all_c}, c.row_key, {load}, {load}, true, c.store_path
+             FROM cur c ANTI JOIN {ledger} l ON l.row_key = c.row_key;",
+            all_c = column_list(schema, "c."),
+        ))?;
+    }
+    // the present rows of the stores not read (their files unchanged) are
+    // seen again
+    conn.execute(
+        &format!(
+            "UPDATE {ledger} SET last_seen_load = {load}
+             WHERE present AND (instance, store_path) IN (SELECT instance, source_path FROM unchanged_stores)"
+        ),
+        [],
+    )?;
     let rows = count_rows(conn, ledger)?;
     let added = rows - rows_before;
     let present = count(&format!("SELECT count(*) FROM {ledger} WHERE present"))?;
