@@ -783,8 +783,8 @@ fn merge_table(
     // [`merged`]) that it did not see is gone: `gone` is the number of rows
     // this marks. (Keys as tuples, not concatenated strings, no count
     // beside the update, and no statement over an empty `cur`: an unchanged
-    // sync of the 200 MB home 0.29 → 0.25 CPU-s, one with a grown session
-    // 0.47 → 0.39.)
+    // sync of the 200 MB home 0.30 → 0.26 CPU-s, one with a grown session
+    // 0.47 → 0.38: BENCHMARKS.md "The ledger".)
     let gone = conn.execute(
         &format!(
             "UPDATE {ledger} SET present = false
