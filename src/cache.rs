@@ -309,8 +309,9 @@ fn file_state(h: &mut Sha256, path: &Path) {
             .map_or(0, |d| d.as_nanos());
         // BLAKE3, not SHA-256 as the key around it: every byte of every
         // store passes here on each sync and cached load, and BLAKE3's SIMD
-        // code is several times faster than SHA-256 on the CPU's SHA
-        // extensions (an unchanged sync at 200 MB: 0.38 → 0.30 CPU-s)
+        // code hashes about 6 GB/s a core here against SHA-256's 1.7 on the
+        // CPU's SHA extensions (an unchanged sync at 200 MB: 0.38 → 0.30
+        // CPU-s)
         let mut content = blake3::Hasher::new();
         let mut read: u64 = 0;
         HASH_BUF.with_borrow_mut(|buf| -> std::io::Result<()> {
