@@ -793,17 +793,17 @@ fn merge_table(
         ),
         [],
     )? as u64;
-    let changed_place = if place.is_empty() {
-        "false".to_string()
-    } else {
-        joined(&place, " OR ", |c| {
-            format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\"")
-        })
-    };
     // the rows seen again, and the new ones (nothing to do when this sync
     // staged none: every store unchanged)
     let mut changed = 0;
     if count("SELECT count(*) FROM cur")? > 0 {
+        let changed_place = if place.is_empty() {
+            "false".to_string()
+        } else {
+            joined(&place, " OR ", |c| {
+                format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\"")
+            })
+        };
         changed = count(&format!(
             "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key) WHERE NOT l.present OR {changed_place}"
         ))?;
@@ -851,7 +851,9 @@ fn count_rows(conn: &Connection, table: &str) -> Result<u64, duckdb::Error> {
 /// ones; a store not found now stays, not present.
 fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
     let load = sync;
-    let key = "instance || chr(31) || source_path || chr(31) || source_kind";
+    // a store's identity as a tuple (as `merge_table` matches a row's store)
+    let key = "(instance, source_path, source_kind)";
+    let key_cols = "instance, source_path, source_kind";
     let cols = column_list(&sources_schema(), "");
     let of_c = column_list(&sources_schema(), "c.");
     // a store read now keeps its key only when it was read to its end (a
@@ -866,10 +868,11 @@ fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
          LEFT JOIN store_keys k
            ON k.source_kind = c.source_kind AND k.instance = c.instance AND k.source_path = c.source_path;
          UPDATE ledger_sources SET last_seen_load = {load}
-         WHERE {key} IN (SELECT {key} FROM unchanged_stores);
+         WHERE {key} IN (SELECT {key_cols} FROM unchanged_stores);
          UPDATE ledger_sources SET present = false
-         WHERE {key} NOT IN (SELECT {key} FROM cur_sources) AND {key} NOT IN (SELECT {key} FROM unchanged_stores);
-         DELETE FROM ledger_sources WHERE {key} IN (SELECT {key} FROM cur_sources);
+         WHERE {key} NOT IN (SELECT {key_cols} FROM cur_sources)
+           AND {key} NOT IN (SELECT {key_cols} FROM unchanged_stores);
+         DELETE FROM ledger_sources WHERE {key} IN (SELECT {key_cols} FROM cur_sources);
          INSERT INTO ledger_sources SELECT {cols}, first_seen_load, {load}, true, state_key FROM kept_sources;
          DROP TABLE kept_sources;"
     ))
