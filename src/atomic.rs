@@ -9,15 +9,21 @@
 //! A temp named by a pid that is no longer a process is a killed run's
 //! ([`Pending::clean_stale`]); [`Pending::probe`] and
 //! [`Pending::check_dest`] say before any work whether the rename can
-//! succeed.
+//! succeed, and whether what it would replace is nanoload's own file of that
+//! kind ([`crate::dest`]: a ledger or a file nanoload did not write is never
+//! replaced).
 
 use std::path::{Path, PathBuf};
+
+use crate::dest::Output;
 
 /// One output file being written.
 #[derive(Debug, Clone)]
 pub struct Pending {
     pub tmp: PathBuf,
     pub dest: PathBuf,
+    /// What it is: the only kind of file it may replace.
+    pub output: Output,
 }
 
 fn tmp_prefix(dest: &Path) -> String {
@@ -29,12 +35,13 @@ fn tmp_prefix(dest: &Path) -> String {
 }
 
 impl Pending {
-    pub fn new(dest: &Path) -> Pending {
+    pub fn new(dest: &Path, output: Output) -> Pending {
         let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
         let tmp = dir.join(format!("{}{}.tmp", tmp_prefix(dest), std::process::id()));
         Pending {
             tmp,
             dest: dest.to_path_buf(),
+            output,
         }
     }
 
@@ -72,6 +79,11 @@ impl Pending {
     /// Check the destination directory accepts a file and the destination
     /// can be replaced by one (before any work).
     pub fn probe(&self) -> std::io::Result<()> {
+        // what stands there first: a refused destination's directory is not
+        // touched at all
+        self.output
+            .check(&self.dest)?
+            .map_err(std::io::Error::other)?;
         std::fs::File::create(&self.tmp)?;
         let replaceable = self.check_dest();
         std::fs::remove_file(&self.tmp)?;
@@ -81,7 +93,9 @@ impl Pending {
     /// Whether renaming the temp file onto the destination would be
     /// refused: the destination is a directory (`rename` gives `EISDIR`), or
     /// another user's file in a sticky directory (`/tmp`) that is not ours
-    /// either (`EPERM`; the temp file's owner is who we write as).
+    /// either (`EPERM`; the temp file's owner is who we write as); or must
+    /// not be: it is not nanoload's own file of this output's kind
+    /// ([`Output::check`]; the error's source is the [`crate::dest::Refused`]).
     pub fn check_dest(&self) -> std::io::Result<()> {
         use std::os::unix::fs::MetadataExt;
         let Ok(dest) = std::fs::symlink_metadata(&self.dest) else {
@@ -90,6 +104,9 @@ impl Pending {
         if dest.is_dir() {
             return Err(std::io::Error::other("it is a directory"));
         }
+        self.output
+            .check(&self.dest)?
+            .map_err(std::io::Error::other)?;
         let dir = self.tmp.parent().map(std::fs::metadata).transpose()?;
         let me = std::fs::metadata(&self.tmp).map(|m| m.uid());
         if let (Some(dir), Ok(me)) = (dir, me)
@@ -156,7 +173,7 @@ mod tests {
         for n in &names {
             std::fs::write(d.path().join(n), b"x")?;
         }
-        Pending::new(&dest).clean_stale();
+        Pending::new(&dest, Output::Events).clean_stale();
         let mut left: Vec<String> = std::fs::read_dir(d.path())?
             .filter_map(Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())

@@ -135,6 +135,7 @@ impl Dataset {
         for (t, dest) in self.partitions() {
             not_dir(&self.dir.join(t))?;
             not_dir(&dest)?;
+            only_ours(t, &dest)?;
             let tmp = self.tmp_part(t);
             if !tmp.is_dir() {
                 return Err((
@@ -212,6 +213,41 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     std::fs::rename(b, &aside)?;
     std::fs::rename(a, b)?;
     std::fs::rename(aside, a)
+}
+
+/// A partition being replaced holds only its own `part-0.parquet` (the
+/// commit removes the old directory whole: a file nanoload did not write
+/// there would go with it).
+fn only_ours(table: &'static str, dest: &Path) -> Result<(), (PathBuf, std::io::Error)> {
+    use crate::dest::Output;
+    let Ok(entries) = std::fs::read_dir(dest) else {
+        return Ok(());
+    };
+    let output = if table == "events" {
+        Output::Events
+    } else {
+        Output::Table(table)
+    };
+    for e in entries {
+        let e = e.map_err(|e| (dest.to_path_buf(), e))?;
+        let path = e.path();
+        let refused = if e.file_name() == "part-0.parquet" {
+            output.check(&path).map_err(|e| (path.clone(), e))?.err()
+        } else {
+            crate::dest::identify(&path)
+                .map_err(|e| (path.clone(), e))?
+                .into_what()
+                .map(|what| crate::dest::Refused {
+                    path: path.clone(),
+                    output,
+                    what,
+                })
+        };
+        if let Some(r) = refused {
+            return Err((path, std::io::Error::other(r)));
+        }
+    }
+    Ok(())
 }
 
 /// Remove `.nanoload-tmp-<pid>-*` directories of processes that are gone.

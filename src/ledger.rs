@@ -87,6 +87,17 @@ pub enum SyncError {
     Busy { path: PathBuf, lock: PathBuf },
     #[error("{}: no agent state found", home.display())]
     NoStores { home: PathBuf },
+    /// LEDGER names a file that is not a nanoload ledger (exit code 2):
+    /// never written to.
+    #[error(
+        "{}: it is {}, not a nanoload ledger; nothing done (a ledger is a file `nanoload sync` created)",
+        path.display(),
+        what.describe()
+    )]
+    NotALedger {
+        path: PathBuf,
+        what: crate::dest::What,
+    },
 }
 
 impl SyncError {
@@ -240,9 +251,19 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
     let Some(ledger) = config.outputs.out.clone() else {
         return Err(ConfigError::Usage("sync needs LEDGER.duckdb".into()).into());
     };
-    let _lock = lock(&ledger)?;
+    // a file that is not a DuckDB database is never taken for a ledger
+    // (checked again under the lock; no lock file is left beside it)
+    not_a_ledger_file(&ledger)?;
+    let lock_existed = lock_path(&ledger).exists();
+    let lock_file = lock(&ledger)?;
     let new = !ledger.exists();
-    let result = sync_locked(opts, config, &ledger, started);
+    let result =
+        not_a_ledger_file(&ledger).and_then(|()| sync_locked(opts, config, &ledger, started));
+    if matches!(result, Err(SyncError::NotALedger { .. })) && !lock_existed {
+        // nothing is left beside a file that is not ours
+        drop(lock_file);
+        let _ = std::fs::remove_file(lock_path(&ledger));
+    }
     if result.is_err() && new {
         // a first sync that failed leaves no ledger behind (an existing
         // one is as it was: the merge is one transaction)
@@ -250,6 +271,22 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
         let _ = std::fs::remove_file(crate::engine::wal_of(&ledger));
     }
     result
+}
+
+/// Refuse a file at LEDGER that is not a DuckDB database (by its magic
+/// bytes: a Parquet OUT, a text, a SQLite database).
+fn not_a_ledger_file(ledger: &Path) -> Result<(), SyncError> {
+    match crate::dest::not_duckdb(ledger) {
+        Ok(None) => Ok(()),
+        Ok(Some(what)) => Err(SyncError::NotALedger {
+            path: ledger.to_path_buf(),
+            what,
+        }),
+        Err(e) => Err(SyncError::Ledger {
+            path: ledger.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        }),
+    }
 }
 
 /// [`sync`] under the ledger's lock.
@@ -269,11 +306,13 @@ fn sync_locked(
     // a new ledger in storage version v1.2.0, the first whose strings zstd
     // compresses (docs/design.md "The ledger": its size); an existing one
     // keeps the version it has
-    let version = if ledger.exists() {
+    let existed = ledger.exists();
+    let version = if existed {
         ""
     } else {
         " (STORAGE_VERSION 'v1.2.0')"
     };
+
     let conn = Connection::open_in_memory().map_err(fail)?;
     conn.execute_batch(&format!(
         "ATTACH {} AS ledger{version}; USE ledger;",
@@ -300,6 +339,17 @@ fn sync_locked(
                 message: refused,
             });
         }
+        // a database that holds anything is someone else's: never given
+        // the ledger's tables
+        State::Absent if existed => match user_tables(&conn).map_err(fail)? {
+            tables if tables.is_empty() => Default::default(),
+            tables => {
+                return Err(SyncError::NotALedger {
+                    path: ledger.clone(),
+                    what: crate::dest::What::DuckDb { tables: Ok(tables) },
+                });
+            }
+        },
         State::Absent => Default::default(),
         State::Ours => known_stores(&conn).map_err(fail)?,
     };
@@ -654,6 +704,19 @@ fn state(conn: &Connection) -> Result<State, duckdb::Error> {
             env!("CARGO_PKG_VERSION")
         ))
     })
+}
+
+/// The tables and views of the attached database (an existing file that
+/// is not a ledger: what it holds, to name it).
+fn user_tables(conn: &Connection) -> duckdb::Result<Vec<String>> {
+    let mut s = conn.prepare(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()
+         UNION SELECT view_name FROM duckdb_views()
+         WHERE database_name = current_database() AND NOT internal
+         ORDER BY 1",
+    )?;
+    let names = s.query_map([], |r| r.get::<_, String>(0))?;
+    names.collect()
 }
 
 /// Whether an existing database is a ledger this build reads (export and

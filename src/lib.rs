@@ -48,7 +48,6 @@ macro_rules! text_enum {
     };
 }
 
-pub mod atomic;
 pub mod cache;
 pub mod diag;
 pub mod discover;
@@ -70,11 +69,15 @@ pub mod timings;
 mod testutil;
 
 #[cfg(feature = "engine")]
+pub mod atomic;
+#[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]
 pub mod config;
 #[cfg(feature = "engine")]
 pub mod dataset;
+#[cfg(feature = "engine")]
+pub mod dest;
 #[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]

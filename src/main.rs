@@ -309,7 +309,8 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
     );
     if let Some(path) = &a.traces {
         if let Err(e) = otlp::write_jsonl(&traces, path) {
-            return failed(format!("{}: {e}", path.display()));
+            eprintln!("nanoload: error: cannot write {}: {e}", path.display());
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
         }
         eprintln!("nanoload: traces written: {} ({what})", path.display());
     }

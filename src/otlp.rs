@@ -763,7 +763,10 @@ pub fn to_protobuf(t: &Trace) -> Vec<u8> {
 
 /// Write the traces to `path` (one request per line), atomically.
 pub fn write_jsonl(traces: &[Trace], path: &Path) -> std::io::Result<()> {
-    let pending = crate::atomic::Pending::new(path);
+    let pending = crate::atomic::Pending::new(path, crate::dest::Output::Traces);
+    // traces replace only earlier traces: never OUT, a ledger or a file
+    // nanoload did not write
+    pending.check_dest()?;
     pending.clean_stale();
     let result = (|| {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&pending.tmp)?);
@@ -773,7 +776,10 @@ pub fn write_jsonl(traces: &[Trace], path: &Path) -> std::io::Result<()> {
         }
         f.into_inner().map_err(|e| e.into_error())?.sync_all()
     })();
-    match result.and_then(|_| pending.commit()) {
+    match result
+        .and_then(|_| pending.check_dest())
+        .and_then(|_| pending.commit())
+    {
         Ok(()) => Ok(()),
         Err(e) => {
             pending.discard();

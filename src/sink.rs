@@ -34,6 +34,7 @@ use duckdb::Connection;
 use crate::atomic::Pending;
 use crate::config::OutputPaths;
 use crate::dataset::Dataset;
+use crate::dest::Output;
 use crate::engine::{Engine, sql_str};
 
 pub use crate::engine::TABLES;
@@ -83,7 +84,10 @@ impl Outputs {
         let tables = match &paths.tables {
             Some(d) => TABLES
                 .iter()
-                .map(|t| (*t, Pending::new(&d.join(format!("{t}.parquet")))))
+                .map(|t| {
+                    let p = Pending::new(&d.join(format!("{t}.parquet")), Output::Table(t));
+                    (*t, p)
+                })
                 .collect(),
             None => Vec::new(),
         };
@@ -97,11 +101,20 @@ impl Outputs {
             return Err(OutputError::new(&path, e));
         }
         let outputs = Outputs {
-            out: paths.out.as_deref().map(Pending::new),
+            out: paths
+                .out
+                .as_deref()
+                .map(|p| Pending::new(p, Output::Events)),
             tables,
-            db: paths.db.as_deref().map(Pending::new),
+            db: paths
+                .db
+                .as_deref()
+                .map(|p| Pending::new(p, Output::Database)),
             dataset,
-            summary_json: paths.summary_json.as_deref().map(Pending::new),
+            summary_json: paths
+                .summary_json
+                .as_deref()
+                .map(|p| Pending::new(p, Output::Summary)),
             _created_dir: created_dir,
         };
         for p in outputs.all() {

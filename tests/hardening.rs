@@ -1020,18 +1020,22 @@ fn an_output_that_cannot_be_replaced_stops_the_run_before_any_is() -> TestResult
     write_good(home.path())?;
     let out = runner.out();
     let tables = runner.base.path().join("out/tables");
-    std::fs::write(&out, b"an earlier load")?;
+    // an earlier load's OUT, which this run would replace
+    let earlier = runner.command(home.path(), &[], false).output()?;
+    assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
+    let earlier = std::fs::read(&out)?;
+    std::fs::remove_dir_all(&tables)?;
     std::fs::create_dir_all(tables.join("sessions.parquet"))?;
     let o = runner.command(home.path(), &[], false).output()?;
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         format!(
-            "nanoload: error: cannot write {}: it is a directory\n",
+            "nanoload: error: cannot write {}: it is a directory, not the sessions table nanoload writes there; nothing was written (move it away or choose another path)\n",
             tables.join("sessions.parquet").display()
         )
     );
-    assert_eq!(std::fs::read(&out)?, b"an earlier load");
+    assert_eq!(std::fs::read(&out)?, earlier);
     let names = |d: &Path| -> Result<Vec<String>, std::io::Error> {
         let mut v: Vec<String> = std::fs::read_dir(d)?
             .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
@@ -1044,6 +1048,229 @@ fn an_output_that_cannot_be_replaced_stops_the_run_before_any_is() -> TestResult
         names(&runner.base.path().join("out"))?,
         ["out.parquet", "tables"]
     );
+    Ok(())
+}
+
+/// No command replaces a file nanoload did not write, nor a ledger: a load
+/// whose OUT is a ledger (`sync` forgotten), `--db` or `export`'s OUT naming
+/// the ledger, `report` or `otlp` writing onto it, OUT a user's DuckDB
+/// database, a text, a SQLite database, a `--tables` file or
+/// `--summary-json` of another program, a foreign file in a dataset's
+/// partition, and `sync` into a DuckDB database or a file that is not a
+/// ledger. Each is refused with exit 2 and one line naming the path and
+/// what it is; every file keeps its bytes and no temp file is left. The
+/// same outputs written again onto nanoload's own earlier ones succeed.
+#[test]
+fn no_command_replaces_a_ledger_or_a_file_nanoload_did_not_write() -> TestResult {
+    let d = tempfile::tempdir()?;
+    let p = |n: &str| d.path().join(n);
+    let home = fixture("nanoclaw/home-a");
+    let run = |args: &[&std::ffi::OsStr]| Command::new(bin()).args(args).output();
+    let os = |s: &Path| s.as_os_str().to_owned();
+    // nanoload's own outputs, and a ledger
+    let first = run(&[
+        home.as_os_str(),
+        &os(&p("out.parquet")),
+        "--tables".as_ref(),
+        &os(&p("tables")),
+        "--db".as_ref(),
+        &os(&p("out.duckdb")),
+        "--summary-json".as_ref(),
+        &os(&p("summary.json")),
+    ])?;
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let synced = run(&["sync".as_ref(), home.as_os_str(), &os(&p("history.duckdb"))])?;
+    assert_eq!(synced.status.code(), Some(0), "{synced:?}");
+    // other programs' files
+    let user = p("budget.duckdb");
+    duckdb::Connection::open(&user)?
+        .execute_batch("CREATE TABLE budget (month VARCHAR, usd DOUBLE); INSERT INTO budget VALUES ('2026-11', 12.5);")?;
+    let foreign_parquet = p("measurements.parquet");
+    duckdb::Connection::open_in_memory()?.execute_batch(&format!(
+        "COPY (SELECT 1 AS sensor, 2.5 AS reading) TO '{}' (FORMAT parquet)",
+        foreign_parquet.display()
+    ))?;
+    std::fs::write(p("notes.txt"), "my notes\n")?;
+    let sqlite = p("app.sqlite");
+    rusqlite::Connection::open(&sqlite)?
+        .execute_batch("CREATE TABLE t (a); INSERT INTO t VALUES (1);")?;
+    let theirs = p("theirs");
+    std::fs::create_dir_all(theirs.join("tables"))?;
+    std::fs::copy(&foreign_parquet, theirs.join("tables/sessions.parquet"))?;
+    let dataset = p("fleet");
+    std::fs::create_dir_all(dataset.join("events/host=box"))?;
+    std::fs::write(dataset.join("events/host=box/README.txt"), "kept by hand\n")?;
+
+    let ledger = p("history.duckdb");
+    let ledger_is = "it is a nanoload ledger (the history `nanoload sync` keeps)";
+    let cases: Vec<(Vec<std::ffi::OsString>, PathBuf, String)> = vec![
+        // `nanoload ~ history.duckdb`: the word sync forgotten
+        (
+            vec![os(&home), os(&ledger)],
+            ledger.clone(),
+            format!("{ledger_is}, not an events table nanoload wrote (OUT.parquet)"),
+        ),
+        (
+            vec![os(&home), os(&p("new.parquet")), "--db".into(), os(&ledger)],
+            ledger.clone(),
+            format!("{ledger_is}, not a --db file nanoload wrote"),
+        ),
+        (
+            vec!["export".into(), os(&ledger), os(&ledger)],
+            ledger.clone(),
+            format!("{ledger_is}, not an events table nanoload wrote (OUT.parquet)"),
+        ),
+        (
+            vec!["report".into(), os(&p("out.parquet")), "--tables".into(), os(&p("tables")), os(&ledger)],
+            ledger.clone(),
+            format!("{ledger_is}, not a page `nanoload report` wrote"),
+        ),
+        (
+            vec!["otlp".into(), os(&p("out.parquet")), "--tables".into(), os(&p("tables")), os(&ledger)],
+            ledger.clone(),
+            format!("{ledger_is}, not traces `nanoload otlp` wrote"),
+        ),
+        (
+            vec![os(&home), os(&user)],
+            user.clone(),
+            "it is a DuckDB database (tables: budget), not an events table nanoload wrote (OUT.parquet)".into(),
+        ),
+        (
+            vec![os(&home), os(&p("notes.txt"))],
+            p("notes.txt"),
+            "it is a text file of 9 bytes, not an events table nanoload wrote (OUT.parquet)".into(),
+        ),
+        (
+            vec![os(&home), os(&sqlite)],
+            sqlite.clone(),
+            "it is a SQLite database, not an events table nanoload wrote (OUT.parquet)".into(),
+        ),
+        (
+            vec![os(&home), os(&foreign_parquet)],
+            foreign_parquet.clone(),
+            "it is a Parquet file (columns: sensor, reading), not an events table nanoload wrote (OUT.parquet)".into(),
+        ),
+        (
+            vec![os(&home), os(&p("new.parquet")), "--tables".into(), os(&theirs.join("tables"))],
+            theirs.join("tables/sessions.parquet"),
+            "it is a Parquet file (columns: sensor, reading), not the sessions table nanoload writes there".into(),
+        ),
+        (
+            vec![os(&home), os(&p("new.parquet")), "--summary-json".into(), os(&p("notes.txt"))],
+            p("notes.txt"),
+            "it is a text file of 9 bytes, not a --summary-json file nanoload wrote".into(),
+        ),
+        (
+            vec![os(&home), "--dataset".into(), os(&dataset), "--host".into(), "box".into()],
+            dataset.join("events/host=box/README.txt"),
+            "it is a text file of 13 bytes, not an events table nanoload wrote (OUT.parquet)".into(),
+        ),
+        (
+            vec!["sync".into(), os(&home), os(&user)],
+            user.clone(),
+            "it is a DuckDB database (tables: budget), not a nanoload ledger; nothing done (a ledger is a file `nanoload sync` created)".into(),
+        ),
+        (
+            vec!["sync".into(), os(&home), os(&p("out.parquet"))],
+            p("out.parquet"),
+            "it is a Parquet file (columns: agent, instance, session_id, parent_session_id, project_path, … 19 more), not a nanoload ledger; nothing done (a ledger is a file `nanoload sync` created)".into(),
+        ),
+    ];
+    // every file's bytes, mode and mtime, and every entry (a directory's
+    // own mtime moves when a probe's temp file comes and goes)
+    let files = || {
+        tree(d.path())
+            .into_iter()
+            .map(|(k, v)| {
+                if v.starts_with("dir ") {
+                    (k, "dir".into())
+                } else {
+                    (k, v)
+                }
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    for (args, victim, what) in &cases {
+        let before = files();
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let o = run(&args)?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let line = err
+            .lines()
+            .find(|l| {
+                l.starts_with("nanoload: error: ") && l.contains(&victim.display().to_string())
+            })
+            .unwrap_or_default();
+        assert!(
+            line.contains(what.as_str()),
+            "{args:?}: the line naming {} says what it is\n{err}",
+            victim.display()
+        );
+        assert_eq!(files(), before, "{args:?} changed a file");
+    }
+    // the ledger still syncs and exports; its history is whole
+    let again = run(&["sync".as_ref(), home.as_os_str(), ledger.as_os_str()])?;
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    // nanoload's own outputs are replaced by the same outputs again
+    let second = run(&[
+        home.as_os_str(),
+        &os(&p("out.parquet")),
+        "--tables".as_ref(),
+        &os(&p("tables")),
+        "--db".as_ref(),
+        &os(&p("out.duckdb")),
+        "--summary-json".as_ref(),
+        &os(&p("summary.json")),
+    ])?;
+    assert_eq!(second.status.code(), Some(0), "{second:?}");
+    for (args, what) in [
+        (
+            vec![
+                "report".into(),
+                os(&p("out.parquet")),
+                "--tables".into(),
+                os(&p("tables")),
+                os(&p("r.html")),
+            ],
+            "report",
+        ),
+        (
+            vec![
+                "otlp".into(),
+                os(&p("out.parquet")),
+                "--tables".into(),
+                os(&p("tables")),
+                os(&p("t.jsonl")),
+            ],
+            "otlp",
+        ),
+        (
+            vec![
+                os(&home),
+                "--dataset".into(),
+                os(&p("fleet2")),
+                "--host".into(),
+                "box".into(),
+            ],
+            "dataset",
+        ),
+    ] {
+        for round in 0..2 {
+            let args: Vec<&std::ffi::OsStr> = args
+                .iter()
+                .map(|a: &std::ffi::OsString| a.as_os_str())
+                .collect();
+            let o = run(&args)?;
+            assert_eq!(o.status.code(), Some(0), "{what} round {round}: {o:?}");
+        }
+    }
+    let export = run(&[
+        "export".as_ref(),
+        ledger.as_os_str(),
+        &os(&p("out.parquet")),
+    ])?;
+    assert_eq!(export.status.code(), Some(0), "{export:?}");
     Ok(())
 }
 
@@ -1060,7 +1287,11 @@ fn a_rename_that_fails_after_the_checks_names_each_output_new_or_old() -> TestRe
     let out = runner.out();
     let tables = runner.base.path().join("out/tables");
     let summary = runner.base.path().join("out/summary.json");
-    std::fs::write(&out, b"an earlier load")?;
+    // an earlier load's OUT (a file of another program would be refused
+    // before any work), without its tables
+    let earlier = runner.command(home.path(), &[], false).output()?;
+    assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
+    std::fs::remove_dir_all(&tables)?;
     let args = ["--summary-json", summary.to_str().ok_or("path")?];
     let (child, signal) =
         runner.spawn_paused(home.path(), &args, false, "probed", Stdio::piped())?;

@@ -108,22 +108,28 @@ const EVENT_COLUMNS: &str = "agent, instance, session_id, session_uid, timestamp
 /// Write the report of `out` (and the `--tables` directory `tables`) to
 /// `html`: to a temp name beside it, renamed when complete.
 pub fn report(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Written, ReportError> {
-    let conn = open(out, tables, html)?;
-    let (page, charts) = build(&conn, tables.is_some(), out)?;
-    let pending = Pending::new(html);
-    pending.clean_stale();
+    let pending = Pending::new(html, crate::dest::Output::Report);
     let write_err = |e: std::io::Error| ReportError::Write {
         path: html.to_path_buf(),
         message: e.to_string(),
     };
+    let conn = open(out, tables, html)?;
+    // a page replaces only an earlier page (never a ledger, any file
+    // nanoload did not write), checked before the page is built
+    pending.check_dest().map_err(write_err)?;
+    let (page, charts) = build(&conn, tables.is_some(), out)?;
+    pending.clean_stale();
     if let Err(e) = std::fs::write(&pending.tmp, page.as_bytes()) {
         pending.discard();
         return Err(write_err(e));
     }
-    pending.commit().map_err(|e| {
-        pending.discard();
-        write_err(e)
-    })?;
+    pending
+        .check_dest()
+        .and_then(|()| pending.commit())
+        .map_err(|e| {
+            pending.discard();
+            write_err(e)
+        })?;
     Ok(Written {
         charts,
         bytes: page.len(),
