@@ -384,6 +384,12 @@ fn discord_dot(hay: &[u8]) -> bool {
     })
 }
 
+/// A `.` with `pat` 17 bytes before it: where an Airtable token's dot
+/// stands (a literal `pat` would find every `path`).
+fn airtable_dot(hay: &[u8]) -> bool {
+    memchr::memchr_iter(b'.', hay).any(|i| i >= 17 && &hay[i - 17..i - 14] == b"pat")
+}
+
 /// A `.pgpass` line's port field: a `:`, one to five digits or `*`, a `:`.
 fn pgpass_port(hay: &[u8]) -> bool {
     memchr::memchr_iter(b':', hay).any(|i| {
@@ -564,7 +570,7 @@ const ASSIGN: &str = concat!(
 /// rule `vendor_token` takes any random body after one of them.
 macro_rules! vendor_prefixes {
     () => {
-        r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|gldt-|glrt-|glptt-|glft-|glsoat-|glcbt-|glimt-|glagent-|gloas-|glffct-|xoxb-|xoxp-|xoxa-|xoxr-|xoxs-|xoxe-|xapp-|sk-proj-|sk-ant-|sk-or-v1-|sk-svcacct-|sk-admin-|pypi-|api_org_|pplx-|tgp_v1_|tvly-|lsv2_|shpat_|shpss_|shpca_|shppa_|dop_v1_|doo_v1_|dor_v1_|lin_api_|lin_oauth_|PMAK-|glsa_|NRAK-|NRII-|NRJS-|dp\.pt\.|sntrys_|sntryu_|sq0atp-|sq0csp-|figd_|tskey-|HRKU-|rubygems_|pscale_tkn_|pscale_pw_|pscale_oauth_|duffel_live_|duffel_test_|shippo_live_|shippo_test_|xkeysib-|tk-us-|rdme_|fio-u-|sm_pat_|sm_aat_|sm_sat_|dnkey-|GOCSPX-"
+        r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|gldt-|glrt-|glptt-|glft-|glsoat-|glcbt-|glimt-|glagent-|gloas-|glffct-|xoxb-|xoxp-|xoxa-|xoxr-|xoxs-|xoxe-|xapp-|pypi-|api_org_|pplx-|tgp_v1_|tvly-|lsv2_|shpat_|shpss_|shpca_|shppa_|dop_v1_|doo_v1_|dor_v1_|lin_api_|lin_oauth_|PMAK-|glsa_|NRAK-|NRII-|NRJS-|dp\.pt\.|sntrys_|sntryu_|sq0atp-|sq0csp-|figd_|tskey-|HRKU-|rubygems_|pscale_tkn_|pscale_pw_|pscale_oauth_|duffel_live_|duffel_test_|shippo_live_|shippo_test_|xkeysib-|tk-us-|rdme_|fio-u-|sm_pat_|sm_aat_|sm_sat_|dnkey-|GOCSPX-"
     };
 }
 
@@ -594,11 +600,6 @@ const VENDOR_NEEDLES: &[&str] = &[
     "xoxs-",
     "xoxe-",
     "xapp-",
-    "sk-proj-",
-    "sk-ant-",
-    "sk-or-v1-",
-    "sk-svcacct-",
-    "sk-admin-",
     "pypi-",
     "api_org_",
     "pplx-",
@@ -1064,9 +1065,8 @@ pub const RULES: &[Rule] = &[
             // 1Password's Secret Key, Artifactory reference tokens, Authress,
             // Amazon Bedrock, Defined Networking, Facebook page tokens, 42 Intra,
             // MaxMind, New Relic browser and insert keys, Plaid, SettleMint,
-            // SonarQube, Typeform, Yandex, Mapbox secret tokens, Dropbox
-            // short-lived tokens, Airtable personal access tokens
-            r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[opr]_v1_[a-f0-9]{64}|lin_(?:api|oauth)_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|NRAK-[A-Z0-9]{27}|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|sntr(?:ys|yu|s)_[A-Za-z0-9+/=_-]{40,}|ATATT3[A-Za-z0-9_=-]{180,}|sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{56,}|ntn_[0-9]{11}[A-Za-z0-9]{32,}|secret_[A-Za-z0-9]{43}|sbp_[a-f0-9]{40}|hv[sb]\.[A-Za-z0-9_-]{90,}|figd_[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]{20,}|HRKU-[A-Za-z0-9_-]{40,}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2}|dapi[a-f0-9]{32}(?:-[0-9])?|pul-[a-f0-9]{40}|pnu_[A-Za-z0-9]{36}|rubygems_[a-f0-9]{48}|sha256~[A-Za-z0-9_-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|duffel_(?:test|live)_[A-Za-z0-9_=-]{43}|ico-[A-Za-z0-9]{32}|LTAI[A-Za-z0-9]{20}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}|ops_eyJ[A-Za-z0-9+/]{250,}={0,3}|shippo_(?:live|test)_[a-fA-F0-9]{40}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|AKCp[A-Za-z0-9]{69}|tk-us-[A-Za-z0-9_-]{48}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|p8e-[A-Za-z0-9]{32}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3}|fo1_[A-Za-z0-9_-]{43}|rdme_[a-z0-9]{70}|EZ[AT]K[A-Za-z0-9]{54}|fio-u-[A-Za-z0-9_=-]{64}|CLOJARS_[a-z0-9]{60}|sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|FLW(?:PUB|SEC)K_TEST-[a-hA-H0-9]{32}-X|FLWSECK_TEST-[a-hA-H0-9]{12}|API-[A-Z0-9]{26}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|cmVmd[A-Za-z0-9]{59}|(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}|ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=_-]*|dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}|EAA[MC][A-Za-z0-9]{100,}|s-s4t2(?:ud|af)-[a-f0-9]{64}|[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9-]{32}|access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|sm_[aps]at_[A-Za-z0-9]{16}|sq[upa]_[a-f0-9]{40}|tfp_[A-Za-z0-9_.=-]{59}|AQVN[A-Za-z0-9_-]{35,38}|sk\.eyJ[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{20,}|sl\.[A-Za-z0-9_=-]{130,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+            // SonarQube, Typeform, Yandex, Mapbox secret tokens
+            r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[opr]_v1_[a-f0-9]{64}|lin_(?:api|oauth)_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|NRAK-[A-Z0-9]{27}|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|sntr(?:ys|yu|s)_[A-Za-z0-9+/=_-]{40,}|ATATT3[A-Za-z0-9_=-]{180,}|sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{56,}|ntn_[0-9]{11}[A-Za-z0-9]{32,}|secret_[A-Za-z0-9]{43}|sbp_[a-f0-9]{40}|hv[sb]\.[A-Za-z0-9_-]{90,}|figd_[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]{20,}|HRKU-[A-Za-z0-9_-]{40,}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2}|dapi[a-f0-9]{32}(?:-[0-9])?|pul-[a-f0-9]{40}|pnu_[A-Za-z0-9]{36}|rubygems_[a-f0-9]{48}|sha256~[A-Za-z0-9_-]{43}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|duffel_(?:test|live)_[A-Za-z0-9_=-]{43}|ico-[A-Za-z0-9]{32}|LTAI[A-Za-z0-9]{20}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}|ops_eyJ[A-Za-z0-9+/]{250,}={0,3}|shippo_(?:live|test)_[a-fA-F0-9]{40}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|AKCp[A-Za-z0-9]{69}|tk-us-[A-Za-z0-9_-]{48}|v1\.0-[a-f0-9]{24}-[a-f0-9]{146}|p8e-[A-Za-z0-9]{32}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3}|fo1_[A-Za-z0-9_-]{43}|rdme_[a-z0-9]{70}|EZ[AT]K[A-Za-z0-9]{54}|fio-u-[A-Za-z0-9_=-]{64}|CLOJARS_[a-z0-9]{60}|sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|FLW(?:PUB|SEC)K_TEST-[a-hA-H0-9]{32}-X|FLWSECK_TEST-[a-hA-H0-9]{12}|API-[A-Z0-9]{26}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|cmVmd[A-Za-z0-9]{59}|ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=_-]*|dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}|EAA[MC][A-Za-z0-9]{100,}|s-s4t2(?:ud|af)-[a-f0-9]{64}|[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9-]{32}|access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|sm_[aps]at_[A-Za-z0-9]{16}|sq[upa]_[a-f0-9]{40}|tfp_[A-Za-z0-9_.=-]{59}|AQVN[A-Za-z0-9_-]{35,38}|sk\.eyJ[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{20,}",
             &[
                 "shpat_",
                 "shpca_",
@@ -1133,7 +1133,6 @@ pub const RULES: &[Rule] = &[
                 "API-",
                 "A3-",
                 "cmVmd",
-                ".acc",
                 "ABSK",
                 "bedrock-api-key-",
                 "dnkey-",
@@ -1155,10 +1154,8 @@ pub const RULES: &[Rule] = &[
                 "tfp_",
                 "AQVN",
                 "sk.eyJ",
-                "sl.",
-                "pat",
             ],
-            r"(?:shp(?:at|ca|pa|ss)_|do[opr]_v1_|lin_(?:api|oauth)_|PMAK-|glc_|glsa_|NRAK-|dp\.(?:pt|st|sa|ct|scim|audit)\.|AGE-SECRET-KEY-1|sntr(?:ys|yu|s)_|ATATT3|sq0(?:atp|csp)-|ntn_|sbp_|hv[sb]\.|figd_|tskey-|HRKU-|eyJrIjoi|dapi|pul-|pnu_|rubygems_|sha256~|pscale_(?:tkn|pw|oauth)_|dt0c01\.|duffel_(?:test|live)_|ico-|ops_eyJ|shippo_(?:live|test)_|xkeysib-|tk-us-|v1\.0-|p8e-|fm1[ar]_|fm2_|fo1_|rdme_|fio-u-|CLOJARS_|sgp_|FLW(?:PUB|SEC)K_TEST-|API-|A3-|cmVmd|ABSK|bedrock-api-key-|dnkey-|EAA[AMC]|EZ[AT]K|AKCp|LTAI|s-s4t2(?:ud|af)-|NRJS-|NRII-|NRAK-|access-(?:sandbox|development|production)-|sm_[aps]at_|sq[upa]_|tfp_|AQVN|sk\.eyJ|sl\.)[A-Za-z0-9_.+/=~-]{4,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{0,63}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]*|(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[A-Za-z0-9._+/=-]*",
+            r"(?:shp(?:at|ca|pa|ss)_|do[opr]_v1_|lin_(?:api|oauth)_|PMAK-|glc_|glsa_|NRAK-|dp\.(?:pt|st|sa|ct|scim|audit)\.|AGE-SECRET-KEY-1|sntr(?:ys|yu|s)_|ATATT3|sq0(?:atp|csp)-|ntn_|sbp_|hv[sb]\.|figd_|tskey-|HRKU-|eyJrIjoi|dapi|pul-|pnu_|rubygems_|sha256~|pscale_(?:tkn|pw|oauth)_|dt0c01\.|duffel_(?:test|live)_|ico-|ops_eyJ|shippo_(?:live|test)_|xkeysib-|tk-us-|v1\.0-|p8e-|fm1[ar]_|fm2_|fo1_|rdme_|fio-u-|CLOJARS_|sgp_|FLW(?:PUB|SEC)K_TEST-|API-|A3-|cmVmd|ABSK|bedrock-api-key-|dnkey-|EAA[AMC]|EZ[AT]K|AKCp|LTAI|s-s4t2(?:ud|af)-|NRJS-|NRII-|NRAK-|access-(?:sandbox|development|production)-|sm_[aps]at_|sq[upa]_|tfp_|AQVN|sk\.eyJ)[A-Za-z0-9_.+/=~-]{4,}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]*",
         )
     },
     Rule {
@@ -1201,6 +1198,47 @@ pub const RULES: &[Rule] = &[
         near: None,
         cut_check: None,
         cut: Some(r"[0-9a-f]{32}-us[0-9]?"),
+    },
+    Rule {
+        // Authress service-client keys: `sc_`/`ext_`/… + id `.` 4–6 `.acc_` …
+        name: "service_token",
+        pattern: r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}",
+        group: 0,
+        check: None,
+        needle: Needle::Any(&[".acc"]),
+        left: None,
+        right: None,
+        near: None,
+        cut_check: Some(random_start),
+        cut: Some(
+            r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[A-Za-z0-9._+/=-]*",
+        ),
+    },
+    Rule {
+        // Dropbox short-lived tokens: `sl.` + 130 or more
+        name: "service_token",
+        pattern: r"sl\.[A-Za-z0-9_=-]{130,}",
+        group: 0,
+        check: Some(digit_and_letter),
+        needle: Needle::Any(&["sl."]),
+        left: None,
+        right: None,
+        near: None,
+        cut_check: Some(random_start),
+        cut: Some(r"sl\.[A-Za-z0-9_=-]{8,}"),
+    },
+    Rule {
+        // Airtable personal access tokens: `pat` + 14 `.` 64 hex
+        name: "service_token",
+        pattern: r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+        group: 0,
+        check: None,
+        needle: Needle::Custom(airtable_dot),
+        left: None,
+        right: Some(alnum),
+        near: None,
+        cut_check: None,
+        cut: Some(r"pat[A-Za-z0-9]{14}\.[a-f0-9]{0,63}"),
     },
     Rule {
         // ClickHouse Cloud: `4b1d` + 38 of both cases and digits (a hex
@@ -1387,10 +1425,10 @@ pub const RULES: &[Rule] = &[
         // `.netrc`: `machine <host> [login <user>] [account <a>] password <p>`,
         // on one line or several
         name: "password_file",
-        pattern: r"(?:machine(?:[ \t\r\n]|\\[nrt])+[^\s\\]+|default)(?:[ \t\r\n]|\\[nrt])+(?:login(?:[ \t\r\n]|\\[nrt])+[^\s\\]+(?:[ \t\r\n]|\\[nrt])+)?(?:account(?:[ \t\r\n]|\\[nrt])+[^\s\\]+(?:[ \t\r\n]|\\[nrt])+)?password(?:[ \t]|\\t)+([^\s\\]+)",
+        pattern: r"machine(?:[ \t\r\n]|\\[nrt])+[^\s\\]+(?:[ \t\r\n]|\\[nrt])+(?:login(?:[ \t\r\n]|\\[nrt])+[^\s\\]+(?:[ \t\r\n]|\\[nrt])+)?(?:account(?:[ \t\r\n]|\\[nrt])+[^\s\\]+(?:[ \t\r\n]|\\[nrt])+)?password(?:[ \t]|\\t)+([^\s\\]+)",
         group: 1,
         check: Some(given_password),
-        needle: Needle::Any(&["machine", "default"]),
+        needle: Needle::Any(&["machine"]),
         left: None,
         right: None,
         near: None,
