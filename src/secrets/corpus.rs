@@ -52,6 +52,11 @@ pub const KNOWN_MISSES: &[(&str, &str, &str)] = &[
     ("sk_generic", "sk-alnum48", "letter_glued"),
     // a test-mode Stripe key glued to a word is `task_test_MeHW…`
     ("stripe", "sk_test", "letter_glued"),
+    // 32 hex glued to a word is an id (`tokenfeceb96…`)
+    ("mailchimp", "hex-us", "letter_glued"),
+    // a body after a prefix that could end a word, glued to one, is an
+    // identifier (`kHMSymbolhf_generatedByHome…`)
+    ("vendor_prefix", "hf", "letter_glued"),
 ];
 
 /// `text` pasted in context `ctx` (a `contexts` entry), or `None` where the

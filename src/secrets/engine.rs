@@ -39,6 +39,10 @@ pub struct Rule {
     /// preview, a torn line, a 200-character bad-line preview). Its group 1,
     /// if it has one, is the secret.
     pub cut: Option<&'static str>,
+    /// The test a cut start's secret must pass in place of `check` (a
+    /// start is shorter than any whole token: `Basic` + the first bytes of
+    /// its base64 holds no `:` yet).
+    pub cut_check: Option<fn(&str) -> bool>,
 }
 
 /// What every match of a rule contains, verbatim. None of it is a JSON
@@ -104,6 +108,7 @@ struct Compiled {
     cut: Option<Regex>,
     group: usize,
     check: Option<fn(&str) -> bool>,
+    cut_check: Option<fn(&str) -> bool>,
     left: Option<fn(u8) -> bool>,
     right: Option<fn(u8) -> bool>,
     near: Option<fn(&str, usize, usize) -> bool>,
@@ -228,6 +233,10 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
         Some(b'\\') if matches!(hay.get(i + 1), Some(b'"' | b'\'')) => i += 2,
         _ => {}
     }
+    // a PHP or Ruby array key: `$config['secret_key'] => …`
+    if hay.get(i) == Some(&b']') {
+        i += 1;
+    }
     while matches!(hay.get(i), Some(b' ' | b'\t')) {
         i += 1;
     }
@@ -248,6 +257,9 @@ fn assignments(hay: &[u8]) -> impl Iterator<Item = usize> + '_ {
 fn name_end(hay: &[u8], i: usize) -> usize {
     let mut j = i;
     while j > 0 && matches!(hay[j - 1], b' ' | b'\t') {
+        j -= 1;
+    }
+    if j > 0 && hay[j - 1] == b']' {
         j -= 1;
     }
     if j > 0 && matches!(hay[j - 1], b'"' | b'\'') {
@@ -271,6 +283,9 @@ fn assignment_window(text: &str, i: usize) -> (usize, usize) {
         start -= 1;
     }
     let mut end = i + 1;
+    if b.get(end) == Some(&b'>') {
+        end += 1;
+    }
     while end < b.len() && matches!(b[end], b' ' | b'\t') {
         end += 1;
     }
@@ -650,6 +665,87 @@ fn right_ok(text: &str, end: usize, class: Option<fn(u8) -> bool>) -> bool {
     }
 }
 
+/// How far before its end a cut start may begin: longer than any token's
+/// recognisable start.
+const CUT_REACH: usize = 1024;
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// How many base64 characters beside a match make it a stretch of an
+/// encoded blob rather than a token.
+const BLOB_BESIDE: usize = 64;
+
+/// Whether `text[s..e]` is a stretch inside an encoded blob (a base64 image,
+/// a file's bytes): at least [`BLOB_BESIDE`] more characters of standard
+/// base64 run on around it, one of them a `+` or `/` (or their
+/// percent-escapes `%2B`, `%2F`, as a URL carries a blob). Random base64
+/// holds a vendor's prefix and a run of token characters now and then
+/// (`EAAA…` in a PNG's header), and what it encodes is not that token; a
+/// token pasted in text stands beside words, blanks or punctuation. A data
+/// URI's payload is a blob whatever its length.
+pub(super) fn in_base64_blob(text: &str, s: usize, e: usize) -> bool {
+    let b = text.as_bytes();
+    // the length of the base64 character (or escape) ending before `i`
+    // (`back`) or starting at `i`, and whether it is a `+` or `/`
+    let escape = |i: usize| -> Option<bool> {
+        let x = b.get(i..i + 3)?;
+        (x[0] == b'%').then_some(())?;
+        match (x[1], x[2].to_ascii_uppercase()) {
+            (b'2', b'B' | b'F') => Some(true),
+            (b'3', b'D') => Some(false),
+            _ => None,
+        }
+    };
+    let mut slash = false;
+    let mut before = 0;
+    let mut i = s;
+    while i > 0 {
+        let c = b[i - 1];
+        // an escape's hex digits are letters and digits too: it first
+        if let Some(sl) = i.checked_sub(3).and_then(|j| escape(j)) {
+            slash |= sl;
+            i -= 3;
+        } else if c.is_ascii_alphanumeric() || c == b'+' || c == b'/' {
+            slash |= c == b'+' || c == b'/';
+            i -= 1;
+        } else {
+            break;
+        }
+        before += 1;
+        if before >= BLOB_BESIDE && slash {
+            return true;
+        }
+    }
+    // a data URI's payload (`data:image/png;base64,…`), however short
+    if text[..i].ends_with("base64,") || text[..i].ends_with("base64%2C") {
+        return true;
+    }
+    let mut after = 0;
+    let mut i = e;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphanumeric() || c == b'+' || c == b'/' || c == b'=' {
+            slash |= c == b'+' || c == b'/';
+            i += 1;
+        } else if let Some(sl) = escape(i) {
+            slash |= sl;
+            i += 3;
+        } else {
+            break;
+        }
+        after += 1;
+        if before + after >= BLOB_BESIDE && slash {
+            return true;
+        }
+    }
+    false
+}
+
 /// A documented placeholder or example, which the public rule sets
 /// allow-list: `ghp_xxxx…`, `AKIAIOSFODNN7EXAMPLE`, `<your-api-key>`,
 /// `${TOKEN}`, `changeme`, a value that is mostly one character, and a
@@ -843,6 +939,7 @@ impl Scanner {
                     cut,
                     group: r.group,
                     check: r.check,
+                    cut_check: r.cut_check,
                     left: r.left,
                     right: r.right,
                     near: r.near,
@@ -857,6 +954,7 @@ impl Scanner {
             cut: None,
             group: 0,
             check: None,
+            cut_check: None,
             left: None,
             right: None,
             near: None,
@@ -1069,15 +1167,18 @@ impl Compiled {
     /// refuse is retried one character later.
     fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize) {
         let builtin = self.bit.is_some();
-        let accept = |whole_start: usize, s: usize, e: usize| {
-            let secret = &text[s..e];
-            s < e
-                && left_ok(text, whole_start, self.left)
-                && right_ok(text, e, self.right)
-                && self.check.is_none_or(|c| c(secret))
-                && !(builtin && placeholder(secret))
-                && self.near.is_none_or(|n| n(text, s, e))
-        };
+        let accept_with =
+            |check: Option<fn(&str) -> bool>, whole_start: usize, s: usize, e: usize| {
+                let secret = &text[s..e];
+                s < e
+                    && left_ok(text, whole_start, self.left)
+                    && right_ok(text, e, self.right)
+                    && check.is_none_or(|c| c(secret))
+                    && !(builtin && (placeholder(secret) || in_base64_blob(text, s, e)))
+                    && self.near.is_none_or(|n| n(text, s, e))
+            };
+        let accept =
+            |whole_start: usize, s: usize, e: usize| accept_with(self.check, whole_start, s, e);
         let next = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
         if self.windowed {
             for sign in assignments(text.as_bytes()) {
@@ -1092,55 +1193,64 @@ impl Compiled {
                     found.push((ws + g.start(), ws + g.end(), i));
                 }
             }
-            return;
-        }
-        let mut at = 0;
-        while at <= text.len() {
-            let (ws, we, s, e) = if self.group == 0 {
-                let Some(m) = self.re.find_at(text, at) else {
-                    break;
+        } else {
+            let mut at = 0;
+            while at <= text.len() {
+                let (ws, we, s, e) = if self.group == 0 {
+                    let Some(m) = self.re.find_at(text, at) else {
+                        break;
+                    };
+                    (m.start(), m.end(), m.start(), m.end())
+                } else {
+                    let Some(c) = self.re.captures_at(text, at) else {
+                        break;
+                    };
+                    let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
+                        break;
+                    };
+                    (w.start(), w.end(), g.start(), g.end())
                 };
-                (m.start(), m.end(), m.start(), m.end())
-            } else {
-                let Some(c) = self.re.captures_at(text, at) else {
+                if accept(ws, s, e) {
+                    found.push((s, e, i));
+                    at = if we > ws { we } else { next(ws) };
+                } else {
+                    at = next(ws);
+                }
+                if at > text.len() {
                     break;
-                };
-                let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
-                    break;
-                };
-                (w.start(), w.end(), g.start(), g.end())
-            };
-            if accept(ws, s, e) {
-                found.push((s, e, i));
-                at = if we > ws { we } else { next(ws) };
-            } else {
-                at = next(ws);
-            }
-            if at > text.len() {
-                break;
+                }
             }
         }
         let Some(cut) = &self.cut else { return };
-        let mut at = 0;
-        while let Some(c) = cut.captures_at(text, at) {
-            let Some(w) = c.get(0) else { break };
-            // the secret: the cut's group 1 if it has one, else the match
-            // without the preview's `…`
-            let (s, e) = match c.get(1) {
-                Some(g) => (g.start(), g.end()),
-                None => (
-                    w.start(),
-                    w.as_str()
-                        .strip_suffix('…')
-                        .map_or(w.end(), |t| w.start() + t.len()),
-                ),
-            };
-            if accept(w.start(), s, e) {
-                found.push((s, e, i));
-            }
-            at = next(w.start());
-            if at > text.len() {
-                break;
+        let cut_check = self.cut_check.or(self.check);
+        // a cut start ends where the text does or a preview's `…` stands:
+        // only the stretch before each such end is searched, as the text
+        // that ends there (so `\z` stands for the `…`)
+        let ends = memchr::memmem::find_iter(text.as_bytes(), "…".as_bytes())
+            .chain(std::iter::once(text.len()));
+        for end in ends {
+            let mut at = floor_char_boundary(text, end.saturating_sub(CUT_REACH));
+            let upto = &text[..end];
+            while let Some(c) = cut.captures_at(upto, at) {
+                let Some(w) = c.get(0) else { break };
+                // the secret: the cut's group 1 if it has one, else the match
+                // without the preview's `…`
+                let (s, e) = match c.get(1) {
+                    Some(g) => (g.start(), g.end()),
+                    None => (
+                        w.start(),
+                        w.as_str()
+                            .strip_suffix('…')
+                            .map_or(w.end(), |t| w.start() + t.len()),
+                    ),
+                };
+                if accept_with(cut_check, w.start(), s, e) {
+                    found.push((s, e, i));
+                }
+                at = w.start() + upto[w.start()..].chars().next().map_or(1, char::len_utf8);
+                if at > upto.len() {
+                    break;
+                }
             }
         }
     }

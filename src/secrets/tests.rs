@@ -3,11 +3,13 @@ use super::*;
 use proptest::prelude::*;
 use regex::Regex;
 
+/// One scanner for the tests that only redact (its memo of clean texts
+/// changes no output).
+static SCANNER: std::sync::LazyLock<Scanner> = std::sync::LazyLock::new(|| Scanner::new(&[]));
+
 fn redact(s: &str) -> (String, Counts) {
     let mut c = Counts::new();
-    let out = Scanner::new(&[])
-        .redact(s, &mut c)
-        .unwrap_or_else(|| s.to_string());
+    let out = SCANNER.redact(s, &mut c).unwrap_or_else(|| s.to_string());
     (out, c)
 }
 
@@ -197,6 +199,36 @@ fn every_rule_redacts_only_its_token() {
             "STRIPE_WEBHOOK_SECRET=q8Zt3LmN7vXc2KpR9sWy\nDEBUG=1",
             "STRIPE_WEBHOOK_SECRET=[redacted:secret_assignment]\nDEBUG=1",
             "secret_assignment",
+        ),
+        (
+            "post to https://acme.webhook.office.com/webhookb2/3f9a1c7e-5b2d-4f6a-8c0e-1b3d5f7a9c2e@5b2d4f6a-8c0e-1b3d-5f7a-9c2e3f9a1c7e/IncomingWebhook/q8zt3lmn7vxc2kpr9swy4jdf0agbh1ce/8c0e1b3d-5f7a-9c2e-3f9a-1c7e5b2d4f6a now",
+            "post to [redacted:teams_webhook] now",
+            "teams_webhook",
+        ),
+        (
+            "client secret z0Y2Q~GI2FvzVKSRTTx687vhG8wxw.NJ9lF5NjWD ok",
+            "client secret [redacted:azure_ad_client_secret] ok",
+            "azure_ad_client_secret",
+        ),
+        (
+            "    client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUJx",
+            "    client-key-data: [redacted:kube_credential]",
+            "kube_credential",
+        ),
+        (
+            "machine api.example.net login deploy password hunter2x",
+            "machine api.example.net login deploy password [redacted:password_file]",
+            "password_file",
+        ),
+        (
+            "mysql -u app -pS3cr3t!x orders",
+            "mysql -u app -p[redacted:cli_secret] orders",
+            "cli_secret",
+        ),
+        (
+            "new format glpat-Zk3xQ9mT2vB7nL4p ok",
+            "new format [redacted:vendor_token] ok",
+            "vendor_token",
         ),
     ];
     for (input, want, rule) in cases {
@@ -943,4 +975,327 @@ fn a_secret_ish_name_ends_in_one_of_seven_words_in_any_case() {
     ] {
         assert!(!ends_secretish(no.as_bytes()), "{no}");
     }
+}
+
+/// The corpus (`tests/secrets/corpus.json`).
+fn corpus_json() -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    Ok(serde_json::from_str(&std::fs::read_to_string(format!(
+        "{root}/tests/secrets/corpus.json"
+    ))?)?)
+}
+
+/// What is public at the start of a token: a vendor's fixed prefix (one to
+/// three words and separators, or a longer literal), a Telegram bot's id, a
+/// Discord token's or a JWT's first segment.
+const PUBLIC: &str = concat!(
+    r"^(?:sk-ant-[a-z]+[0-9]{2}-|xox[a-z]\.xox[a-z]-[0-9]-|[0-9]{5,16}:AA|pypi-AgEIcHlwaS5vcmc",
+    r"|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t|AGE-SECRET-KEY-1|GR1348941|eyJ[A-Za-z0-9_-]*\.",
+    r"|A{22}|access-[a-z]+-|[MNO][A-Za-z0-9_-]{23,27}\.",
+    r"|[A-Za-z][A-Za-z0-9]{0,8}(?:[_.-][A-Za-z0-9]{1,7}){0,2}[_.-])"
+);
+
+/// A token the agent itself cut — nanobot's sidebar preview, a tool
+/// result cut at its limit, a torn line — keeps no 12 characters of its
+/// start, in every family: every claimed positive of the corpus, written
+/// in its own form (`AWS_SECRET_ACCESS_KEY=…`, `postgres://app:…`,
+/// `Authorization: Basic …`), cut after 12 characters of its value and at
+/// every few characters on, then followed by a preview's `…` or by the end
+/// of the text. The 12 characters are counted after what is public in a
+/// token: a vendor's fixed prefix (`sk-proj-`, `xoxe.xoxp-1-`,
+/// `pypi-AgEIcHlwaS5vcmc`), a Telegram bot's id, a Discord bot token's first
+/// segment (the base64 of the bot's id), a JWT's header.
+#[test]
+fn every_family_cut_short_keeps_no_12_characters_of_its_token()
+-> Result<(), Box<dyn std::error::Error>> {
+    let corpus = corpus_json()?;
+    let public_re = Regex::new(PUBLIC)?;
+    let empty = Vec::new();
+    let hard = |fam: &str| corpus["families"][fam]["hard"].as_bool() == Some(true);
+    let mut misses: Vec<String> = Vec::new();
+    let mut checked = 0;
+    'item: for p in corpus["positives"].as_array().unwrap_or(&empty) {
+        let fam = p["family"].as_str().unwrap_or_default();
+        let (Some(text), Some(value)) = (p["text"].as_str(), p["value"].as_str()) else {
+            continue;
+        };
+        if hard(fam) {
+            continue;
+        }
+        let Some(at) = text.find(value) else { continue };
+        // where a token's mark stands after a random start (`.atlasv1.`,
+        // `_mmk`, `-us<dc>`), a cut before the mark leaves no shape to know
+        let mark = [
+            ("hashicorp", ".atlasv1."),
+            ("maxmind", "_mmk"),
+            ("mailchimp", "-us"),
+            ("authress", ".acc"),
+            ("facebook", "|"),
+            ("airtable", "."),
+        ]
+        .iter()
+        .find(|(f, _)| *f == fam)
+        .and_then(|(_, m)| value.find(m).map(|i| i + m.len()))
+        .unwrap_or(0);
+        let public = public_re
+            .find(value)
+            .map_or(0, |m| m.end())
+            .max(mark.saturating_sub(12));
+        let ends: Vec<usize> = value
+            .char_indices()
+            .map(|(i, _)| i)
+            .filter(|&i| i >= public + 12)
+            .collect();
+        let step = (ends.len() / 24).max(1);
+        for (n, &k) in ends.iter().enumerate() {
+            if n % step != 0 && n + 1 != ends.len() {
+                continue;
+            }
+            for tail in ["…", ""] {
+                let planted = format!("{}{}{tail}", &text[..at], &value[..k]);
+                let (out, _) = redact(&planted);
+                checked += 1;
+                let mut leaks = vec![super::corpus::leaked_window(&value[..k], &out)];
+                for a in p["also_secret"].as_array().unwrap_or(&empty) {
+                    if let Some(a) = a.as_str().filter(|a| text[..at].contains(a)) {
+                        leaks.push(super::corpus::leaked_window(a, &out));
+                    }
+                }
+                if let Some(w) = leaks.into_iter().flatten().next() {
+                    misses.push(format!("{fam} {} cut at {k}: {w:?} in {out:?}", p["id"]));
+                    continue 'item;
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000, "{checked}");
+    assert!(
+        misses.is_empty(),
+        "{} cut tokens keep their start:\n{}",
+        misses.len(),
+        misses
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    Ok(())
+}
+
+/// Credentials in the configuration syntax a tool prints (`cat
+/// ~/.kube/config`, `cat ~/.docker/config.json`, a `.netrc`, a command
+/// line): only the secret goes, named by what holds it; what is not a
+/// secret (a flag's file, a variable, the CLI's own `--user`) stays.
+#[test]
+fn credentials_in_configuration_syntax_are_redacted() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENCKzZnQXdJQkFnSUI=\n    client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUJx\n    token: 4f9c2a.8b7d6e5f4a3b2c1d\n",
+            "users:\n- name: admin\n  user:\n    client-certificate-data: [redacted:kube_credential]\n    client-key-data: [redacted:kube_credential]\n    token: [redacted:secret_assignment]\n",
+        ),
+        (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: aHVudGVyMmh1bnRlcjI=\n  username: YXBw\n",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: [redacted:kube_credential]\n  username: [redacted:kube_credential]\n",
+        ),
+        (
+            r#"{"auths": {"ghcr.io": {"auth": "ZGVwbG95OnE4WnQzTG1ON3ZYYzJLcFI="}}}"#,
+            r#"{"auths": {"ghcr.io": {"auth": "[redacted:basic_auth]"}}}"#,
+        ),
+        (
+            "machine api.example.net login deploy password hunter2x",
+            "machine api.example.net login deploy password [redacted:password_file]",
+        ),
+        (
+            "machine git.example.org\n  login ci\n  password qwertyuiop\n",
+            "machine git.example.org\n  login ci\n  password [redacted:password_file]\n",
+        ),
+        (
+            "mysql -h db -u app -pS3cr3t!x orders",
+            "mysql -h db -u app -p[redacted:cli_secret] orders",
+        ),
+        (
+            "mysqldump --user=root --password=hunter22 shop > shop.sql",
+            "mysqldump --user=root --password=[redacted:cli_secret] shop > shop.sql",
+        ),
+        (
+            "MYSQL_PWD=secretpw mysql -u root",
+            "MYSQL_PWD=[redacted:cli_secret] mysql -u root",
+        ),
+        (
+            "PGPASSWORD=hunter psql -h db -U app",
+            "PGPASSWORD=[redacted:cli_secret] psql -h db -U app",
+        ),
+        (
+            "db.internal:5432:orders:app:Xy7-pass.word\n*:*:*:replicator:s3cretpass",
+            "db.internal:5432:orders:app:[redacted:password_file]\n*:*:*:replicator:[redacted:password_file]",
+        ),
+        (
+            "[prod]\naws_access_key_id = ASIAZ3MT7QW5RX2LPK4N\naws_secret_access_key = Jq8vR3kZt0pW2mXn5bY7cL9dF4gH6sA1eU3iO5kT\naws_session_token = IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6\n",
+            "[prod]\naws_access_key_id = [redacted:aws_access_key_id]\naws_secret_access_key = [redacted:aws_secret_access_key]\naws_session_token = [redacted:secret_assignment]\n",
+        ),
+        (
+            "//registry.npmjs.org/:_authToken=3f9a1c7e-5b2d-4f6a-8c0e-1b3d5f7a9c2e",
+            "//registry.npmjs.org/:_authToken=[redacted:secret_assignment]",
+        ),
+        (
+            "registry=https://npm.example.net/\n_auth = Y2k6cThadDNMbU43dlhjMktwUg==\n",
+            "registry=https://npm.example.net/\n_auth = [redacted:basic_auth]\n",
+        ),
+        (
+            "[private]\nrepository = https://pypi.example.net/\nusername = deploy\npassword = swordfishes\n",
+            "[private]\nrepository = https://pypi.example.net/\nusername = deploy\npassword = [redacted:password_file]\n",
+        ),
+        (
+            r#"<add key="ClearTextPassword" value="q8Zt!3LmN7" />"#,
+            r#"<add key="ClearTextPassword" value="[redacted:password_file]" />"#,
+        ),
+        (
+            "gh-deploy --token q8Zt3LmN7vXc2KpR9sWy4JdF --repo acme",
+            "gh-deploy --token [redacted:cli_secret] --repo acme",
+        ),
+        (
+            "vercel deploy --token=q8Zt3LmN7vXc2KpR9sWy4JdF",
+            "vercel deploy --token=[redacted:cli_secret]",
+        ),
+        (
+            "sshpass -p 'S3cr3t!pw' ssh deploy@10.0.0.7",
+            "sshpass -p '[redacted:cli_secret]' ssh deploy@10.0.0.7",
+        ),
+        (
+            "docker login -u deploy -p q8Zt3LmN7vXc registry.example.net",
+            "docker login -u deploy -p [redacted:cli_secret] registry.example.net",
+        ),
+        (
+            "$config['secret_key'] => 'sk_q8Zt3LmN7vXc2KpR9sWy4JdF0aB'",
+            "$config['secret_key'] => '[redacted:secret_assignment]'",
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(&redact(input).0, want, "{input}");
+    }
+    for keep in [
+        "kubectl --token-file /var/run/secrets/token get pods",
+        "docker login --password-stdin registry.example.net",
+        "gh-deploy --token $GITHUB_TOKEN",
+        "vercel deploy --token=<your-token>",
+        "mysql -h db.internal -P 3306 -u app -p orders",
+        "the machine asks for a login password on every boot",
+        "at 12:30:45 the ratio was 1:2:3:4:5 and fe80::1ff:fe23:4567:890a",
+        "apiVersion: v1\nkind: ConfigMap\ndata:\n  log-level: debugVerbose2\n",
+        r#"{"credsStore": "desktop", "auths": {"ghcr.io": {}}}"#,
+        "[pypi]\nusername = __token__\n",
+        "//registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+    ] {
+        assert_eq!(redact(keep).0, keep);
+    }
+}
+
+/// What the agents send themselves is not a secret: nanoclaw's own `ncl`
+/// instructions (in every Codex thread) are no `curl -u` credential, and an
+/// image pasted as base64 is no token, wherever a vendor's prefix happens
+/// to stand in it. (The agents' whole instruction and skill files:
+/// `secrets::the_agents_own_instruction_files_are_not_redacted`.)
+#[test]
+fn an_agents_own_instructions_and_images_are_not_mangled() -> Result<(), Box<dyn std::error::Error>>
+{
+    for keep in [
+        "ncl members add --user telegram:jane",
+        "To let someone in: `ncl members add --user telegram:jane --group main`",
+        "ncl members remove --user discord:123456789012345678",
+        "useradd --user deploy:deploy is not a thing",
+    ] {
+        assert_eq!(redact(keep).0, keep);
+    }
+    let corpus = corpus_json()?;
+    let empty = Vec::new();
+    let mut images = 0;
+    for n in corpus["negatives"].as_array().unwrap_or(&empty) {
+        if n["why"].as_str().is_some_and(|w| w.contains("base64 PNG")) {
+            let text = n["text"].as_str().unwrap_or_default();
+            assert_eq!(redact(text).0, text, "{}", n["id"]);
+            images += 1;
+        }
+    }
+    assert_eq!(images, 4);
+    // a real key pasted beside an image still goes
+    let png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAYAAACqaXHeAAAA";
+    assert_eq!(
+        redact(&format!("{png} and {GHP}")).0,
+        format!("{png} and [redacted:github_token]")
+    );
+    Ok(())
+}
+
+/// `tests/secrets/COVERAGE.md` lists every rule of gitleaks' default
+/// configuration and every detect-secrets plugin (the versions it names)
+/// with the corpus family that covers it — a family with a positive and a
+/// look-alike or placeholder in the corpus, whose `sources` name the rule —
+/// or why none can.
+#[test]
+fn every_rule_of_the_public_rule_sets_has_a_family_or_a_reason()
+-> Result<(), Box<dyn std::error::Error>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let table = std::fs::read_to_string(format!("{root}/tests/secrets/COVERAGE.md"))?;
+    let corpus = corpus_json()?;
+    let empty = Vec::new();
+    let items = |key: &str, fam: &str| {
+        corpus[key]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter(|p| p["family"] == fam)
+            .count()
+    };
+    let (mut gitleaks, mut plugins) = (0, 0);
+    let mut problems = Vec::new();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (source, id, fam, how) = (cells[1], cells[2].trim_matches('`'), cells[3], cells[4]);
+        let key = match source {
+            "`gitleaks`" => {
+                gitleaks += 1;
+                format!("gitleaks:{id}")
+            }
+            "`detect-secrets`" => {
+                plugins += 1;
+                format!("detect-secrets:{id}")
+            }
+            _ => {
+                problems.push(format!("unknown source {source}"));
+                continue;
+            }
+        };
+        listed.insert(key.clone());
+        if fam == "—" {
+            if how.is_empty() {
+                problems.push(format!("{key}: no family and no reason"));
+            }
+            continue;
+        }
+        let fam = fam.trim_matches('`');
+        let sources = corpus["families"][fam]["sources"].as_array();
+        if !sources.is_some_and(|s| s.iter().any(|x| x == key.as_str())) {
+            problems.push(format!("{key}: family {fam} does not name it"));
+        }
+        if items("positives", fam) == 0 || items("negatives", fam) == 0 {
+            problems.push(format!(
+                "{key}: family {fam} lacks a positive or a look-alike"
+            ));
+        }
+    }
+    // every source a family names is in the table
+    if let Some(fams) = corpus["families"].as_object() {
+        for (fam, f) in fams {
+            for s in f["sources"].as_array().unwrap_or(&empty) {
+                if let Some(s) = s.as_str().filter(|s| !listed.contains(*s)) {
+                    problems.push(format!("{fam} names {s}, which the table does not list"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!((gitleaks, plugins), (222, 27));
+    Ok(())
 }

@@ -248,6 +248,7 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
                       "gitleaks:gitlab-incoming-mail-token", "gitleaks:gitlab-kubernetes-agent-token",
                       "gitleaks:gitlab-oauth-app-secret", "gitleaks:gitlab-scim-token",
                       "gitleaks:gitlab-feature-flag-client-token", "gitleaks:gitlab-session-cookie",
+                      "gitleaks:gitlab-runner-authentication-token-routable",
                       "detect-secrets:GitLabTokenDetector"],
            "gl*- prefixes of GitLab's token table; the session cookie's value is the 32 [0-9a-z]")
     pos("gitlab", "glpat", "glpat-" + g.mixed(ALNUM, 20))
@@ -760,7 +761,7 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
            [("pplx", "pplx-" + g.mixed(ALNUM, 48))])
     simple("openshift", ["openshift-user-token"], "sha256~ + 43 [A-Za-z0-9_-]",
            [("sha256~", "sha256~" + g.mixed(B64URL, 43))])
-    simple("planetscale", ["planetscale-api-token", "planetscale-password"], "pscale_tkn_ / pscale_pw_ + 32..64",
+    simple("planetscale", ["planetscale-api-token", "planetscale-password", "planetscale-oauth-token"], "pscale_tkn_ / pscale_pw_ + 32..64",
            [("pscale_tkn", "pscale_tkn_" + g.mixed(B64URL, 43)), ("pscale_pw", "pscale_pw_" + g.mixed(B64URL, 43))])
     simple("heroku", ["heroku-api-key-v2"], "HRKU-AA + 58 [A-Za-z0-9_-]",
            [("HRKU", "HRKU-AA" + g.mixed(B64URL, 58))])
@@ -780,7 +781,7 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
                                    "kid": "mp"}, "secretKey": "A3-" + g.mixed(UPPER_ALNUM, 6)}).encode())
     simple("onepassword", ["1password-service-account-token"], "ops_eyJ + 250+ base64",
            [("ops_eyJ", "ops_" + ops)])
-    simple("square", ["square-access-token", "square-secret"], "sq0atp- / EAAA + 22..60; sq0csp- + 43",
+    simple("square", ["square-access-token"], "sq0atp- / EAAA + 22..60; sq0csp- + 43",
            [("sq0atp", "sq0atp-" + g.mixed(B64URL, 22)), ("sq0csp", "sq0csp-" + g.mixed(B64URL, 43)),
             ("EAAA", "EAAA" + g.mixed(B64URL, 60))])
     simple("shippo", ["shippo-api-token"], "shippo_(live|test)_ + 40 hex",
@@ -801,7 +802,7 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
     simple("clojars", ["clojars-api-token"], "CLOJARS_ + 60", [("CLOJARS", "CLOJARS_" + g.mixed(LOWER_ALNUM, 60))])
     simple("sourcegraph", ["sourcegraph-access-token"], "sgp_ + 16 hex _ 40 hex",
            [("sgp", f"sgp_{g.mixed(HEX, 16)}_{g.mixed(HEX, 40)}")])
-    simple("flutterwave", ["flutterwave-secret-key"], "FLWSECK_TEST- + 32 [a-h0-9] -X",
+    simple("flutterwave", ["flutterwave-secret-key", "flutterwave-encryption-key", "flutterwave-public-key"], "FLWSECK_TEST- + 32 [a-h0-9] -X",
            [("FLWSECK_TEST", f"FLWSECK_TEST-{g.mixed('abcdefgh0123456789', 32)}-X")])
     simple("octopus", ["octopus-deploy-api-key"], "API- + 26 upper alnum",
            [("API-", "API-" + g.mixed(UPPER_ALNUM, 26))])
@@ -822,7 +823,7 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
     v = f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
     pos("generic_hex", "heroku-uuid", v, f"HEROKU_API_KEY={v}")
     family("azure_storage_key", ["detect-secrets:AzureStorageKeyDetector"],
-           "AccountKey=<88 base64> in a connection string; value = the key", hard=True)
+           "AccountKey=<88 base64> in a connection string; value = the key")
     for acct in ("acmeprodlogs", "mediauploads01"):
         v = base64.b64encode(g.b(64)).decode()
         pos("azure_storage_key", "AccountKey", v,
@@ -834,7 +835,7 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
     neg("azure_storage_key", "placeholder", "angle-bracket placeholder",
         "DefaultEndpointsProtocol=https;AccountName=myaccount;AccountKey=<account-key>;EndpointSuffix=core.windows.net")
     family("azure_ad_client_secret", ["gitleaks:azure-ad-client-secret"],
-           "3 chars + digit + Q~ + 31..34 [A-Za-z0-9_~.-]", hard=True)
+           "3 chars + digit + Q~ + 31..34 [A-Za-z0-9_~.-]: Q~ after a digit is the shape's own mark")
     for _ in range(2):
         pos("azure_ad_client_secret", "Q~", g.mixed(ALNUM + "_~.", 3) + g.pick(DIGITS) + "Q~" + g.mixed(ALNUM + "_~.-", 34))
     neg("azure_ad_client_secret", "placeholder", "repeated-x placeholder", "client_secret=bP88Q~" + "x" * 34)
@@ -860,6 +861,335 @@ def build(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
     neg("lookalike", "ours", "hyphenated long words", "the end-to-end-encrypted-peer-to-peer-synchronisation-layer")
     neg("lookalike", "ours", "a long snake_case identifier", "get_user_authentication_token_from_session_store")
     neg("lookalike", "ours", "base64 of plain text", base64.b64encode(b"the quick brown fox jumps over the lazy dog").decode())
+
+
+def png(g: Gen, width: int, height: int) -> bytes:
+    """A real PNG (RGBA, zlib-compressed rows of a noisy gradient): the
+    structure an encoded image has, with runs of zero bytes in its header."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)
+        for x in range(width):
+            rows += bytes([(x * 4) & 0xFF, (y * 4) & 0xFF, g.num(0, 255), 255])
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(bytes(rows), 9))
+            + chunk(b"IEND", b""))
+
+
+def build_more(g: Gen) -> None:  # noqa: PLR0915 (one long table on purpose)
+    """The rule families of gitleaks' default configuration and
+    detect-secrets' plugins the first corpus did not have, credentials in
+    the configuration syntax tools print, and the texts of the agents' own
+    instructions that a scanner must leave alone."""
+
+    def simple(fam: str, sources: list[str], note: str, shapes: list[tuple[str, str]],
+               negs: list[tuple[str, str, str]] = ()) -> None:
+        family(fam, sources, note)
+        for shape, value in shapes:
+            pos(fam, shape, value)
+        for kind, why, text in negs:
+            neg(fam, kind, why, text)
+
+    # -- distinctive prefixes of gitleaks rules not in the first corpus ----------------
+    simple("onepassword_secret_key", ["gitleaks:1password-secret-key"],
+           "A3- + 6 - 11 (or 6-5) - 5 - 5 - 5 upper alnum: the account's Secret Key",
+           [("A3-", f"A3-{g.mixed(UPPER_ALNUM, 6)}-{g.mixed(UPPER_ALNUM, 11)}-{g.mixed(UPPER_ALNUM, 5)}"
+                    f"-{g.mixed(UPPER_ALNUM, 5)}-{g.mixed(UPPER_ALNUM, 5)}")],
+           [("lookalike", "an A3 paper size and a part number", "print on A3-PAPER in the LAB-ROOM-7")])
+    simple("artifactory_reference", ["gitleaks:artifactory-reference-token"],
+           "cmVmd (base64 of 'ref') + 59 alnum", [("cmVmd", "cmVmd" + g.mixed(ALNUM, 59))])
+    simple("authress", ["gitleaks:authress-service-client-access-key"],
+           "sc_/ext_/scauth_/authress_ + id . 4-6 . acc_ + id . 30-120 base64",
+           [("sc_", f"sc_{g.mixed(LOWER_ALNUM, 20)}.{g.mixed(LOWER_ALNUM, 5)}.acc_{g.mixed(LOWER_ALNUM, 24)}"
+                    f".{g.mixed(B64URL, 64)}")])
+    simple("aws_bedrock", ["gitleaks:aws-amazon-bedrock-api-key-long-lived",
+                           "gitleaks:aws-amazon-bedrock-api-key-short-lived"],
+           "ABSK + 109..269 base64; bedrock-api-key- + base64 of bedrock.amazonaws.com + a signed query",
+           [("ABSK", "ABSK" + base64.b64encode(g.b(120)).decode().rstrip("=")),
+            ("bedrock-api-key", "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t" + g.mixed(B64URL, 120))])
+    simple("clickhouse", ["gitleaks:clickhouse-cloud-api-secret-key"], "4b1d + 38 alnum",
+           [("4b1d", "4b1d" + g.mixed(ALNUM, 38))],
+           [("lookalike", "4b1d inside a hex digest (a hash is lower-case hex)", "digest 4b1d" + g.s(HEX, 60))])
+    simple("defined_networking", ["gitleaks:defined-networking-api-token"], "dnkey- + 26 - 52",
+           [("dnkey", f"dnkey-{g.mixed(B64URL.upper() + DIGITS, 26)}-{g.mixed(ALNUM, 52)}")])
+    simple("easypost_test", ["gitleaks:easypost-test-api-token"], "EZTK + 54 alnum",
+           [("EZTK", "EZTK" + g.mixed(ALNUM, 54))])
+    simple("facebook", ["gitleaks:facebook-page-access-token", "gitleaks:facebook-access-token",
+                        "gitleaks:facebook-secret"],
+           "EAAM/EAAC + 100+ alnum (page token); <15-16 digit app id>|<27-40> app access token "
+           "beside 'facebook'; the app secret (32 hex) only under a secret-named key",
+           [("EAAC", "EAAC" + g.mixed(ALNUM, 160)), ("EAAM", "EAAM" + g.mixed(ALNUM, 120))])
+    v = g.s(DIGITS, 15) + "|" + g.mixed(B64URL, 32)
+    pos("facebook", "app-token", v, f"facebook app access token {v}")
+    v = g.mixed(HEX, 32)
+    pos("facebook", "app-secret", v, f"FACEBOOK_APP_SECRET={v}")
+    neg("facebook", "ours", "a markdown table row of numbers and words",
+        "| 123456789012345 | total_sessions_of_the_month_per_user |")
+    simple("flyio_macaroon", ["gitleaks:flyio-access-token"], "fm1a_/fm1r_ + 100+ base64",
+           [("fm1a", "fm1a_" + g.mixed(B64, 140)), ("fm1r", "fm1r_" + g.mixed(B64, 140))])
+    simple("harness_sat", ["gitleaks:harness-api-key"], "sat. 22 . 24 . 20 (service account token)",
+           [("sat", f"sat.{g.mixed(B64URL, 22)}.{g.mixed(ALNUM, 24)}.{g.mixed(ALNUM, 20)}")])
+    simple("intra42", ["gitleaks:intra42-client-secret"], "s-s4t2ud- / s-s4t2af- + 64 hex",
+           [("s-s4t2ud", "s-s4t2ud-" + g.mixed(HEX, 64)), ("s-s4t2af", "s-s4t2af-" + g.mixed(HEX, 64))])
+    simple("maxmind", ["gitleaks:maxmind-license-key"], "6 alnum _ 29 alnum _mmk",
+           [("_mmk", f"{g.mixed(ALNUM, 6)}_{g.mixed(ALNUM, 29)}_mmk")])
+    simple("newrelic_keys", ["gitleaks:new-relic-browser-api-token", "gitleaks:new-relic-insert-key"],
+           "NRJS- + 19 hex; NRII- + 32", [("NRJS", "NRJS-" + g.mixed(HEX, 19)), ("NRII", "NRII-" + g.mixed(LOWER_ALNUM, 32))])
+    h = g.mixed(HEX, 32)
+    simple("plaid", ["gitleaks:plaid-api-token"], "access-(sandbox|development|production)-<uuid>",
+           [("access-production", f"access-production-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")],
+           [("ours", "the environment named in prose", "use access-sandbox- tokens in tests")])
+    simple("settlemint", ["gitleaks:settlemint-application-access-token", "gitleaks:settlemint-personal-access-token",
+                          "gitleaks:settlemint-service-access-token"], "sm_aat_/sm_pat_/sm_sat_ + 16 alnum",
+           [("sm_pat", "sm_pat_" + g.mixed(ALNUM, 16)), ("sm_aat", "sm_aat_" + g.mixed(ALNUM, 16))])
+    simple("sonar", ["gitleaks:sonar-api-token"], "squ_/sqp_/sqa_ + 40 hex",
+           [("squ", "squ_" + g.mixed(HEX, 40)), ("sqp", "sqp_" + g.mixed(HEX, 40))])
+    simple("typeform", ["gitleaks:typeform-api-token"], "tfp_ + 59", [("tfp", "tfp_" + g.mixed(B64URL, 59))])
+    simple("yandex", ["gitleaks:yandex-api-key"], "AQVN + 35..38", [("AQVN", "AQVN" + g.mixed(B64URL, 36))])
+    simple("sidekiq", ["gitleaks:sidekiq-secret", "gitleaks:sidekiq-sensitive-url"],
+           "BUNDLE_*__CONTRIBSYS__COM=8hex:8hex; https://8hex:8hex@gems.contribsys.com", [])
+    v = g.mixed(HEX, 8) + ":" + g.mixed(HEX, 8)
+    pos("sidekiq", "bundle", v, f"export BUNDLE_GEMS__CONTRIBSYS__COM={v}")
+    u, p = g.mixed(HEX, 8), g.mixed(HEX, 8) + g.mixed(HEX, 4)
+    pos("sidekiq", "url", p, f"source 'https://{u}:{p}@gems.contribsys.com/'")
+    family("nuget", ["gitleaks:nuget-config-password"], "<add key=\"ClearTextPassword\" value=\"…\" />")
+    v = g.password(16, "!#%*+-.=?^_~")
+    pos("nuget", "ClearTextPassword", v, f'<add key="ClearTextPassword" value="{v}" />')
+    neg("nuget", "ours", "a package source, not a password",
+        '<add key="nuget.org" value="https://api.nuget.org/v3/index.json" />')
+    simple("mapbox", ["gitleaks:mapbox-api-token"],
+           "sk.eyJ… secret tokens; pk. public tokens are meant for the browser (not claimed, as Stripe's pk_)",
+           [("sk.eyJ", "sk.eyJ1Ijoi" + g.mixed(B64URL, 50) + "." + g.mixed(B64URL, 22))],
+           [("ours", "a public token is public by design", "pk.eyJ1IjoiYWNtZS1tYXBzIiwiYSI6ImNscHVibGljIn0.pub-lic-map-demo")])
+    simple("dropbox", ["gitleaks:dropbox-short-lived-api-token", "gitleaks:dropbox-long-lived-api-token",
+                       "gitleaks:dropbox-api-token"],
+           "sl. + 130+ (short-lived); the long-lived and app keys only under a secret-named key",
+           [("sl.", "sl.B" + g.mixed(B64URL, 138))],
+           [("ours", "a file name with ssl. in it", "cat /etc/nginx/ssl.conf.d/options-ssl.conf")])
+    simple("airtable", ["gitleaks:airtable-personnal-access-token", "gitleaks:airtable-api-key"],
+           "pat + 14 alnum . 64 hex; the legacy key (key + 14) only under a secret-named key",
+           [("pat", f"pat{g.mixed(ALNUM, 14)}.{g.mixed(HEX, 64)}")],
+           [("ours", "a path in prose", "the path.to.module is compat.layer")])
+    family("twitter", ["gitleaks:twitter-bearer-token", "gitleaks:twitter-api-key", "gitleaks:twitter-api-secret",
+                       "gitleaks:twitter-access-token", "gitleaks:twitter-access-secret"],
+           "the app-only bearer token: 22 A + 80..100 [A-Za-z0-9%]; the others only under a secret-named key")
+    v = g.mixed(ALNUM + "%", 90)
+    pos("twitter", "bearer", v, "A" * 22 + v)
+    v = g.mixed(ALNUM, 50)
+    pos("twitter", "api-secret", v, f"TWITTER_API_SECRET={v}")
+    simple("teams_webhook", ["gitleaks:microsoft-teams-webhook"],
+           "https://<tenant>.webhook.office.com/webhookb2/<uuid>@<uuid>/IncomingWebhook/<32>/<uuid>", [])
+    hs = [g.mixed(HEX, 32) for _ in range(3)]
+    uu = [f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}" for x in hs]
+    sec = g.mixed(LOWER_ALNUM, 32)
+    pos("teams_webhook", "webhookb2", sec,
+        f"https://acme.webhook.office.com/webhookb2/{uu[0]}@{uu[1]}/IncomingWebhook/{sec}/{uu[2]}")
+    neg("teams_webhook", "ours", "the host named in prose", "Teams posts arrive from webhook.office.com")
+    # -- shapes of rules the first corpus left to other families ------------------------
+    family("jwt_base64", ["gitleaks:jwt-base64"], "a JWT itself base64-encoded: ZXlK…")
+    tok = (b64url_nopad(b'{"alg":"HS256","typ":"JWT"}') + "." + b64url_nopad(json.dumps(
+        {"sub": g.mixed(LOWER_ALNUM, 10), "iat": g.num(1_700_000_000, 1_790_000_000)}).encode()) + "."
+        + b64url_nopad(g.b(32)))
+    pos("jwt_base64", "ZXlK", base64.b64encode(tok.encode()).decode())
+    neg("jwt_base64", "ours", "base64 of an ordinary sentence", base64.b64encode(b"eyes on the road, please").decode())
+    family("kubernetes_secret", ["gitleaks:kubernetes-secret-yaml"],
+           "the values of a Secret manifest's data: (base64) and stringData:")
+    v = base64.b64encode(g.password(20).encode()).decode()
+    pos("kubernetes_secret", "data", v,
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\ndata:\n  password: {v}\n")
+    v = g.password(18)
+    pos("kubernetes_secret", "stringData", v,
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: api\nstringData:\n  api-credential: {v}\n")
+    neg("kubernetes_secret", "ours", "a ConfigMap's data is not secret",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  log-level: debugVerbose2\n")
+    for _ in range(2):
+        pos("azure_ad_client_secret", "Q~",
+            g.mixed(ALNUM, 3) + g.pick(DIGITS) + "Q~" + g.mixed(ALNUM + "_~.-", 34))
+    family("twilio_account_sid", ["detect-secrets:TwilioKeyDetector"], "AC + 32 hex (the account SID)")
+    pos("twilio_account_sid", "AC", "AC" + g.mixed(HEX, 32))
+    neg("twilio_account_sid", "lookalike", "AC + 32 hex inside a word (no boundary)", "TRACE" + g.mixed(HEX, 32)[:30])
+    family("artifactory_password", ["detect-secrets:ArtifactoryDetector"],
+           "AKC + 10+ alnum (API key, claimed beside AKCp); AP + hex digit + 8+ (password)")
+    pos("artifactory_password", "AP", "AP" + g.pick("0123456789ABCDEF") + g.mixed(ALNUM, 40))
+    neg("artifactory_password", "ours", "upper-case words after AP", "APPROVED APPLICATIONS and APIs")
+    family("ssh_private_key", ["detect-secrets:PrivateKeyDetector"],
+           "SSH2 (RFC 4716) encrypted private keys and PuTTY .ppk private lines")
+    body = wrap(base64.b64encode(g.b(600)).decode(), 70)
+    pos("ssh_private_key", "ssh2", body,
+        f"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key-20260101\"\n{body}\n"
+        f"---- END SSH2 ENCRYPTED PRIVATE KEY ----")
+    pub = wrap(base64.b64encode(b"\x00\x00\x00\x07ssh-rsa" + g.b(200)).decode(), 64)
+    priv = wrap(base64.b64encode(g.b(560)).decode(), 64)
+    pos("ssh_private_key", "putty", priv,
+        f"PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: rsa-key-20260101\n"
+        f"Public-Lines: {len(pub.splitlines())}\n{pub}\nPrivate-Lines: {len(priv.splitlines())}\n{priv}\n"
+        f"Private-MAC: {g.mixed(HEX, 40)}")
+
+    # -- shapes of families above that their first positives left out -------------------------
+    FAMILIES["square"]["sources"].append("detect-secrets:SquareOAuthDetector")
+    pos("planetscale", "pscale_oauth", "pscale_oauth_" + g.mixed(B64URL, 43))
+    pos("flutterwave", "FLWSECK_TEST-enc", "FLWSECK_TEST-" + g.mixed("abcdefgh0123456789", 12))
+    pos("flutterwave", "FLWPUBK_TEST", f"FLWPUBK_TEST-{g.mixed('abcdefgh0123456789', 32)}-X")
+    simple("notion", ["gitleaks:notion-api-token"], "ntn_ + 11 digits + 35 alnum",
+           [("ntn", "ntn_" + g.s(DIGITS, 11) + g.mixed(ALNUM, 35))])
+    simple("vault", ["gitleaks:vault-service-token", "gitleaks:vault-batch-token"],
+           "hvs. + 90..120, hvb. + 138..300 (Vault 1.10+); the legacy s. + 24 is not claimed",
+           [("hvs", "hvs." + g.mixed(B64URL, 95)), ("hvb", "hvb." + g.mixed(B64URL, 150))])
+    v = g.mixed(HEX, 32) + "-us" + str(g.num(10, 21))
+    simple("mailchimp", ["detect-secrets:MailchimpDetector", "gitleaks:mailchimp-api-key"],
+           "32 hex + -us<data centre>", [("hex-us", v)])
+
+    # -- a known vendor prefix + a high-entropy body of a length no rule names ---------
+    family("vendor_prefix", [],
+           "a known vendor prefix followed by a random body of a length or alphabet the vendor's own "
+           "rule does not name (a format changed since the rules were written)")
+    for pre, alpha, n in (("glpat-", B64URL, 16), ("npm_", ALNUM, 30), ("xai-", ALNUM, 32), ("pplx-", ALNUM, 32),
+                          ("dop_v1_", HEX, 48), ("lin_api_", ALNUM, 32), ("gsk_", ALNUM, 30),
+                          ("hf_", ALNUM, 30), ("tvly-", ALNUM, 16), ("sbp_", HEX, 30)):
+        pos("vendor_prefix", pre.rstrip("-_"), pre + g.mixed(alpha, n))
+    for kind, why, text in (
+            ("ours", "an identifier after a vendor prefix", "hf_hub_download_to_local_cache"),
+            ("ours", "a model name after a vendor prefix", "xai-grok-2-vision-1212"),
+            ("ours", "a configuration key after a vendor prefix", "gsk_default_config_loader_v2"),
+            ("ours", "an npm environment variable", "npm_config_cache_folder_v10"),
+            ("ours", "a firmware file name", "fw_update_v2_candidate_build"),
+            ("ours", "a model name", "pplx-embed-v1-0.6b")):
+        neg("vendor_prefix", kind, why, text)
+
+    # -- credentials in the configuration syntax tools print ---------------------------------
+    family("kubeconfig", [], "a kubeconfig's client-key-data / client-certificate-data (base64 PEM) and token")
+    key = base64.b64encode(("-----BEGIN EC PRIVATE KEY-----\n" + base64.b64encode(g.b(121)).decode()
+                            + "\n-----END EC PRIVATE KEY-----\n").encode()).decode()
+    crt = base64.b64encode(("-----BEGIN CERTIFICATE-----\n" + base64.b64encode(g.b(300)).decode()
+                            + "\n-----END CERTIFICATE-----\n").encode()).decode()
+    tok = g.mixed(LOWER_ALNUM, 6) + "." + g.mixed(LOWER_ALNUM, 16)
+    pos("kubeconfig", "client-key-data", key,
+        f"users:\n- name: admin\n  user:\n    client-certificate-data: {crt}\n    client-key-data: {key}\n",
+        also=[crt])
+    pos("kubeconfig", "token", tok, f"users:\n- name: ci\n  user:\n    token: {tok}\n")
+    neg("kubeconfig", "ours", "the cluster's CA certificate is public; an empty token",
+        "clusters:\n- cluster:\n    server: https://10.0.0.1:6443\n  name: prod\nusers:\n- name: ci\n  user:\n    token: \"\"\n")
+    family("docker_auth", [], "a Docker config.json \"auth\": base64(user:password)")
+    v = base64.b64encode(f"deploy:{g.password(20)}".encode()).decode()
+    pos("docker_auth", "auths", v, f'{{"auths": {{"ghcr.io": {{"auth": "{v}"}}}}}}')
+    neg("docker_auth", "ours", "a credential helper names no secret", '{"credsStore": "desktop", "auths": {"ghcr.io": {}}}')
+    family("netrc", [], ".netrc: machine <host> login <user> password <password>")
+    v = g.password(14, "!#%*+-.=?^_~")
+    pos("netrc", "one-line", v, f"machine api.example.net login deploy password {v}")
+    v = g.s(LOWER, 10)
+    pos("netrc", "multi-line", v, f"machine git.example.org\n  login ci-bot\n  password {v}\n")
+    neg("netrc", "ours", "the word password in prose beside machine",
+        "the machine asks for a login password on every boot")
+    family("mysql_cli", [], "mysql -p<password> (no space), --password=<password>, MYSQL_PWD=")
+    v = g.password(14, "!#%*+-.=?^_~")
+    pos("mysql_cli", "-p", v, f"mysql -h db.internal -u app -p{v} orders")
+    v = g.password(12, "!#%*+-.=?^_~")
+    pos("mysql_cli", "--password", v, f"mysqldump --user=root --password={v} shop > shop.sql")
+    v = g.s(LOWER, 9)
+    pos("mysql_cli", "MYSQL_PWD", v, f"MYSQL_PWD={v} mysql -u root")
+    neg("mysql_cli", "ours", "-p with a space asks for the password; -P is the port",
+        "mysql -h db.internal -P 3306 -u app -p orders")
+    family("postgres_password", [], "PGPASSWORD=<password> before psql, a ~/.pgpass line host:port:db:user:password")
+    v = g.s(LOWER, 8)
+    pos("postgres_password", "PGPASSWORD", v, f"PGPASSWORD={v} psql -h db.internal -U app orders")
+    v = g.password(16, "!#%*+-.=?^_~")
+    pos("postgres_password", "pgpass", v, f"db.internal:5432:orders:app:{v}")
+    v = g.s(LOWER_ALNUM, 12)
+    pos("postgres_password", "pgpass-wildcard", v, f"*:*:*:replicator:{v}")
+    neg("postgres_password", "ours", "a clock and a ratio", "at 12:30:45 the ratio was 1:2:3:4:5")
+    neg("postgres_password", "ours", "an IPv6 address", "fe80::1ff:fe23:4567:890a")
+    family("aws_credentials_file", [], "~/.aws/credentials: key id, secret key and session token of a profile")
+    kid, sk, st = "ASIA" + g.s(AWS_BODY, 16), g.mixed(B64, 40), g.mixed(B64, 300)
+    pos("aws_credentials_file", "session_token", st,
+        f"[prod]\naws_access_key_id = {kid}\naws_secret_access_key = {sk}\naws_session_token = {st}\n",
+        also=[kid, sk])
+    family("npmrc", [], ".npmrc: //registry/:_authToken=<token> (any shape), _auth=<base64 user:password>")
+    h = g.mixed(HEX, 32)
+    v = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    pos("npmrc", "_authToken", v, f"//registry.npmjs.org/:_authToken={v}")
+    v = base64.b64encode(f"ci:{g.password(16)}".encode()).decode()
+    pos("npmrc", "_auth", v, f"registry=https://npm.example.net/\n_auth = {v}\nalways-auth = true")
+    neg("npmrc", "placeholder", "an environment reference", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}")
+    family("pypirc", [], ".pypirc: password = <password> of a repository section")
+    v = g.s(LOWER, 7) + g.s(DIGITS, 1) + g.s(LOWER, 4)
+    pos("pypirc", "password", v,
+        f"[distutils]\nindex-servers = private\n\n[private]\nrepository = https://pypi.example.net/\n"
+        f"username = deploy\npassword = {v}\n")
+    neg("pypirc", "ours", "a section without a password", "[pypi]\nusername = __token__\n")
+
+    # -- tokens with no secret-named key before them: prose and command lines ---------------
+    family("cli_flag", [], "a secret after a command-line flag named for it: --token, --password, --api-key, "
+                           "--client-secret, sshpass -p, docker login -p")
+    for form in ("gh-deploy --token {} --repo acme/infra", "vercel deploy --token={}",
+                 "stripe login --api-key {}", "az login --service-principal -u app --password {} --tenant t",
+                 "sshpass -p '{}' ssh deploy@10.0.0.7", "docker login -u deploy -p {} registry.example.net"):
+        v = g.mixed(ALNUM, 24)
+        pos("cli_flag", form.split()[0], v, form.format(v))
+    for kind, why, text in (
+            ("ours", "a flag's value that is a file", "kubectl --token-file /var/run/secrets/token get pods"),
+            ("ours", "stdin", "docker login --password-stdin registry.example.net"),
+            ("placeholder", "a variable", "gh-deploy --token $GITHUB_TOKEN"),
+            ("placeholder", "a placeholder", "vercel deploy --token=<your-token>"),
+            ("ours", "ncl's own instructions (nanoclaw's CLI, sent in every thread)",
+             "ncl members add --user telegram:jane --group main")):
+        neg("cli_flag", kind, why, text)
+
+    # -- gitleaks' keyword-bound rules: a vendor word in the name, a value with no shape ----
+    family("vendor_keyword", ["gitleaks:" + r for r in (
+        "adafruit-api-key", "airtable-api-key", "algolia-api-key", "alibaba-secret-key", "asana-client-secret",
+        "beamer-api-token", "bitbucket-client-secret", "bittrex-access-key", "bittrex-secret-key",
+        "cisco-meraki-api-key", "cloudflare-api-key", "cloudflare-global-api-key", "codecov-access-token",
+        "cohere-api-token", "coinbase-access-token", "confluent-access-token", "confluent-secret-key",
+        "contentful-delivery-api-token", "datadog-access-token", "discord-api-token", "discord-client-secret",
+        "droneci-access-token", "etsy-access-token", "fastly-api-token", "finicity-api-token",
+        "finicity-client-secret", "finnhub-access-token", "flickr-access-token", "freemius-secret-key",
+        "freshbooks-access-token", "gitter-access-token", "gocardless-api-token", "hashicorp-tf-password",
+        "intercom-api-key", "jfrog-api-key", "jfrog-identity-token", "kraken-access-token", "kucoin-access-token",
+        "kucoin-secret-key", "launchdarkly-access-token", "linear-client-secret", "linkedin-client-secret",
+        "lob-api-key", "looker-client-secret", "mailgun-private-api-token", "mailgun-signing-key",
+        "mattermost-access-token", "messagebird-api-token", "netlify-access-token", "new-relic-user-api-id",
+        "nytimes-access-token", "okta-access-token", "plaid-secret-key", "privateai-api-token",
+        "rapidapi-access-token", "sendbird-access-token", "sentry-access-token", "snyk-api-token",
+        "sumologic-access-token", "travisci-access-token", "twitch-api-token", "twitter-access-secret",
+        "twitter-access-token", "twitter-api-secret", "yandex-access-token", "yandex-aws-access-token",
+        "zendesk-secret-key", "hubspot-api-key", "squarespace-access-token", "heroku-api-key")] + ["detect-secrets:" + d for d in (
+        "CloudantDetector", "IbmCloudIamDetector", "IbmCosHmacDetector", "SoftlayerDetector")],
+        "a vendor's key under a name that says key, token, secret, password or auth: the value has no "
+        "shape of its own, the name is what tells")
+    for form, val in (("DATADOG_API_KEY={}", g.mixed(HEX, 32)), ("TWITTER_ACCESS_TOKEN_SECRET={}", g.mixed(ALNUM, 45)),
+                      ('"algolia_api_key": "{}"', g.mixed(LOWER_ALNUM, 32)), ("cloudflare_api_token: {}", g.mixed(B64URL, 40)),
+                      ("OKTA_API_TOKEN={}", "00" + g.mixed(B64URL, 40)), ("HUBSPOT_ACCESS_TOKEN='{}'", g.mixed(HEX, 32).upper()),
+                      ("$config['secret_key'] => '{}'", "sk_" + g.mixed(ALNUM, 29)),
+                      ("cloudant_password = {}", g.mixed(HEX, 64)), ("ibm_cloud_iam_api_key: {}", g.mixed(B64URL, 44))):
+        pos("vendor_keyword", form.split("=")[0].split(":")[0].strip("\"$'[] "), val, form.format(val))
+    for kind, why, text in (("ours", "a site setting beside a vendor word", "DATADOG_SITE=datadoghq.eu"),
+                            ("ours", "an OAuth client id is public", "discord_client_id: 118739204651827364"),
+                            ("ours", "a vendor word and a URL", "okta_domain: https://acme.okta.com")):
+        neg("vendor_keyword", kind, why, text)
+
+    # -- encoded images are not tokens -------------------------------------------------------
+    for w, h2 in ((64, 64), (48, 96), (128, 32)):
+        b = base64.b64encode(png(g, w, h2)).decode()
+        neg("lookalike", "ours", f"a base64 PNG ({w}x{h2}) pasted in a message", "data:image/png;base64," + b)
+    neg("lookalike", "ours", "a base64 PNG without its data: prefix", base64.b64encode(png(g, 64, 48)).decode())
+
+    # -- a look-alike for every family that has none: its shape filled with x, as
+    # documentation writes a placeholder (the rule sets allow-list these) --------
+    for fam in FAMILIES:
+        if any(n["family"] == fam for n in NEGATIVES):
+            continue
+        first = next(p for p in POSITIVES if p["family"] == fam)
+        value = first["value"]
+        cut = min(next((i + 1 for i, c in enumerate(value) if c in "_-.~|"), 4), 8)
+        neg(fam, "placeholder", "the shape filled with x (a documentation placeholder)",
+            value[:cut] + "x" * max(len(value) - cut, 12))
 
 
 # ---------------------------------------------------------------------------
@@ -969,6 +1299,9 @@ def corpus(seed: int) -> dict:
     POSITIVES.clear()
     NEGATIVES.clear()
     build(Gen(seed))
+    # the families added later draw from their own generator, so every
+    # earlier value (and the home planted from them) stays as it was
+    build_more(Gen(seed * 7919 + 55))
     check()
     return {"seed": seed, "generator": GENERATOR, "families": FAMILIES, "positives": POSITIVES,
             "negatives": NEGATIVES, "contexts": CONTEXTS}
