@@ -6,8 +6,9 @@
 --          mirrors a session turn (V007) only when the whole turn pairs:
 --          the turn contains the copy's first record (UTC, ±10 s) or starts
 --          with its user text from 10 s before to an hour after it; the
---          user texts agree; the copy's last record is no later than the
---          turn's end + 10 s; no recorded `/new` lies between the copy's
+--          user texts agree; the copy's last answer record lies inside the
+--          turn (±10 s: a copy turn that ended before the session turn
+--          began is never its copy); no recorded `/new` lies between the copy's
 --          end and the turn's start; every tool call id of the copy is the
 --          turn's (assistant texts are not compared: a continued answer
 --          is one text in the transcript, two turns in the session). CLI history: a session `user` row with the same
@@ -68,7 +69,12 @@ WITH candidates AS (
           OR (c.user_match IS NOT NULL AND s.user_match = c.user_match
               AND s.turn_start BETWEEN c.t0 - INTERVAL 10 SECOND AND c.t0 + INTERVAL 1 HOUR))
      AND (c.user_match IS NULL OR s.user_match = c.user_match)
-     AND (c.t9 IS NULL OR c.t9 <= s.turn_end + INTERVAL 10 SECOND)
+     -- the copy's answer lies inside the session turn: it ends no later
+     -- than the turn does, and no earlier than the turn begins (a turn
+     -- asked again with the same words minutes after the copy's is not
+     -- its original, whether or not the copy recorded the /new between)
+     AND (c.t9 IS NULL OR c.t9 BETWEEN s.turn_start - INTERVAL 10 SECOND
+                                   AND s.turn_end + INTERVAL 10 SECOND)
      -- no /new of the chat between the copy turn's end and the session
      -- turn's start: the /new erased the copy's turn from the session
      AND NOT EXISTS (SELECT 1 FROM copy_news n

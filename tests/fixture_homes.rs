@@ -44,6 +44,7 @@ const HOMES: &[&str] = &[
     "realwriter/newer-dbera-interrupted",
     "realwriter/newer-subagents",
     "realwriter/pasted-secrets",
+    "realwriter/reasked-thinking",
     "realwriter/workspaces",
 ];
 

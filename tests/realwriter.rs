@@ -152,6 +152,28 @@ struct PrimaryRow {
     local: String,
 }
 
+/// The `thinking` rows of an assistant message as FACTS.md maps the
+/// reasoning nanobot stored: one per thinking block (a redacted block has no
+/// text), after `reasoning_content` when it is not the blocks' texts joined.
+fn expected_thinking(m: &Value) -> Vec<(String, String)> {
+    let blocks = arr(m, "thinking_blocks");
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| b.get("thinking").and_then(Value::as_str))
+        .collect();
+    let mut v = Vec::new();
+    if let Some(r) = opt(m, "reasoning_content").filter(|r| !r.is_empty())
+        && (texts.is_empty() || (*r != texts.concat() && *r != texts.join("\n\n")))
+    {
+        v.push(("thinking".to_string(), r.to_string()));
+    }
+    for b in blocks {
+        let text = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+        v.push(("thinking".to_string(), text.to_string()));
+    }
+    v
+}
+
 /// The rows one session message must give, as (turn_type, id or text).
 fn expected_rows(m: &Value) -> Vec<(String, String)> {
     let text = opt(m, "text").unwrap_or("").to_string();
@@ -162,11 +184,13 @@ fn expected_rows(m: &Value) -> Vec<(String, String)> {
         "user" => vec![("user".into(), text)],
         "assistant" => {
             let calls = arr(m, "tool_calls");
-            let mut v: Vec<(String, String)> = calls
-                .iter()
-                .map(|c| ("tool_use".to_string(), c.as_str().unwrap_or("").to_string()))
-                .collect();
-            if !text.is_empty() || calls.is_empty() {
+            let mut v = expected_thinking(m);
+            v.extend(
+                calls
+                    .iter()
+                    .map(|c| ("tool_use".to_string(), c.as_str().unwrap_or("").to_string())),
+            );
+            if !text.is_empty() || v.is_empty() {
                 v.push(("assistant".into(), text));
             }
             v
@@ -253,7 +277,7 @@ pub fn check(name: &str, home: &Home) -> Result<Vec<String>, Box<dyn std::error:
          FROM events
          WHERE agent = 'nanobot' AND source_role = 'primary' AND seq IS NOT NULL
            AND source_kind IN ('nanobot.session_db', 'nanobot.session_jsonl')
-           AND turn_type <> 'thinking' AND NOT (turn_type = 'system' AND text LIKE 'model: %')
+           AND NOT (turn_type = 'system' AND text LIKE 'model: %')
          ORDER BY ordinal",
     )? {
         let seq: i64 = row[1].parse()?;
@@ -1159,6 +1183,314 @@ fn a_copys_metadata_rows_stay_when_only_the_memory_journal_has_the_session() -> 
     assert_eq!(
         r.one("SELECT in_primary_store FROM sessions WHERE session_id = 'telegram:555'")?,
         "false"
+    );
+    Ok(())
+}
+
+/// The three chats of `reasked-thinking` (nanobot's own code wrote them).
+const CHAT_A: &str = "websocket:5c70c756-52ce-43d6-a753-26f212b9da7f";
+const CHAT_B: &str = "websocket:e3534528-b8c5-4b6f-ac36-9116f0ae05c3";
+const CHAT_C: &str = "websocket:d0ee91bb-fba4-43ba-b537-1d12fd077526";
+
+/// A prompt asked again, word for word, twenty minutes after the turn a
+/// `/new` erased (`reasked-thinking`): in chat A the `/new` was typed in the
+/// WebUI (its transcript records it) and the provider's tool ids are
+/// unique; in chat C another client of the WebSocket channel sent it (the
+/// transcript keeps only nanobot's reply) and the local model numbers its
+/// calls `call_0`, `call_1` in both turns. Either way the erased turn's user
+/// row, tool rows and answer stay, once, from the transcript, its calls
+/// keep their chat, and only the turn asked again is the session's — its
+/// transcript copy dropped (docs/design.md "Dedup: secondary sources").
+#[test]
+fn a_prompt_asked_again_twenty_minutes_after_new_keeps_the_erased_turn() -> TestResult {
+    let home = case("reasked-thinking")?;
+    let r = run_home(&home.dir, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let chat = |id: &str| {
+        r.rows(&format!(
+            "SELECT source_kind, source_role, turn_type, coalesce(tool_use_id, text)
+             FROM events WHERE session_id = '{id}' AND turn_type IN ('user', 'assistant', 'tool_use', 'tool_result')
+             ORDER BY ordinal"
+        ))
+    };
+    const W: &str = "nanobot.webui_transcript";
+    const S: &str = "nanobot.session_jsonl";
+    let backup = "Check last night's backup log and tell me whether anything failed.";
+    assert_eq!(
+        chat(CHAT_A)?,
+        strs(&[
+            &[W, "secondary", "user", backup],
+            &[W, "secondary", "tool_use", "toolu_01znPXPDHMw23ARBnbzfwq1q"],
+            &[
+                W,
+                "secondary",
+                "tool_result",
+                "toolu_01znPXPDHMw23ARBnbzfwq1q"
+            ],
+            &[W, "secondary", "tool_use", "toolu_01higN4iOpM1fw3YO7IN318A"],
+            &[
+                W,
+                "secondary",
+                "tool_result",
+                "toolu_01higN4iOpM1fw3YO7IN318A"
+            ],
+            &[
+                W,
+                "secondary",
+                "assistant",
+                "One of last night's two backups failed: the 02:40 run stopped with *disk full*; \
+                 the 02:10 run was fine. I noted it in notes/backup-check.md.",
+            ],
+            &[W, "secondary", "user", "/new"],
+            &[W, "secondary", "assistant", "New session started."],
+            &[S, "primary", "user", backup],
+            &[S, "primary", "tool_use", "toolu_01HcxF4IB1Zvaxv6dVaGaOoA"],
+            &[
+                S,
+                "primary",
+                "tool_result",
+                "toolu_01HcxF4IB1Zvaxv6dVaGaOoA"
+            ],
+            &[S, "primary", "tool_use", "toolu_01UnfYpYXU6RG3Qoj1BbdcN4"],
+            &[
+                S,
+                "primary",
+                "tool_result",
+                "toolu_01UnfYpYXU6RG3Qoj1BbdcN4"
+            ],
+            &[
+                S,
+                "primary",
+                "assistant",
+                "The 02:40 backup failed (disk full); 02:10 was fine -- the same as in notes/backup-check.md.",
+            ],
+        ])
+    );
+    let todo = "What is still open on my list for today?";
+    assert_eq!(
+        chat(CHAT_C)?,
+        strs(&[
+            &[W, "secondary", "user", "/model local-qwen"],
+            &[
+                W,
+                "secondary",
+                "assistant",
+                "Switched model preset to `local-qwen`.\n- Scope: current session\n- Model: \
+                 `ollama/qwen3:14b`\n- Context window: 200000\n- Max output tokens: 8192",
+            ],
+            &[W, "secondary", "user", todo],
+            &[W, "secondary", "tool_use", "call_0"],
+            &[W, "secondary", "tool_result", "call_0"],
+            &[W, "secondary", "tool_use", "call_1"],
+            &[W, "secondary", "tool_result", "call_1"],
+            &[
+                W,
+                "secondary",
+                "assistant",
+                "One thing is still open: renew the domain (the plumber is done).",
+            ],
+            // nanobot's reply to the phone's /new (the /new itself is not in
+            // the transcript)
+            &[W, "secondary", "assistant", "New session started."],
+            &[S, "primary", "user", todo],
+            &[S, "primary", "tool_use", "call_0"],
+            &[S, "primary", "tool_result", "call_0"],
+            &[S, "primary", "tool_use", "call_1"],
+            &[S, "primary", "tool_result", "call_1"],
+            &[
+                S,
+                "primary",
+                "assistant",
+                "Still open: renewing the domain."
+            ],
+        ])
+    );
+    // every call keeps the chat of its turn: the erased turns' three model
+    // calls and their chat's title call too (the memory archives of /new
+    // and of idle chats belong to no chat)
+    let mut want: Vec<Vec<String>> = Vec::new();
+    for (ids, source, session) in [
+        (1..=3, "user", CHAT_A),
+        (4..=4, "system", CHAT_A),
+        (5..=5, "dream", "NULL"),
+        (6..=8, "user", CHAT_A),
+        (9..=9, "dream", "NULL"),
+        (10..=11, "user", CHAT_B),
+        (12..=12, "system", CHAT_B),
+        (13..=13, "dream", "NULL"),
+        (14..=16, "user", CHAT_C),
+        (17..=17, "system", CHAT_C),
+        (18..=18, "dream", "NULL"),
+        (19..=21, "user", CHAT_C),
+        (22..=22, "dream", "NULL"),
+    ] {
+        for id in ids {
+            want.push(vec![id.to_string(), source.into(), session.into()]);
+        }
+    }
+    assert_eq!(
+        r.rows("SELECT id, source, coalesce(session_id, 'NULL') FROM llm_calls ORDER BY id")?,
+        want
+    );
+    Ok(())
+}
+
+/// nanobot's Anthropic provider keeps a model's reasoning as thinking blocks
+/// (text and signature) with `reasoning_content` empty; its Bedrock provider
+/// keeps the blocks (one redacted) and a `reasoning_content` joining their
+/// texts; an OpenAI-compatible model only `reasoning_content`
+/// (`reasked-thinking`, written by nanobot's own provider code from the
+/// SDKs' wire answers). Each block is one `thinking` row, its signature or
+/// redacted content in `native` exactly as nanobot stored it, and never a
+/// row more for the joined text; with `--include-thinking` the WebUI's copy
+/// of a call's reasoning (the blocks joined) is dropped as the session's,
+/// and only the erased turns' reasoning stays, from the transcript.
+#[test]
+fn anthropic_and_bedrock_thinking_is_one_row_per_block_as_nanobot_stored_it() -> TestResult {
+    let home = case("reasked-thinking")?;
+    let r = run_home(&home.dir, &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let got = r.rows(
+        "SELECT session_id, seq, coalesce(text, 'NULL'), coalesce(native, 'NULL') FROM events
+         WHERE turn_type = 'thinking' AND source_kind = 'nanobot.session_jsonl'
+         ORDER BY session_id, ordinal",
+    )?;
+    assert_eq!(
+        got.iter().map(|g| g[..3].to_vec()).collect::<Vec<_>>(),
+        strs(&[
+            &[CHAT_A, "1", "Fresh session: read the backup log again."],
+            &[
+                CHAT_A,
+                "3",
+                "A note from an earlier check may exist; compare with it."
+            ],
+            &[CHAT_C, "1", "The list again, from the start."],
+            &[CHAT_B, "3", "Disk space: ask the system, do not guess."],
+            &[CHAT_B, "3", "NULL"],
+            &[
+                CHAT_B,
+                "3",
+                " One exec of printf with the numbers is enough."
+            ],
+            &[
+                CHAT_B,
+                "5",
+                "97 % used explains the disk-full failure; say so."
+            ],
+        ])
+    );
+    // what nanobot stored of each message's reasoning (facts.json, from its
+    // own SessionManager)
+    let mut stored: BTreeMap<(String, String), &Value> = BTreeMap::new();
+    for sess in arr(&home.facts, "sessions") {
+        for m in arr(sess, "messages") {
+            let seq = m.get("index").map(Value::to_string).unwrap_or_default();
+            stored.insert((s(sess, "key").to_string(), seq), m);
+        }
+    }
+    let message = |key: &str, seq: &str| {
+        stored
+            .get(&(key.to_string(), seq.to_string()))
+            .copied()
+            .ok_or(format!("no message {key} #{seq} in facts.json"))
+    };
+    // Anthropic: the blocks, reasoning_content empty; Bedrock: the blocks'
+    // texts joined; the local model: reasoning_content alone
+    assert_eq!(
+        message(CHAT_A, "1")?.get("reasoning_content"),
+        Some(&Value::from(""))
+    );
+    assert_eq!(
+        message(CHAT_B, "3")?.get("reasoning_content"),
+        Some(&Value::from(
+            "Disk space: ask the system, do not guess. One exec of printf with the numbers is enough."
+        ))
+    );
+    assert_eq!(message(CHAT_C, "1")?.get("thinking_blocks"), None);
+    // each block row's native is its block without the text, as stored:
+    // the signature, and for the redacted block its type and content
+    let mut natives: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    for g in &got {
+        natives
+            .entry((g[0].clone(), g[1].clone()))
+            .or_default()
+            .push(serde_json::from_str(&g[3]).unwrap_or(Value::Null));
+    }
+    for ((key, seq), native) in &natives {
+        let m = message(key, seq)?;
+        let want: Vec<Value> = match m.get("thinking_blocks").and_then(Value::as_array) {
+            Some(blocks) => blocks
+                .iter()
+                .map(|b| {
+                    let mut b = b.clone();
+                    if let Some(o) = b.as_object_mut() {
+                        o.remove("thinking");
+                    }
+                    b
+                })
+                .collect(),
+            None => vec![Value::Null],
+        };
+        assert_eq!(native, &want, "{key} #{seq}");
+    }
+    let redacted = &natives[&(CHAT_B.to_string(), "3".to_string())][1];
+    assert_eq!(
+        redacted
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>()),
+        Some(vec!["redactedContentBase64".to_string(), "type".into()])
+    );
+    assert_eq!(redacted["type"], "redacted_thinking");
+    assert!(
+        natives
+            .values()
+            .flatten()
+            .filter(|n| n.get("signature").is_some())
+            .count()
+            == 5,
+        "every thinking block keeps its signature: {natives:?}"
+    );
+
+    let with = run_home(&home.dir, &["--include-thinking"])?;
+    assert_eq!(with.code(), Some(0), "{}", with.stderr());
+    assert_eq!(
+        with.rows(
+            "SELECT session_id, source_kind, source_role, coalesce(text, 'NULL') FROM events
+             WHERE turn_type = 'thinking' AND source_kind = 'nanobot.webui_transcript'
+             ORDER BY session_id, ordinal"
+        )?,
+        strs(&[
+            &[
+                CHAT_A,
+                "nanobot.webui_transcript",
+                "secondary",
+                "The user wants last night's backup result. The log is the source; print it before saying anything."
+            ],
+            &[
+                CHAT_A,
+                "nanobot.webui_transcript",
+                "secondary",
+                "One of the two runs failed: disk full at 02:40.Note it in the workspace so the next check can compare."
+            ],
+            &[
+                CHAT_A,
+                "nanobot.webui_transcript",
+                "secondary",
+                "Answer briefly and name the failed run."
+            ],
+            &[
+                CHAT_C,
+                "nanobot.webui_transcript",
+                "secondary",
+                "Read the list first."
+            ],
+        ])
+    );
+    assert_eq!(
+        with.one(
+            "SELECT count(*) FROM events WHERE turn_type = 'thinking' AND source_kind = 'nanobot.session_jsonl'"
+        )?,
+        "7"
     );
     Ok(())
 }

@@ -7,9 +7,10 @@
 //!   "_command"?, "_hidden_history"?, "_runtime_context"?: {suffix|blocks}, "_automation_turn"?}
 //!      → user            (_hidden_history → system)
 //! {"role":"assistant", "content", "tool_calls":[{id, function:{name, arguments}}],
-//!   "reasoning_content"?, "latency_ms"?}
-//!      → thinking, tool_use × n, assistant   (x_sub 0, 1…n, n+1), then a `model:` switch row
-//!        after a `/model` reply
+//!   "reasoning_content"?, "thinking_blocks"?: [{type, thinking?, signature?, …}], "latency_ms"?}
+//!      → thinking × k, tool_use × n, assistant   (x_sub 0…k-1, k…k+n-1, k+n), then a
+//!        `model:` switch row after a `/model` reply; thinking: one per block (its other
+//!        keys → native), plus `reasoning_content` first when the blocks do not hold it
 //! {"role":"tool", "tool_call_id", "name", "content"}  → tool_result
 //! metadata {key, created_at, updated_at, metadata{…}} → session start, model preset,
 //!      relay and permission-mode rows (group Session)
@@ -45,7 +46,8 @@ pub const MESSAGING_CHANNELS: [&str; 18] = [
     "whatsapp_agent",
 ];
 
-/// Keys of a message record that have a standard column.
+/// Keys of a message record that have a standard column
+/// (`thinking_blocks` only when it is a list: [`thinking_rows`]).
 const MAPPED_KEYS: [&str; 7] = [
     "role",
     "content",
@@ -432,7 +434,9 @@ impl SessionMapper {
         let text = content_text(rec.get("content"));
         let mut native = Map::new();
         for (k, v) in rec {
-            if !MAPPED_KEYS.contains(&k.as_str()) {
+            let mapped = MAPPED_KEYS.contains(&k.as_str())
+                || (k == "thinking_blocks" && role == "assistant" && v.is_array());
+            if !mapped {
                 native.insert(k.clone(), v.clone());
             }
         }
@@ -505,18 +509,7 @@ impl SessionMapper {
                 });
             }
             "assistant" => {
-                if let Some(r) = rec
-                    .get("reasoning_content")
-                    .and_then(Value::as_str)
-                    .filter(|r| !r.is_empty())
-                {
-                    rows.push(EventRow {
-                        turn_type: TurnType::Thinking,
-                        text: Some(r.to_string()),
-                        x_match_text: true,
-                        ..base.clone()
-                    });
-                }
+                rows.extend(thinking_rows(rec, &base));
                 for call in rec
                     .get("tool_calls")
                     .and_then(Value::as_array)
@@ -637,6 +630,77 @@ impl SessionMapper {
 }
 
 /// nanobot's hidden-history marker (`session/history_visibility.py`):
+/// The `thinking` rows of an assistant message. nanobot keeps a model's
+/// reasoning in two keys (utils/helpers.py `build_assistant_message`):
+/// `reasoning_content`, a text, and `thinking_blocks`, the provider's blocks
+/// (Anthropic: `{"type": "thinking", "thinking", "signature"}`, with
+/// `reasoning_content` empty; Bedrock also `{"type": "redacted_thinking",
+/// "redactedContentBase64"|"redactedContent"}`, with `reasoning_content`
+/// joining the blocks' texts). Each block is one row: its text, and its
+/// other keys in `native` (the signature is opaque provider data, but it is
+/// the agent's record, and what a replay of the block needs); a block that
+/// is not an object is kept whole as `native.block`. `reasoning_content` is
+/// a row of its own, first (nanobot shows it before the blocks:
+/// `extract_reasoning`), only when it holds text the blocks do not: it is
+/// not the blocks' texts joined with `""` (Bedrock) or `"\n\n"` (nanobot's
+/// own join), so the same reasoning is never two rows. The WebUI keeps a
+/// model call's reasoning as one text, the blocks' texts joined with `""`
+/// (the Anthropic stream's thinking deltas, Bedrock's `reasoning_content`):
+/// with two or more blocks, that joined text is each block row's dedup key
+/// (`x_match`), so the transcript's copy pairs with them (V008).
+fn thinking_rows(rec: &Map<String, Value>, base: &EventRow) -> Vec<EventRow> {
+    let blocks: &[Value] = rec
+        .get("thinking_blocks")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| b.get("thinking").and_then(Value::as_str))
+        .collect();
+    let mut rows = Vec::new();
+    if let Some(r) = rec
+        .get("reasoning_content")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        && (texts.is_empty() || (*r != texts.concat() && *r != texts.join("\n\n")))
+    {
+        rows.push(EventRow {
+            turn_type: TurnType::Thinking,
+            text: Some(r.to_string()),
+            x_match_text: true,
+            ..base.clone()
+        });
+    }
+    let joined = (texts.len() > 1).then(|| texts.concat());
+    for block in blocks {
+        let (text, native) = match block {
+            Value::Object(b) => {
+                let text = b.get("thinking").and_then(Value::as_str).map(String::from);
+                let mut n = b.clone();
+                if text.is_some() {
+                    n.remove("thinking");
+                }
+                (text, n)
+            }
+            other => {
+                let mut n = Map::new();
+                n.insert("block".into(), other.clone());
+                (None, n)
+            }
+        };
+        let x_match = joined.clone().filter(|_| text.is_some());
+        rows.push(EventRow {
+            turn_type: TurnType::Thinking,
+            x_match_text: x_match.is_none(),
+            x_match,
+            text,
+            native: non_empty(&native),
+            ..base.clone()
+        });
+    }
+    rows
+}
+
 /// `_hidden_history` is `true` (a summary checkpoint) or an object (a
 /// subagent result injected into the turn, `{"kind": "subagent_result"}`).
 /// Such a message is not a chat turn: it maps to a `system` row and starts
@@ -716,6 +780,164 @@ mod tests {
         assert!(
             rows.iter()
                 .all(|r| r.project_path.as_deref() == Some("/w") && r.seq == Some(1))
+        );
+        Ok(())
+    }
+
+    /// (turn type, text, tool id, native JSON) of a row.
+    type Row = (String, Option<String>, Option<String>, Option<String>);
+
+    fn rows_of(rows: &[EventRow]) -> Vec<Row> {
+        rows.iter()
+            .map(|r| {
+                (
+                    r.turn_type.as_str().to_string(),
+                    r.text.clone(),
+                    r.tool_use_id.clone(),
+                    r.native.as_ref().map(crate::schema::native_json),
+                )
+            })
+            .collect()
+    }
+
+    fn row(t: &str, text: Option<&str>, id: Option<&str>, native: Option<&str>) -> Row {
+        (
+            t.to_string(),
+            text.map(String::from),
+            id.map(String::from),
+            native.map(String::from),
+        )
+    }
+
+    #[test]
+    fn thinking_blocks_are_one_thinking_row_each_and_reasoning_content_only_when_it_adds_text()
+    -> Result<(), String> {
+        let mut m = SessionMapper::new(None);
+        m.session_id = Some("websocket:c1".into());
+        // nanobot's Anthropic provider: the blocks, `reasoning_content` empty
+        // (utils/helpers.py build_assistant_message)
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"","tool_calls":[{"id":"toolu_01A","type":"function","function":{"name":"exec","arguments":"{\"command\": \"df -h\"}"}}],"reasoning_content":"","thinking_blocks":[{"type":"thinking","thinking":"Check the disk.","signature":"EqACsig1"},{"type":"thinking","thinking":"Then answer.","signature":"EqACsig2"}],"timestamp":"2026-11-05T09:26:30"}"#),
+            1,
+            2,
+        )?;
+        assert_eq!(
+            rows_of(&rows),
+            vec![
+                row(
+                    "thinking",
+                    Some("Check the disk."),
+                    None,
+                    Some(r#"{"signature":"EqACsig1","type":"thinking"}"#)
+                ),
+                row(
+                    "thinking",
+                    Some("Then answer."),
+                    None,
+                    Some(r#"{"signature":"EqACsig2","type":"thinking"}"#)
+                ),
+                row(
+                    "tool_use",
+                    Some("df -h"),
+                    Some("toolu_01A"),
+                    Some(r#"{"arguments":"{\"command\": \"df -h\"}","type":"function"}"#)
+                ),
+            ]
+        );
+        assert_eq!(
+            rows.iter().map(|r| r.x_sub).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        // their dedup key is the reasoning text the WebUI keeps for the
+        // call: the blocks' texts joined
+        assert_eq!(
+            rows.iter()
+                .map(|r| (r.x_match.as_deref(), r.x_match_text))
+                .collect::<Vec<_>>(),
+            vec![
+                (Some("Check the disk.Then answer."), false),
+                (Some("Check the disk.Then answer."), false),
+                (None, false)
+            ]
+        );
+        // nanobot's Bedrock provider: `reasoning_content` joins the blocks'
+        // texts (one row per block, not a row more), a redacted block is a
+        // thinking row without text that keeps its opaque content
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"97 % full.","reasoning_content":"Ask the system.Then say so.","thinking_blocks":[{"type":"thinking","thinking":"Ask the system.","signature":"EqACsig3"},{"type":"redacted_thinking","redactedContentBase64":"by5nr/AAGA=="},{"type":"thinking","thinking":"Then say so.","signature":"EqACsig4"}],"timestamp":"2026-11-05T10:32:55"}"#),
+            2,
+            3,
+        )?;
+        assert_eq!(
+            rows_of(&rows),
+            vec![
+                row(
+                    "thinking",
+                    Some("Ask the system."),
+                    None,
+                    Some(r#"{"signature":"EqACsig3","type":"thinking"}"#)
+                ),
+                row(
+                    "thinking",
+                    None,
+                    None,
+                    Some(r#"{"redactedContentBase64":"by5nr/AAGA==","type":"redacted_thinking"}"#)
+                ),
+                row(
+                    "thinking",
+                    Some("Then say so."),
+                    None,
+                    Some(r#"{"signature":"EqACsig4","type":"thinking"}"#)
+                ),
+                row("assistant", Some("97 % full."), None, None),
+            ]
+        );
+        // joined as nanobot's extract_reasoning joins them: no row more either
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"ok","reasoning_content":"A\n\nB","thinking_blocks":[{"type":"thinking","thinking":"A","signature":"s"},{"type":"thinking","thinking":"B","signature":"t"}],"timestamp":"2026-11-05T10:40:00"}"#),
+            3,
+            4,
+        )?;
+        assert_eq!(
+            rows.iter().map(|r| r.text.as_deref()).collect::<Vec<_>>(),
+            vec![Some("A"), Some("B"), Some("ok")]
+        );
+        // a reasoning text the blocks do not hold is a row of its own, first
+        // (nanobot shows `reasoning_content` first); a block that is not an
+        // object is kept whole
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"ok","reasoning_content":"Other.","thinking_blocks":[{"type":"thinking","thinking":"A","signature":"s"},7],"timestamp":"2026-11-05T10:41:00"}"#),
+            4,
+            5,
+        )?;
+        assert_eq!(
+            rows_of(&rows),
+            vec![
+                row("thinking", Some("Other."), None, None),
+                row(
+                    "thinking",
+                    Some("A"),
+                    None,
+                    Some(r#"{"signature":"s","type":"thinking"}"#)
+                ),
+                row("thinking", None, None, Some(r#"{"block":7}"#)),
+                row("assistant", Some("ok"), None, None),
+            ]
+        );
+        // `thinking_blocks` that is no list stays in the message's native
+        let rows = m.map(
+            &v(r#"{"role":"assistant","content":"ok","thinking_blocks":"?","timestamp":"2026-11-05T10:42:00"}"#),
+            5,
+            6,
+        )?;
+        assert_eq!(
+            rows_of(&rows),
+            vec![row(
+                "assistant",
+                Some("ok"),
+                None,
+                Some(r#"{"thinking_blocks":"?"}"#)
+            )]
         );
         Ok(())
     }

@@ -70,6 +70,19 @@ SCENARIOS: dict[str, ScenarioInfo] = {
             ),
         ),
         ScenarioInfo(
+            name="reasked-thinking",
+            tz="Europe/Berlin",
+            start_local="2026-11-05T08:50:00",
+            summary=(
+                "one instance, gateway 2026-11-05 08:55 .. 12:00, nanobot's own Anthropic and "
+                "Bedrock providers (SDK responses on the wire) with extended thinking: a WebUI "
+                "chat asks an agentic question, /new erases it and the same words are asked "
+                "again twenty minutes after the first time; a second chat switches to a Bedrock "
+                "preset (/model), whose thinking is stored as reasoning_content and "
+                "thinking_blocks, one block redacted"
+            ),
+        ),
+        ScenarioInfo(
             name="scale",
             tz="drawn per seed",
             start_local="drawn per seed",

@@ -322,15 +322,17 @@ class Driver:
     async def webui_turn(self, tab: WebUITab, chat_id: str, text: str, replies: list[Reply], *,
                          label: str, subagents: dict[str, list[Reply]] | None = None,
                          command: bool = False, erases: bool = False,
-                         during: bool = False) -> dict[str, Any]:
+                         during: bool = False, webui: bool = True) -> dict[str, Any]:
         """Send one prompt; wait for ``turn_end`` (a command's reply: its ``message``).
 
         ``erases``: the command clears the session (``/new``).  ``during``:
-        the turn runs beside a held one (another chat, another tab)."""
+        the turn runs beside a held one (another chat, another tab).
+        ``webui=False``: *tab* is another client of the WebSocket channel
+        (its messages are not in the WebUI transcript)."""
         key = f"websocket:{chat_id}"
-        record = self._begin("webui", key, label, replies, subagents, concurrent=during,
-                             chat_id=chat_id, text=text)
-        record["turn_id"] = await tab.send_message(chat_id, text)
+        record = self._begin("webui" if webui else "websocket", key, label, replies, subagents,
+                             concurrent=during, chat_id=chat_id, text=text)
+        record["turn_id"] = await tab.send_message(chat_id, text, webui=webui)
         if command:
             await tab.expect("message", chat_id=chat_id)
         else:

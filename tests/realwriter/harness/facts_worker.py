@@ -119,7 +119,7 @@ class Facts:
                     messages = []
                     for index, m in enumerate(session.messages):
                         role = m.get("role")
-                        messages.append({
+                        message = {
                             "index": index,
                             "role": role,
                             "timestamp": m.get("timestamp"),
@@ -128,7 +128,12 @@ class Facts:
                             "text": content_text(m.get("content")),
                             "tool_calls": [tc.get("id") for tc in (m.get("tool_calls") or [])] if role == "assistant" else [],
                             "tool_call_id": m.get("tool_call_id") if role == "tool" else None,
-                        })
+                        }
+                        # the model's reasoning, as nanobot stored it
+                        for field in ("reasoning_content", "thinking_blocks"):
+                            if role == "assistant" and field in m:
+                                message[field] = m[field]
+                        messages.append(message)
                     out.append({
                         "instance": instance,
                         "namespace": ns,
@@ -229,8 +234,18 @@ class Facts:
         secondary: list[dict[str, Any]] = []
         instants: list[tuple[str, int]] = []
         summary: dict[str, Any] = {}
-        turns = [t for t in self.log["turns"] if t["kind"] == "webui"]
-        by_turn_id = {t["turn_id"]: t for t in turns}
+        turns = [t for t in self.log["turns"] if t["kind"] in ("webui", "websocket")]
+        by_turn_id = {t["turn_id"]: t for t in turns if t["turn_id"] is not None}
+
+        def driven(record: dict[str, Any], key: str) -> dict[str, Any] | None:
+            """The driven turn a record belongs to: by its turn id; a record
+            without one (nanobot's reply to another WebSocket client's
+            command) by the time of a turn of that client in its chat."""
+            if record.get("turn_id") is not None:
+                return by_turn_id.get(record["turn_id"])
+            at = int(record["created_at_ms"])
+            return next((t for t in turns if t["kind"] == "websocket" and t["key"] == key
+                         and t["start_ms"] <= at <= t["end_ms"]), None)
         for instance in self.instances():
             self.use_instance(instance)
             keys = sorted({t["key"] for t in turns if t["instance"] == instance})
@@ -249,12 +264,13 @@ class Facts:
                     rows = self.transcript_rows(record)
                     if not rows:
                         continue
-                    turn_id = record.get("turn_id")
-                    if turn_id not in by_turn_id:
+                    turn = driven(record, key)
+                    if turn is None:
                         raise RuntimeError(f"transcript row without a driven turn: {record}")
-                    grouped.setdefault(turn_id, []).append(record)
-                for turn_id, recs in grouped.items():
-                    turn = by_turn_id[turn_id]
+                    grouped.setdefault(turn["label"], []).append(record)
+                by_label = {t["label"]: t for t in turns}
+                for label, recs in grouped.items():
+                    turn = by_label[label]
                     rows = [row for rec in recs for row in self.transcript_rows(rec)]
                     kept = self.turn_messages(turn)
                     counterparts = self.session_rows(kept) if kept is not None else Counter()

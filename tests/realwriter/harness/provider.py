@@ -54,6 +54,16 @@ class Call:
 
 
 @dataclass
+class Thought:
+    """One extended-thinking block of a reply (nanobot's Anthropic and
+    Bedrock providers, harness.sdk_backends): its text, or the opaque bytes
+    of a redacted block."""
+
+    text: str | None = None
+    redacted: bytes | None = None
+
+
+@dataclass
 class Reply:
     """One scripted model response (one physical provider call)."""
 
@@ -72,6 +82,9 @@ class Reply:
     finish: str | None = None
     #: Name of a gate: the call waits at its start until the driver releases it.
     hold: str | None = None
+    #: Extended-thinking blocks (only the providers of harness.sdk_backends
+    #: send them; ScriptedProvider refuses them).
+    thinking: list[Thought] = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +115,18 @@ class _Turn:
 
     def unused(self) -> bool:
         return bool(self.replies) or any(self.subagents.values())
+
+
+@dataclass
+class CallPlan:
+    """One provider call as the script serves it."""
+
+    purpose: str
+    reply: Reply
+    turn: _Turn | None
+    session: SessionRef | None
+    label: str
+    started_ms: int
 
 
 class Script:
@@ -220,13 +245,9 @@ class Script:
             )
         return "turn", turn.replies.pop(0), turn
 
-    async def respond(
-        self,
-        provider: ScriptedProvider,
-        messages: list[dict[str, Any]],
-        model: str | None,
-        on_content_delta: Callable[[str], Awaitable[None]] | None = None,
-    ) -> LLMResponse:
+    async def begin_call(self, messages: list[dict[str, Any]]) -> CallPlan:
+        """The start of one provider call: which turn it serves and what the
+        model answers (after the settle, a ``hold`` gate and a subagent wait)."""
         clock = env.CLOCK
         assert clock is not None
         started_ms = clock.now_ms()
@@ -260,6 +281,35 @@ class Script:
             await turn.subagents_done.wait()
             if self.subagents_delivered is not None:
                 await self.subagents_delivered()
+        return CallPlan(purpose, reply, turn, session, label, started_ms)
+
+    def end_call(self, provider: LLMProvider, plan: CallPlan) -> None:
+        """The end of one provider call: the call log."""
+        turn = plan.turn
+        if plan.purpose == "subagent" and turn is not None and not any(turn.subagents.values()):
+            turn.subagents_done.set()
+        self.calls.append({
+            "instance": self.instance,
+            "purpose": plan.purpose,
+            "label": plan.label,
+            "session": plan.session.as_json() if plan.session else None,
+            "started_at_ms": plan.started_ms,
+            "recorded": provider._llm_call_observer is not None,
+            "provider": provider.provider_name,
+            "error": plan.reply.error is not None,
+        })
+
+    async def respond(
+        self,
+        provider: ScriptedProvider,
+        messages: list[dict[str, Any]],
+        model: str | None,
+        on_content_delta: Callable[[str], Awaitable[None]] | None = None,
+    ) -> LLMResponse:
+        clock = env.CLOCK
+        assert clock is not None
+        plan = await self.begin_call(messages)
+        reply = plan.reply
         # Time passes inside the call; stream the text in two deltas.
         if on_content_delta is not None and reply.text and reply.error is None:
             clock.advance(min(2.0, reply.think / 4))
@@ -270,18 +320,7 @@ class Script:
         else:
             clock.advance(reply.think)
         response = _response_for(reply)
-        if purpose == "subagent" and turn is not None and not any(turn.subagents.values()):
-            turn.subagents_done.set()
-        self.calls.append({
-            "instance": self.instance,
-            "purpose": purpose,
-            "label": label,
-            "session": session.as_json() if session else None,
-            "started_at_ms": started_ms,
-            "recorded": provider._llm_call_observer is not None,
-            "provider": provider.provider_name,
-            "error": reply.error is not None,
-        })
+        self.end_call(provider, plan)
         return response
 
 
@@ -296,6 +335,7 @@ def reply_to_json(reply: Reply) -> dict[str, Any]:
         "wait_subagents": reply.wait_subagents,
         "finish": reply.finish,
         "hold": reply.hold,
+        "thinking": [[t.text, t.redacted.hex() if t.redacted is not None else None] for t in reply.thinking],
     }
 
 
@@ -310,10 +350,13 @@ def reply_from_json(data: dict[str, Any]) -> Reply:
         wait_subagents=data["wait_subagents"],
         finish=data.get("finish"),
         hold=data.get("hold"),
+        thinking=[Thought(t, bytes.fromhex(r) if r is not None else None) for t, r in data.get("thinking", [])],
     )
 
 
 def _response_for(reply: Reply) -> LLMResponse:
+    if reply.thinking:
+        raise ScriptError("thinking blocks need nanobot's own provider (harness.sdk_backends)")
     if reply.error is not None:
         status, kind, message = reply.error
         return LLMResponse(
@@ -398,6 +441,13 @@ def install_factory_hook(provider_class: type | None = None) -> None:
 
     def _make_provider_core(config, *, preset, model=None):  # mirrors factory._make_provider_core
         setup = factory._resolve_provider_setup(config, preset=preset, model=model)
+        if provider_class is None:
+            from . import sdk_backends
+
+            sdk = sdk_backends.build(setup, config, preset)
+            if sdk is not None:
+                sdk.generation = preset.to_generation_settings()
+                return sdk
         p = setup.provider_config
         provider = cls(
             api_key=p.api_key if p else None,

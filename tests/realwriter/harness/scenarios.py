@@ -440,9 +440,155 @@ async def pasted_secrets(d: Driver) -> dict[str, Any]:
     return {"secrets": secrets}
 
 
+# ---------------------------------------------------------------------------
+# reasked-thinking
+# ---------------------------------------------------------------------------
+
+BACKUP_PROMPT = "Check last night's backup log and tell me whether anything failed."
+TODO_PROMPT = "What is still open on my list for today?"
+BEDROCK_PRESET = "bedrock-sonnet"
+BEDROCK_MODEL = "bedrock/eu.anthropic.claude-sonnet-4-5-20250929-v1:0"
+LOCAL_PRESET = "local-qwen"
+LOCAL_MODEL = "ollama/qwen3:14b"
+
+
+def _toolu(seed: int, name: str) -> str:
+    """An Anthropic tool_use id (toolu_01 + 22 base62 characters)."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    digest = hashlib.sha256(f"nanoload-realwriter:{seed}:{name}".encode()).digest()
+    return "toolu_01" + "".join(alphabet[b % 62] for b in digest[:22])
+
+
+async def reasked_thinking(d: Driver) -> dict[str, Any]:
+    """nanobot's own Anthropic and Bedrock providers with extended thinking,
+    and WebUI prompts asked again, word for word, twenty minutes after the
+    turn a ``/new`` erased -- once typed in the WebUI, once sent by another
+    client of the WebSocket channel (so the transcript does not record it)."""
+    from . import sdk_backends
+    from .provider import Thought
+
+    seed = d.seed
+    secrets: list[str] = []
+
+    def configure(config: Any) -> None:
+        from nanobot.config.schema import ModelPresetConfig
+
+        secrets.extend(base_config(config, seed=seed))
+        secrets.append(webui_channel(config, seed=seed))
+        config.agents.defaults.reasoning_effort = "medium"
+        config.providers.bedrock.region = "eu-central-1"
+        config.model_presets[BEDROCK_PRESET] = ModelPresetConfig(
+            model=BEDROCK_MODEL, provider="bedrock", reasoning_effort="medium")
+        config.model_presets[LOCAL_PRESET] = ModelPresetConfig(model=LOCAL_MODEL, provider="ollama")
+
+    d.write_config(".nanobot", configure)
+    # nanobot's AnthropicProvider and BedrockProvider parse the answers
+    sdk_backends.use_sdk_backends()
+
+    await d.at("2026-11-05T08:55:00")
+    await d.start_gateway(".nanobot")
+
+    # WebUI chat A (Anthropic, extended thinking): an agentic turn, /new typed
+    # in the WebUI, and the same words again twenty minutes after the first.
+    await d.at("2026-11-05T09:05:00")
+    tab = await d.webui_tab()
+    chat_a = await tab.new_chat()
+    await d.webui_turn(tab, chat_a, BACKUP_PROMPT, [
+        Reply("", [C(_toolu(seed, "a1"), "exec", command="printf 'backup 02:10 ok\\nbackup 02:40 FAILED: disk full\\n'")],
+              think=40, usage=(3100, 180, None, 2900),
+              thinking=[Thought("The user wants last night's backup result. The log is the source; "
+                                "print it before saying anything.")]),
+        Reply("", [C(_toolu(seed, "a2"), "write_file", path="notes/backup-check.md",
+                     content="02:10 ok\n02:40 FAILED (disk full)\n")],
+              think=55, usage=(3400, 140, 2900, 260),
+              thinking=[Thought("One of the two runs failed: disk full at 02:40."),
+                        Thought("Note it in the workspace so the next check can compare.")]),
+        Reply("One of last night's two backups failed: the 02:40 run stopped with *disk full*; "
+              "the 02:10 run was fine. I noted it in notes/backup-check.md.",
+              think=30, usage=(3650, 60, 3160, 0),
+              thinking=[Thought("Answer briefly and name the failed run.")]),
+    ], label="webui-a-1")
+    await d.at("2026-11-05T09:12:00")
+    await d.webui_turn(tab, chat_a, "/new", [], label="webui-a-new", command=True, erases=True)
+    await d.at("2026-11-05T09:25:00")
+    await d.webui_turn(tab, chat_a, BACKUP_PROMPT, [
+        Reply("", [C(_toolu(seed, "a3"), "exec", command="printf 'backup 02:10 ok\\nbackup 02:40 FAILED: disk full\\n'")],
+              think=35, usage=(2900, 150, None, 2700),
+              thinking=[Thought("Fresh session: read the backup log again.")]),
+        Reply("", [C(_toolu(seed, "a4"), "read_file", path="notes/backup-check.md")],
+              think=25, usage=(3150, 70, 2700, 200),
+              thinking=[Thought("A note from an earlier check may exist; compare with it.")]),
+        Reply("The 02:40 backup failed (disk full); 02:10 was fine -- the same as in "
+              "notes/backup-check.md.", think=30, usage=(3400, 50, 2900, 0)),
+    ], label="webui-a-2")
+    await d.webui_close(tab)
+
+    # WebUI chat B: the session switches to a Bedrock preset (/model). Bedrock
+    # keeps both a reasoning_content (the blocks' texts joined) and the
+    # thinking blocks, one of them redacted.
+    await d.at("2026-11-05T10:30:00")
+    tab = await d.webui_tab()
+    chat_b = await tab.new_chat()
+    await d.webui_turn(tab, chat_b, f"/model {BEDROCK_PRESET}", [], label="webui-b-model", command=True)
+    await d.at("2026-11-05T10:32:00")
+    await d.webui_turn(tab, chat_b, "How much space is left on the backup disk?", [
+        Reply("", [C("tooluse_" + canary(seed, "bedrock-b1", 22), "exec",
+                     command="printf 'backup disk: 97 percent used, 31 GB free\\n'")],
+              think=30, usage=(2800, 120, None, None),
+              thinking=[Thought("Disk space: ask the system, do not guess."),
+                        Thought(redacted=hashlib.sha256(f"redacted:{seed}:b1".encode()).digest() * 3),
+                        Thought(" One exec of printf with the numbers is enough.")]),
+        Reply("The backup disk is 97 % full (31 GB free) -- that is why the 02:40 run failed.",
+              think=25, usage=(3000, 45, None, None),
+              thinking=[Thought("97 % used explains the disk-full failure; say so.")]),
+    ], label="webui-b-1")
+    await d.webui_close(tab)
+
+    # WebUI chat C on a local model (Ollama, OpenAI-compatible: it numbers its
+    # tool calls call_0, call_1 in every turn and returns reasoning_content).
+    # The user's phone, another client of the WebSocket channel, sends /new
+    # into the chat: nanobot clears the session, the WebUI transcript does
+    # not record it. Twenty minutes after the first time the same words
+    # again, in the WebUI.
+    await d.at("2026-11-05T11:00:00")
+    tab = await d.webui_tab()
+    chat_c = await tab.new_chat()
+    await d.webui_turn(tab, chat_c, f"/model {LOCAL_PRESET}", [], label="webui-c-model", command=True)
+    await d.at("2026-11-05T11:01:00")
+    await d.webui_turn(tab, chat_c, TODO_PROMPT, [
+        Reply("", [C("call_0", "exec", command="printf 'todo: renew domain\\ntodo: call the plumber\\n'")],
+              think=20, usage=(1900, 60, None, None), reasoning="Read the list first."),
+        Reply("", [C("call_1", "exec", command="printf 'done: call the plumber\\n'")],
+              think=15, usage=(2000, 40, None, None)),
+        Reply("One thing is still open: renew the domain (the plumber is done).", think=15,
+              usage=(2100, 20, None, None)),
+    ], label="webui-c-1")
+    await d.webui_close(tab)
+    await d.at("2026-11-05T11:10:00")
+    phone = await d.webui_tab()
+    await phone.attach(chat_c)
+    await d.webui_turn(phone, chat_c, "/new", [], label="phone-c-new", command=True, erases=True, webui=False)
+    await d.webui_close(phone)
+    await d.at("2026-11-05T11:21:00")
+    tab = await d.webui_tab()
+    await tab.attach(chat_c)
+    await d.webui_turn(tab, chat_c, TODO_PROMPT, [
+        Reply("", [C("call_0", "exec", command="printf 'todo: renew domain\\ntodo: call the plumber\\n'")],
+              think=20, usage=(1700, 60, None, None), reasoning="The list again, from the start."),
+        Reply("", [C("call_1", "exec", command="printf 'done: call the plumber\\n'")],
+              think=15, usage=(1800, 40, None, None)),
+        Reply("Still open: renewing the domain.", think=15, usage=(1900, 15, None, None)),
+    ], label="webui-c-2")
+    await d.webui_close(tab)
+
+    await d.at("2026-11-05T12:00:00")
+    await d.stop_gateway()
+    return {"secrets": secrets}
+
+
 from .explore import explore  # noqa: E402  (it builds on base_config and the channels above)
 from .scale import scale  # noqa: E402  (it builds on explore)
 
 RUNNERS = {"gateway": gateway, "workspaces": workspaces, "pasted-secrets": pasted_secrets, "explore": explore,
-           "scale": scale}
+           "scale": scale, "reasked-thinking": reasked_thinking}
 assert set(RUNNERS) == set(SCENARIOS)

@@ -13,7 +13,8 @@ does, and therefore what :class:`WebUITab` does:
 * ``{"type": "new_chat"}`` -> ``attached`` with a fresh ``chat_id``;
   ``{"type": "attach", "chat_id": …}`` to reopen a chat;
 * ``{"type": "message", "chat_id", "content", "turn_id": <crypto.randomUUID()>,
-  "webui": true}`` to send a prompt (``sendMessage`` in the bundle);
+  "webui": true}`` to send a prompt (``sendMessage`` in the bundle); another
+  client of the channel sends ``{"type": "message", "chat_id", "content"}``;
 * wait for the ``turn_end`` event of that chat;
 * ``{"type": "webui_request", "request_id", "action": "session.delete",
   "payload": {"key": …}}`` to delete a chat from the sidebar
@@ -108,7 +109,14 @@ class WebUITab:
         await self.send({"type": "attach", "chat_id": chat_id})
         await self.expect("attached", chat_id=chat_id)
 
-    async def send_message(self, chat_id: str, content: str) -> str:
+    async def send_message(self, chat_id: str, content: str, *, webui: bool = True) -> str | None:
+        """A prompt as the bundle sends it; ``webui=False``: as another client
+        of nanobot's WebSocket channel sends one (no ``webui`` flag, no turn
+        id), whose messages nanobot keeps out of the WebUI transcript
+        (``webui/inbound_commands.py``, ``append_user_message``)."""
+        if not webui:
+            await self.send({"type": "message", "chat_id": chat_id, "content": content})
+            return None
         turn_id = str(uuid.uuid4())  # the bundle uses crypto.randomUUID()
         await self.send({
             "type": "message",
