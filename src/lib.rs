@@ -76,6 +76,8 @@ pub mod config;
 #[cfg(feature = "engine")]
 pub mod dataset;
 #[cfg(feature = "engine")]
+pub mod dbfile;
+#[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]
 pub mod events_writer;
