@@ -220,7 +220,7 @@ impl SyncSummary {
                 self.stores_unchanged,
                 match self.stores_held {
                     0 => String::new(),
-                    n => format!(", {n} not read (a file they read could not be)"),
+                    n => format!(", {n} held back (they read a file that could not be read)"),
                 }
             ),
             m("rows", &self.events),
@@ -616,17 +616,45 @@ fn unseen(
             }
         }
     }
+    // the files stores read besides their own (`Reads::Also`); one that is
+    // there but cannot be opened is a place not seen too (a load reads it
+    // as absent: the rows would lose what it tells them)
+    let reads: Vec<(usize, Vec<String>)> = d
+        .stores
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| match crate::sources::REGISTRY[s.extractor].reads {
+            crate::store::Reads::Also(files) => Some((k, files(&s.rel, home))),
+            _ => None,
+        })
+        .collect();
+    let mut checked = std::collections::BTreeSet::new();
+    for f in reads.iter().flat_map(|(_, files)| files) {
+        if !checked.insert(f.as_str()) || places.iter().any(|(p, _)| p.holds(f)) {
+            continue;
+        }
+        let path = home.join(f);
+        if path.is_file()
+            && let Err(e) = std::fs::File::open(&path)
+        {
+            places.push((
+                Unseen {
+                    rel: f.clone(),
+                    why: e.to_string(),
+                    link: false,
+                },
+                DiagKind::Unreadable,
+            ));
+        }
+    }
     if places.is_empty() {
         return Ok(NotSeen::default());
     }
     // the stores that read a file in such a place
     let mut out = NotSeen::default();
     let mut held_in = vec![0usize; places.len()];
-    for (k, s) in d.stores.iter().enumerate() {
-        let crate::store::Reads::Also(reads) = crate::sources::REGISTRY[s.extractor].reads else {
-            continue;
-        };
-        let files = reads(&s.rel, home);
+    for (k, files) in &reads {
+        let (k, s) = (*k, &d.stores[*k]);
         if let Some(p) = files
             .iter()
             .find_map(|f| places.iter().position(|(p, _)| p.holds(f)))

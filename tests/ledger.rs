@@ -1112,7 +1112,15 @@ fn unprivileged(args: &[&std::ffi::OsStr]) -> Result<Output, Box<dyn std::error:
     } else {
         Process::new(&bin)
     };
-    Ok(cmd.args(args).arg("--progress=never").output()?)
+    let o = cmd.args(args).arg("--progress=never").output()?;
+    if String::from_utf8_lossy(&o.stderr).starts_with("setpriv:") {
+        return Err(format!(
+            "cannot drop root's DAC capabilities: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+        .into());
+    }
+    Ok(o)
 }
 
 /// A path whose permissions a test took away, given back when dropped (so
@@ -1327,6 +1335,16 @@ fn an_unreadable_sessions_directory_keeps_its_rows() -> TestResult {
     let o = sync_unprivileged(home.path(), &ledger, &[])?;
     drop(locked);
     let (rows, _) = kept_counts(&ledger, NAMESPACE)?;
+    let stores = stderr(&o)
+        .lines()
+        .find(|l| l.starts_with("nanoload: stores: "))
+        .map(String::from);
+    assert_eq!(
+        stores.as_deref(),
+        Some(
+            "nanoload: stores: 1 read, 8 unchanged since the ledger read them, 3 held back (they read a file that could not be read)"
+        )
+    );
     a_sync_that_could_not_see(
         &ledger,
         work.path(),
@@ -1820,5 +1838,49 @@ fn an_unreadable_home_marks_nothing_gone() -> TestResult {
         before
     );
     assert_eq!(load.status.code(), Some(1), "{}", stderr(&load));
+    Ok(())
+}
+
+/// A file a store reads besides its own that cannot be opened — the
+/// namespace's `.workspace`, whence its five session files and the
+/// workspace's memory journal, cron and trigger runs take their project —
+/// holds those stores back: their rows are not rendered without it (the
+/// same records as new rows, the old ones gone), they stay as they were,
+/// and one line says so.
+#[test]
+fn an_unreadable_file_a_store_reads_holds_the_store_back() -> TestResult {
+    let (home, _work, ledger) = synced_home_a(&[], |_| Ok(()))?;
+    let file = format!("{NAMESPACE}/.workspace");
+    let locked = Unreadable::make(&home.path().join(&file))?;
+    let o = sync_unprivileged(home.path(), &ledger, &[])?;
+    drop(locked);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains(".workspace") || l.starts_with("nanoload: stores: "))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        said,
+        [
+            format!(
+                "nanoload: unreadable: {file}: Permission denied (os error 13); 8 stores that read a file there are not read this time (their rows stay as they were)"
+            ),
+            "nanoload: stores: 1 read, 9 unchanged since the ledger read them, 8 held back (they read a file that could not be read)".to_string(),
+        ]
+    );
+    let chat = ledger_rows(
+        &ledger,
+        &format!("SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}'"),
+    )?[0][0]
+        .clone();
+    let total = ledger_rows(&ledger, "SELECT count(*) FROM ledger_events")?[0][0].parse::<u64>()?;
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, {chat} gone; {total} in the ledger, {} on disk",
+            total - chat.parse::<u64>()?
+        ))
+    );
     Ok(())
 }
