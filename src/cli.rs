@@ -263,8 +263,15 @@ pub struct McpArgs {
 /// (last_seen_load) finished before DATE (UTC) are deleted; present rows
 /// and the loads table stay. Under the ledger's lock, in one transaction.
 ///
+/// A sync that could not read all of HOME (an unreadable directory or
+/// store, a dangling or unfollowed link: loads.unreadable) marks nothing
+/// gone there, but what it did mark gone elsewhere is removed only with
+/// --force: without it, prune names those syncs and does nothing.
+///
 /// Exit codes: 0 pruned (perhaps nothing); 2 nothing done (no ledger, a
-/// ledger of another format, DATE not a date); 5 a sync holds the ledger.
+/// ledger of another format or corrupt, DATE not a date, rows marked gone
+/// by a sync that could not read all of HOME and no --force); 5 a sync or
+/// another process holds the ledger.
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct PruneArgs {
@@ -276,6 +283,12 @@ pub struct PruneArgs {
     /// (YYYY-MM-DD, UTC) or instant (e.g. 2026-12-01T08:00:00Z).
     #[arg(long, value_name = "DATE")]
     pub before: String,
+
+    /// Also remove what a sync that could not read all of HOME marked gone
+    /// (and what a ledger of an earlier format holds as gone, which did
+    /// not record it).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Write a load's outputs from a ledger: every row ever seen, or a snapshot.
@@ -336,21 +349,30 @@ pub struct ExportCli {
 /// Extracts HOME as a load does and merges its rows (as staged, before
 /// dedup, text and native included, secrets redacted) into LEDGER.duckdb,
 /// a DuckDB database file nanoload keeps, in one transaction: a row seen
-/// before is the same row (identity: its content and which occurrence of it
-/// its store holds, not where it stands), a new row is added, and a row its
-/// store no longer holds stays, with present = false. Nothing is ever
-/// deleted from the ledger. Tables: loads (one row per sync, numbered),
-/// ledger_events, ledger_llm_calls, ledger_sources (on every row
-/// first_seen_load and last_seen_load, sync numbers, and present),
-/// ledger_meta (the format). Secrets are always redacted: a ledger is kept.
+/// before is the same row (identity: the agent's record and which
+/// occurrence of it its store holds, not where it stands nor how it is
+/// redacted: a row redacted otherwise now is updated in place), a new row
+/// is added, and a row its store no longer holds stays, with present =
+/// false. Nothing is ever deleted from the ledger. Tables: loads (one row
+/// per sync, numbered), ledger_events, ledger_llm_calls, ledger_sources (on
+/// every row first_seen_load and last_seen_load, sync numbers, and
+/// present), ledger_meta (the format). Secrets are always redacted: a
+/// ledger is kept.
+///
+/// A row is marked gone only when the directory that held its store was
+/// read and the store is absent: what cannot be read (a directory, a
+/// store, a dangling link, a disk not mounted, a link not followed) keeps
+/// its rows as they were, is said in one line, and makes the exit code 1;
+/// prune then removes what that sync marked gone only with --force.
 ///
 /// A killed sync leaves the ledger as it was; a second sync while one
 /// writes is refused (LEDGER.duckdb.lock). A ledger of another format is
-/// refused, never misread.
+/// refused, never misread; one of the previous format is upgraded.
 ///
-/// Exit codes: 0 synced; 1 synced, but some lines, records or stores could
-/// not be read (their rows keep their state); 2 nothing done; 4 no agent
-/// state under HOME; 5 another sync holds the ledger (try again later).
+/// Exit codes: 0 synced; 1 synced, but some lines, records, stores or
+/// directories could not be read (their rows keep their state); 2 nothing
+/// done (a corrupt ledger among the reasons); 4 no agent state under HOME;
+/// 5 another sync or process holds the ledger (try again later).
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct SyncArgs {

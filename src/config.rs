@@ -266,11 +266,13 @@ impl Config {
         let secret_patterns = opts
             .secret_patterns
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(k, p)| {
                 Regex::new(p).map_err(|e| {
                     ConfigError::Usage(format!(
-                        "--secret-pattern {p:?}: {}",
-                        crate::diag::one_line(&e.to_string())
+                        "--secret-pattern #{}: not a valid regular expression: {}",
+                        k + 1,
+                        pattern_error(p, &e)
                     ))
                 })
             })
@@ -355,6 +357,7 @@ impl Config {
                 secret_patterns,
                 stage_all_wide: false,
                 keys: KeyDigest::Fast,
+                content_digests: false,
             },
             utc_offset_minutes: opts.utc_offset_minutes,
             threads,
@@ -400,6 +403,14 @@ impl Config {
         Ok(v)
     }
 
+    /// The options as a ledger records them (`loads.options`): those that
+    /// change the output ([`Config::output_options`]), each
+    /// `--secret-pattern` counted, never given — a pattern may be the
+    /// secret itself (`secret_patterns=2`).
+    pub fn shown_options(&self) -> String {
+        shown(self.load_options.iter().map(String::as_str))
+    }
+
     /// DuckDB's memory limit: the configured one, but at least 64 MiB, and
     /// enough for the largest row several times over (a 100 MB tool output).
     pub fn memory_limit_for(&self, max_row_bytes: u64) -> u64 {
@@ -407,6 +418,70 @@ impl Config {
             .max(64 << 20)
             .max((64 << 20) + 4 * max_row_bytes)
     }
+}
+
+/// What is wrong with a `--secret-pattern`, without a word of the pattern
+/// (it may be the secret itself: the regex crate's own message repeats it).
+fn pattern_error(pattern: &str, e: &regex::Error) -> String {
+    match regex_syntax::Parser::new().parse(pattern) {
+        Err(regex_syntax::Error::Parse(a)) => a.kind().to_string(),
+        Err(regex_syntax::Error::Translate(h)) => h.kind().to_string(),
+        Err(_) => "it does not parse".into(),
+        Ok(_) => match e {
+            regex::Error::CompiledTooBig(limit) => {
+                format!("compiled, it exceeds the size limit of {limit} bytes")
+            }
+            _ => "it does not compile".into(),
+        },
+    }
+}
+
+/// Options (`Config::output_options`' spelling) with the
+/// `secret_pattern=…` ones replaced by their count, where the first was.
+fn shown<'a>(options: impl Iterator<Item = &'a str>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut patterns = 0usize;
+    let mut at = None;
+    for o in options {
+        if o.starts_with("secret_pattern=") {
+            patterns += 1;
+            at.get_or_insert(out.len());
+        } else {
+            out.push(o.to_string());
+        }
+    }
+    if let Some(at) = at {
+        out.insert(at, format!("secret_patterns={patterns}"));
+    }
+    out.join(" ")
+}
+
+/// `loads.options` as a sync before this build recorded it (the options
+/// joined by spaces, each `--secret-pattern` given as `secret_pattern=…`)
+/// without any pattern: the same as [`Config::shown_options`] gives now. A
+/// pattern may hold spaces: what follows `secret_pattern=` up to the next
+/// option this build spells is the pattern.
+pub fn without_secret_patterns(recorded: &str) -> String {
+    let option = |t: &str| {
+        ["include_thinking", "no_redact", "follow_links"].contains(&t)
+            || ["utc_offset_minutes=", "prices=", "secret_pattern="]
+                .iter()
+                .any(|p| t.starts_with(p))
+    };
+    let mut tokens: Vec<&str> = Vec::new();
+    let mut in_pattern = false;
+    for t in recorded.split(' ') {
+        if t.starts_with("secret_pattern=") {
+            tokens.push("secret_pattern=");
+            in_pattern = true;
+        } else if in_pattern && !option(t) {
+            continue;
+        } else {
+            in_pattern = false;
+            tokens.push(t);
+        }
+    }
+    shown(tokens.into_iter())
 }
 
 /// The dataset host: `--host`, else HOME's directory name; either must be
@@ -583,6 +658,36 @@ mod tests {
             Show::Plain
         );
         assert_eq!(When::Never.show(true, tty, None, false), Show::Off);
+    }
+
+    /// A ledger records how many patterns a sync was given, never one of
+    /// them, and rewrites what an earlier build recorded the same way (a
+    /// pattern with spaces included).
+    #[test]
+    fn secret_patterns_are_counted_never_given() {
+        let given = |v: &[&str]| shown(v.iter().copied());
+        assert_eq!(given(&[]), "");
+        assert_eq!(
+            given(&[
+                "include_thinking",
+                "secret_pattern=hunter2",
+                "secret_pattern=a b",
+                "follow_links"
+            ]),
+            "include_thinking secret_patterns=2 follow_links"
+        );
+        assert_eq!(given(&["follow_links"]), "follow_links");
+        for (recorded, now) in [
+            ("", ""),
+            ("follow_links", "follow_links"),
+            ("secret_pattern=hunter2", "secret_patterns=1"),
+            (
+                "include_thinking secret_pattern=pass word 42 secret_pattern=x follow_links",
+                "include_thinking secret_patterns=2 follow_links",
+            ),
+        ] {
+            assert_eq!(without_secret_patterns(recorded), now, "{recorded}");
+        }
     }
 
     #[test]

@@ -20,7 +20,10 @@
 //! link to a directory the walk is inside of (itself, or a directory a
 //! followed link led to) is a loop: a `warning`, not walked again.
 //! Discovery only stats files and lists directories: nothing inside HOME is
-//! opened for writing.
+//! opened for writing. What it could not see into — a directory it could
+//! not list, a dangling link, a link it did not follow, a loop — it keeps
+//! as [`Unseen`]: nothing below such a place was read, so nothing below it
+//! can be taken for absent (`nanoload sync`, docs/design.md "Ledger").
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,6 +48,34 @@ pub struct Discovery {
     /// and holding nothing that would be read as a store.
     pub links_skipped: usize,
     pub files_seen: usize,
+    /// The places the walk could not see into, in the order it met them.
+    pub unseen: Vec<Unseen>,
+}
+
+/// A place under HOME that discovery could not see into: a directory it
+/// could not list (or HOME itself), a dangling symlink, a symlink it did not
+/// follow (out of HOME without `--follow-links`), a symlink loop. Nothing
+/// below it was read, so no store below it is known to be absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unseen {
+    /// Relative to HOME; "" is HOME itself.
+    pub rel: String,
+    /// Why, as one line (the I/O error, what the link is).
+    pub why: String,
+    /// A symlink (dangling, not followed, a loop), not a directory that
+    /// could not be listed.
+    pub link: bool,
+}
+
+impl Unseen {
+    /// Whether `path` (relative to HOME) is this place or below it.
+    pub fn holds(&self, path: &str) -> bool {
+        self.rel.is_empty()
+            || path == self.rel
+            || path
+                .strip_prefix(self.rel.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
 }
 
 impl Discovery {
@@ -290,11 +321,14 @@ impl Walk<'_> {
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    let path = e
-                        .path()
-                        .and_then(|p| rel_under(dir, prefix, p))
-                        .unwrap_or_else(|| ".".into());
-                    let kind = if looks_like_agent_path(&path) {
+                    // a path walkdir does not name is taken for the walked
+                    // directory itself: nothing below it is known to be absent
+                    let path = e.path().and_then(|p| rel_under(dir, prefix, p));
+                    // HOME itself is where agent state is
+                    let kind = if path
+                        .as_deref()
+                        .is_some_and(|p| p.is_empty() || looks_like_agent_path(p))
+                    {
                         DiagKind::Unreadable
                     } else {
                         DiagKind::Warning
@@ -303,7 +337,10 @@ impl Walk<'_> {
                         .io_error()
                         .map(|io| io.to_string())
                         .unwrap_or_else(|| e.to_string());
-                    self.out.diagnostics.push(Diagnostic::new(kind, path, msg));
+                    let path = path.unwrap_or_else(|| prefix.to_string());
+                    self.unseen(&path, &msg, false);
+                    let shown = if path.is_empty() { ".".into() } else { path };
+                    self.out.diagnostics.push(Diagnostic::new(kind, shown, msg));
                     continue;
                 }
             };
@@ -320,11 +357,22 @@ impl Walk<'_> {
         }
     }
 
+    /// A place the walk could not see into ([`Unseen`]; `link`: a symlink).
+    fn unseen(&mut self, rel: &str, why: &str, link: bool) {
+        self.out.unseen.push(Unseen {
+            rel: rel.to_string(),
+            why: crate::diag::one_line(why),
+            link,
+        });
+    }
+
     /// A symlink at `rel`: followed when its target stays inside HOME (or
     /// with `--follow-links`); a link out of HOME that holds agent state —
     /// by its names ([`holds_agent_state`]) or a store file anywhere below
     /// ([`Walk::store_below`]) — is reported as `skipped_link` (exit code
-    /// 1), any other only counted.
+    /// 1), any other only counted. A dangling link named as a store or as
+    /// an instance (`.nanobot*` directly under HOME: its disk not mounted)
+    /// is a `skipped_link` too.
     fn link(&mut self, abs: &Path, rel: &str) {
         let target = match std::fs::canonicalize(abs) {
             Ok(t) => t,
@@ -332,12 +380,12 @@ impl Walk<'_> {
                 let to = std::fs::read_link(abs)
                     .map(|t| t.display().to_string())
                     .unwrap_or_default();
-                if self.matcher.matches_any(rel) {
-                    self.out.diagnostics.push(Diagnostic::new(
-                        DiagKind::SkippedLink,
-                        rel,
-                        format!("symlink → {to}: dangling ({e})"),
-                    ));
+                let why = format!("symlink → {to}: dangling ({e})");
+                self.unseen(rel, &why, true);
+                if self.matcher.matches_any(rel) || is_instance_root(rel) {
+                    self.out
+                        .diagnostics
+                        .push(Diagnostic::new(DiagKind::SkippedLink, rel, why));
                 } else {
                     self.out.links_skipped += 1;
                 }
@@ -347,6 +395,14 @@ impl Walk<'_> {
         let inside = target.starts_with(self.home);
         let looped = target.is_dir() && self.is_loop(abs, &target);
         if !inside && !self.follow_links {
+            self.unseen(
+                rel,
+                &format!(
+                    "symlink → {} leaves HOME: not read (use --follow-links to read it)",
+                    target.display()
+                ),
+                true,
+            );
             let holds = holds_agent_state(&self.matcher, rel, &target)
                 || (!looped
                     && target.is_dir()
@@ -371,14 +427,14 @@ impl Walk<'_> {
             // a link to a directory that holds it, or holds one being
             // walked, would walk forever
             if looped {
-                self.out.diagnostics.push(Diagnostic::new(
-                    DiagKind::Warning,
-                    rel,
-                    format!(
-                        "symlink loop: → {} holds the link or a directory being walked; not walked again",
-                        target.display()
-                    ),
-                ));
+                let why = format!(
+                    "symlink loop: → {} holds the link or a directory being walked; not walked again",
+                    target.display()
+                );
+                self.unseen(rel, &why, true);
+                self.out
+                    .diagnostics
+                    .push(Diagnostic::new(DiagKind::Warning, rel, why));
                 return;
             }
             self.walk(&target, rel);
@@ -649,6 +705,12 @@ fn holds_agent_state(matcher: &Matcher, rel: &str, target: &Path) -> bool {
         || has("v2.db")
         || has("v2-sessions")
         || (has("data") && target.join("data/v2.db").exists())
+}
+
+/// Whether `rel` names a nanobot instance: a `.nanobot*` entry directly
+/// under HOME.
+fn is_instance_root(rel: &str) -> bool {
+    rel.starts_with(".nanobot") && !rel.contains('/')
 }
 
 /// Whether an unreadable directory could hold agent state (then it is a read

@@ -2,31 +2,39 @@
 //! own deletions. Every sync extracts HOME as a load does and merges the
 //! staged rows into a DuckDB database file that nanoload keeps: rows seen
 //! before are the same rows, new rows are added, and a row no longer on
-//! disk stays, marked gone. docs/design.md "Ledger".
+//! disk stays, marked gone — only when the directory that held it was read
+//! and its store is absent: what could not be seen keeps its rows as they
+//! were. docs/design.md "Ledger".
 //!
 //! ```text
-//! LEDGER.duckdb               written only by sync, one transaction per sync
+//! LEDGER.duckdb               written only by sync (and prune), one transaction each
 //!   ledger_meta(key, value)   format, the staged columns it holds, who created it
 //!   loads                     one row per sync: sync (1, 2, …), load_id, started_at,
-//!                             finished_at (UTC), home, options, added, changed, gone,
-//!                             rows, present
+//!                             finished_at (UTC), home, options (no secret-bearing value),
+//!                             added, changed, gone, rows, present, unreadable (what it
+//!                             could not read: prune asks --force for what it marked gone)
 //!   ledger_events             every staged event row ever seen: the staged columns with
 //!                             text and native inline, row_key, first_seen_load and
-//!                             last_seen_load (sync numbers), present
+//!                             last_seen_load (sync numbers), present, store_path,
+//!                             gone_load (the sync that marked it gone)
 //!   ledger_llm_calls          every staged usage row ever seen, the same way
 //!   ledger_sources            every store ever seen: its latest `sources` row,
 //!                             first_seen_load, last_seen_load, present, state_key
-//!                             (the `--cache` key of its files: unchanged → not read again)
+//!                             (the `--cache` key of its files: unchanged → not read
+//!                             again), gone_load
 //!   ledger_diagnostics        what the latest sync could not read (bad lines, warnings)
 //! LEDGER.duckdb.lock          locked (flock) by the sync that writes: a second is refused
 //! ```
 //! One row of `ledger_events` is one row a load stages (before dedup: the
 //! steps decide over the whole history when the ledger is exported). Its
-//! identity (`row_key`) is its content — every staged column but where it
-//! stands (`seq`, `source_line`) and the store's role — and which
-//! occurrence of that content it is in its store, so a record that moves
-//! (a file rewritten around it) is still the same row; a record rewritten
-//! in place is a new row and its old version is gone.
+//! identity (`row_key`) is the agent's record — every staged column but
+//! where it stands (`seq`, `source_line`), the store's role and nanoload's
+//! rendering of it (`text`, `native`, `x_match`: redaction), with
+//! `x_content`, the digest of its text and native as read, in their place —
+//! and which occurrence of that record it is in its store, so a record that
+//! moves (a file rewritten around it) is still the same row, a record
+//! rendered again (a new `--secret-pattern`) is updated in place, and a
+//! record rewritten in place is a new row and its old version is gone.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -45,8 +53,23 @@ use crate::rundir::{RunDir, RunDirError};
 use crate::schema::{events_schema, llm_calls_schema, sources_schema};
 use crate::summary::ExitCode;
 
-/// The ledger format this build reads and writes.
-pub const FORMAT: &str = "2";
+/// The ledger format this build reads and writes (a ledger of format 2 is
+/// upgraded by its first sync: [`upgrade`]).
+pub const FORMAT: &str = "3";
+
+/// The format this build upgrades from.
+const EARLIER_FORMAT: &str = "2";
+
+/// Staged event columns that are nanoload's rendering of a record, not the
+/// record: redaction changes them (a new `--secret-pattern`, a scanner fix).
+/// Not part of a row's identity (`x_content` stands for the text and native
+/// as read); a sync that sees the row again takes their new values.
+const RENDERED: [&str; 3] = ["text", "native", "x_match"];
+
+/// The column that holds a row's content as read (`store::content_digest`):
+/// added by the upgrade from format 2, whose rows lack it until a sync
+/// sees them again.
+const CONTENT: &str = "x_content";
 
 /// Staged event columns that say where a row's text is in this run's
 /// stage, or which row of the run it is: not kept.
@@ -85,6 +108,37 @@ pub enum SyncError {
         lock.display()
     )]
     Busy { path: PathBuf, lock: PathBuf },
+    /// Another process holds DuckDB's lock on the ledger (exit code 5).
+    #[error(
+        "{}: another process{} has this ledger open; nothing done, try again when it has finished",
+        path.display(),
+        pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+    )]
+    InUse { path: PathBuf, pid: Option<u32> },
+    /// Not a DuckDB database, or one DuckDB cannot read (exit code 2).
+    #[error("{}: corrupt: {what}; nothing done", path.display())]
+    Corrupt { path: PathBuf, what: String },
+    /// The ledger cannot be read at all.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `prune` without `--force`: some of what it would remove was marked
+    /// gone by a sync that could not read all of HOME (exit code 2).
+    #[error(
+        "{}: not pruned: {rows} rows, {calls} usage records and {stores} stores it would remove were marked gone by a sync that could not read all of HOME ({syncs}); give --force to remove them anyway; nothing done",
+        path.display()
+    )]
+    PruneRefused {
+        path: PathBuf,
+        rows: u64,
+        calls: u64,
+        stores: u64,
+        /// Which syncs: `sync 2`, `syncs 2, 5`, and those of an earlier
+        /// nanoload, which did not record what they could read.
+        syncs: String,
+    },
     #[error("{}: no agent state found", home.display())]
     NoStores { home: PathBuf },
     /// LEDGER names a file that is not a nanoload ledger (exit code 2):
@@ -103,7 +157,7 @@ pub enum SyncError {
 impl SyncError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            SyncError::Busy { .. } => ExitCode::Busy,
+            SyncError::Busy { .. } | SyncError::InUse { .. } => ExitCode::Busy,
             SyncError::NoStores { .. } => ExitCode::NoStores,
             _ => ExitCode::Failed,
         }
@@ -142,6 +196,9 @@ pub struct SyncSummary {
     /// Stores read, and stores whose files are as the ledger last read them.
     pub stores_read: usize,
     pub stores_unchanged: usize,
+    /// Stores not read because a file they read is in a place this sync
+    /// could not see (their rows stay as they were).
+    pub stores_held: usize,
 }
 
 impl SyncSummary {
@@ -169,8 +226,13 @@ impl SyncSummary {
                 self.load_id
             ),
             format!(
-                "nanoload: stores: {} read, {} unchanged since the ledger read them",
-                self.stores_read, self.stores_unchanged
+                "nanoload: stores: {} read, {} unchanged since the ledger read them{}",
+                self.stores_read,
+                self.stores_unchanged,
+                match self.stores_held {
+                    0 => String::new(),
+                    n => format!(", {n} held back (they read a file that could not be read)"),
+                }
             ),
             m("rows", &self.events),
             m("nanobot usage records (llm_usage.sqlite3)", &self.llm_calls),
@@ -184,6 +246,19 @@ pub fn lock_path(ledger: &Path) -> PathBuf {
     let mut name = ledger.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
+}
+
+/// The error of a ledger DuckDB could not open (`writing`: opened to be
+/// written), by what the file is ([`crate::dbfile::why_unopened`]).
+fn unopened(path: &Path, e: &duckdb::Error, writing: bool) -> SyncError {
+    use crate::dbfile::Unopened;
+    let path = path.to_path_buf();
+    match crate::dbfile::why_unopened(&path, e, writing) {
+        Unopened::Io(source) => SyncError::Io { path, source },
+        Unopened::Corrupt(what) => SyncError::Corrupt { path, what },
+        Unopened::Busy(pid) => SyncError::InUse { path, pid },
+        Unopened::Other(message) => SyncError::Ledger { path, message },
+    }
 }
 
 /// Take the ledger's lock for this process (released when the file is
@@ -318,7 +393,13 @@ fn sync_locked(
         "ATTACH {} AS ledger{version}; USE ledger;",
         sql_str(&ledger)
     ))
-    .map_err(fail)?;
+    .map_err(|e| {
+        if existed {
+            unopened(&ledger, &e, true)
+        } else {
+            fail(e)
+        }
+    })?;
     conn.execute_batch(&format!(
         "SET autoinstall_known_extensions = false;
          SET autoload_known_extensions = false;
@@ -332,11 +413,12 @@ fn sync_locked(
     .map_err(fail)?;
     compress_strings(&conn).map_err(fail)?;
     // a ledger of another format is refused before anything is read
-    let known = match state(&conn).map_err(fail)? {
+    let ledger_state = state(&conn).map_err(fail)?;
+    let known = match &ledger_state {
         State::Other(refused) => {
             return Err(SyncError::Ledger {
                 path: ledger.clone(),
-                message: refused,
+                message: refused.clone(),
             });
         }
         // a database that holds anything is someone else's: never given
@@ -351,15 +433,19 @@ fn sync_locked(
             }
         },
         State::Absent => Default::default(),
-        State::Ours => known_stores(&conn).map_err(fail)?,
+        State::Ours | State::Earlier => known_stores(&conn).map_err(fail)?,
     };
+    let has_rows = !matches!(ledger_state, State::Absent);
     let progress = Progress::start(opts.progress_shown());
-    let discovery = discover(&config.home, config.follow_links)?;
+    let mut discovery = discover(&config.home, config.follow_links)?;
     if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
         return Err(SyncError::NoStores {
             home: opts.home.clone(),
         });
     }
+    // what could not be seen keeps its rows: said once per place, on the
+    // line of its diagnostic
+    let not_seen = unseen(&conn, has_rows, &config.home, &mut discovery).map_err(fail)?;
     let load_id = discovery.load_id(&config.load_options);
     // a store whose files are as the ledger last read them (the key of
     // `--cache`: every byte hashed) is not read again
@@ -377,9 +463,11 @@ fn sync_locked(
         diagnostics: found,
         links_skipped,
         files_seen,
+        unseen: places,
     } = discovery;
     let mut files = Vec::new();
-    for (store, key) in stores.into_iter().zip(keys) {
+    let mut held = 0;
+    for (k, (store, key)) in stores.into_iter().zip(keys).enumerate() {
         let id = (
             store.kind.to_string(),
             store.instance.clone(),
@@ -390,6 +478,12 @@ fn sync_locked(
             .chain(store.sidecars.iter().map(|p| p.rel.clone()))
         {
             files.push((store.instance.clone(), store.rel.clone(), f));
+        }
+        // a store that reads a file in a place not seen is not read: its
+        // rows stay as they were
+        if not_seen.held.contains(&k) {
+            held += 1;
+            continue;
         }
         if let Some(k) = &key {
             store_keys.push((id.clone(), k.clone()));
@@ -405,11 +499,13 @@ fn sync_locked(
         diagnostics: found,
         links_skipped,
         files_seen,
+        unseen: places,
     };
-    // the ledger keeps every row's text and native itself, and the keys
-    // every earlier build staged in each row's identity
+    // the ledger keeps every row's text and native itself, the keys every
+    // earlier build staged, and each row's content as read (its identity)
     config.extract.stage_all_wide = true;
     config.extract.keys = crate::store::KeyDigest::Sha256;
+    config.extract.content_digests = true;
     let extraction = extract(
         &to_read,
         &config.home,
@@ -425,9 +521,13 @@ fn sync_locked(
         unchanged: &unchanged,
         keys: &store_keys,
         files: &files,
+        unseen: &not_seen.places,
     };
     let merge = || -> Result<(i64, Merged, Merged), SyncError> {
         conn.execute_batch("BEGIN TRANSACTION;").map_err(fail)?;
+        if matches!(ledger_state, State::Earlier) {
+            upgrade(&conn).map_err(fail)?;
+        }
         if let Some(refused) = prepare(&conn).map_err(fail)? {
             return Err(SyncError::Ledger {
                 path: ledger.clone(),
@@ -461,11 +561,225 @@ fn sync_locked(
         diagnostics,
         stores_read: to_read.stores.len(),
         stores_unchanged: unchanged.len(),
+        stores_held: held,
     })
 }
 
 /// A store's identity in the ledger: kind, instance, path.
 type StoreId = (String, String, String);
+
+/// What a sync could not see (docs/design.md "Ledger", the gone rule).
+#[derive(Debug, Default)]
+struct NotSeen {
+    /// Paths relative to HOME ("" is HOME itself) below which no row and
+    /// no store is marked gone: the places discovery could not see into,
+    /// an empty directory where an instance the ledger holds was, and the
+    /// files of the stores held back.
+    places: Vec<String>,
+    /// The stores (indices into discovery's) not read this sync: a file
+    /// they read besides their own (`store::Reads::Also`: a namespace's
+    /// `.workspace`) is in such a place, and their rows would lose what it
+    /// tells them.
+    held: std::collections::BTreeSet<usize>,
+}
+
+/// The places this sync cannot see, with what the ledger holds there: each
+/// is said on one line — its discovery diagnostic (a warning becomes
+/// `unreadable`), or a new `unreadable`/`skipped_link` one — ending with
+/// what the ledger keeps of it, and makes the exit code 1. `has_rows`: the
+/// ledger has its tables (not a new one).
+fn unseen(
+    conn: &Connection,
+    has_rows: bool,
+    home: &Path,
+    d: &mut crate::discover::Discovery,
+) -> Result<NotSeen, duckdb::Error> {
+    use crate::diag::{DiagKind, Diagnostic};
+    use crate::discover::Unseen;
+    let mut places: Vec<(Unseen, DiagKind)> = d
+        .unseen
+        .iter()
+        .map(|u| {
+            let kind = if u.link {
+                DiagKind::SkippedLink
+            } else {
+                DiagKind::Unreadable
+            };
+            (u.clone(), kind)
+        })
+        .collect();
+    // the stores the ledger holds as present, by path
+    let present: Vec<(String, String)> = if has_rows {
+        let mut stmt = conn.prepare(
+            "SELECT instance, source_path FROM ledger_sources WHERE present ORDER BY ALL",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    // an instance the ledger holds of which nothing is found, whose root —
+    // or a directory above it, or a nanoclaw install's `data/` — is an
+    // empty directory: a disk not mounted there, not an agent that deleted
+    // its history (which leaves its instance's own files; an instance
+    // removed whole leaves no directory, and its rows are gone)
+    let found: std::collections::BTreeSet<&str> =
+        d.stores.iter().map(|s| s.instance.as_str()).collect();
+    let mut instances: Vec<&str> = present.iter().map(|(i, _)| i.as_str()).collect();
+    instances.dedup();
+    for i in instances {
+        if found.contains(i) || places.iter().any(|(p, _)| p.holds(i)) {
+            continue;
+        }
+        let mut dirs: Vec<String> = Vec::new();
+        if i != "." {
+            let parts: Vec<&str> = i.split('/').collect();
+            dirs.extend((1..=parts.len()).map(|k| parts[..k].join("/")));
+        }
+        let data = if i == "." {
+            "data".to_string()
+        } else {
+            format!("{i}/data")
+        };
+        if present
+            .iter()
+            .any(|(_, p)| p.starts_with(&format!("{data}/")))
+        {
+            dirs.push(data);
+        }
+        for dir in dirs {
+            let Ok(mut entries) = std::fs::read_dir(home.join(&dir)) else {
+                break;
+            };
+            if entries.next().is_none() {
+                places.push((
+                        Unseen {
+                            rel: dir,
+                            why: "an empty directory where the ledger's stores were (a disk not mounted?)"
+                                .into(),
+                            link: false,
+                        },
+                    DiagKind::Unreadable,
+                ));
+                break;
+            }
+        }
+    }
+    // the files stores read besides their own (`Reads::Also`); one that is
+    // there but cannot be opened is a place not seen too (a load reads it
+    // as absent: the rows would lose what it tells them)
+    let reads: Vec<(usize, Vec<String>)> = d
+        .stores
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| match crate::sources::REGISTRY[s.extractor].reads {
+            crate::store::Reads::Also(files) => Some((k, files(&s.rel, home))),
+            _ => None,
+        })
+        .collect();
+    let mut checked = std::collections::BTreeSet::new();
+    for f in reads.iter().flat_map(|(_, files)| files) {
+        if !checked.insert(f.as_str()) || places.iter().any(|(p, _)| p.holds(f)) {
+            continue;
+        }
+        let path = home.join(f);
+        if path.is_file()
+            && let Err(e) = std::fs::File::open(&path)
+        {
+            places.push((
+                Unseen {
+                    rel: f.clone(),
+                    why: e.to_string(),
+                    link: false,
+                },
+                DiagKind::Unreadable,
+            ));
+        }
+    }
+    if places.is_empty() {
+        return Ok(NotSeen::default());
+    }
+    // the stores that read a file in such a place
+    let mut out = NotSeen::default();
+    let mut held_in = vec![0usize; places.len()];
+    for (k, files) in &reads {
+        let (k, s) = (*k, &d.stores[*k]);
+        if let Some(p) = files
+            .iter()
+            .find_map(|f| places.iter().position(|(p, _)| p.holds(f)))
+        {
+            out.held.insert(k);
+            held_in[p] += 1;
+            out.places.extend(s.files().map(|(f, _, _)| f.to_string()));
+        }
+    }
+    for ((place, kind), held) in places.iter().zip(held_in) {
+        out.places.push(place.rel.clone());
+        // what the ledger keeps there: counted only where it holds a store
+        let (mut rows, mut calls) = (0u64, 0u64);
+        if present.iter().any(|(_, p)| place.holds(p)) {
+            let count = |table: &str| -> Result<u64, duckdb::Error> {
+                conn.query_row(
+                    &format!(
+                        "SELECT count(*) FROM {table} WHERE present
+                           AND ($1 = '' OR source_path = $1 OR starts_with(source_path, $1 || '/')
+                                OR store_path = $1 OR starts_with(store_path, $1 || '/'))"
+                    ),
+                    [&place.rel],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n as u64)
+            };
+            rows = count("ledger_events")?;
+            calls = count("ledger_llm_calls")?;
+        }
+        if rows + calls == 0 && held == 0 {
+            continue;
+        }
+        let mut said = Vec::new();
+        if rows + calls > 0 {
+            let what = match (rows, calls) {
+                (r, 0) => format!("{r} rows"),
+                (0, c) => format!("{c} usage records"),
+                (r, c) => format!("{r} rows and {c} usage records"),
+            };
+            said.push(format!(
+                "the ledger keeps its {what} there as they were, none marked gone"
+            ));
+        }
+        if held > 0 {
+            said.push(format!(
+                "{held} stores that read a file there are not read this time (their rows stay as they were)"
+            ));
+        }
+        let said = said.join("; ");
+        // HOME is named `.` on a line
+        let path = if place.rel.is_empty() {
+            "."
+        } else {
+            &place.rel
+        };
+        match d
+            .diagnostics
+            .iter_mut()
+            .find(|x| x.source_path == path && x.source_line.is_none())
+        {
+            Some(x) => {
+                if !x.kind.is_read_failure() {
+                    x.kind = *kind;
+                }
+                x.message = format!("{}; {said}", x.message);
+            }
+            None => d.diagnostics.push(Diagnostic::new(
+                *kind,
+                path,
+                format!("{}; {said}", place.why),
+            )),
+        }
+    }
+    d.diagnostics.sort();
+    Ok(out)
+}
 
 /// What a sync knows of the stores besides their staged rows.
 struct Stores<'a> {
@@ -476,6 +790,9 @@ struct Stores<'a> {
     /// (instance, store path, file path) of every file of every store: the
     /// store a row of that file belongs to.
     files: &'a [(String, String, String)],
+    /// Paths (relative to HOME, "" HOME itself) this sync could not see:
+    /// no row or store at or below one is marked gone ([`NotSeen`]).
+    unseen: &'a [String],
 }
 
 /// The stores the ledger last read to their end, with their keys.
@@ -504,7 +821,8 @@ fn merged(
         "CREATE TEMP TABLE cur_sources AS SELECT * FROM read_parquet({});
          CREATE TEMP TABLE unchanged_stores (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR);
          CREATE TEMP TABLE store_keys (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR, state_key VARCHAR);
-         CREATE TEMP TABLE store_files (instance VARCHAR, store_path VARCHAR, file_path VARCHAR);",
+         CREATE TEMP TABLE store_files (instance VARCHAR, store_path VARCHAR, file_path VARCHAR);
+         CREATE TEMP TABLE unseen_places (rel VARCHAR);",
         sql_str(&staged.sources)
     ))?;
     {
@@ -523,13 +841,31 @@ fn merged(
             app.append_row([i, store, file])?;
         }
         app.flush()?;
+        let mut app = conn.appender("unseen_places")?;
+        for rel in stores.unseen {
+            app.append_row([rel])?;
+        }
+        app.flush()?;
     }
+    // a path at or below a place this sync could not see (no statement
+    // gains the test when every place was seen)
+    let seen = |col: &str| {
+        if stores.unseen.is_empty() {
+            "true".to_string()
+        } else {
+            format!(
+                "NOT EXISTS (SELECT 1 FROM unseen_places u
+                             WHERE u.rel = '' OR {col} = u.rel OR starts_with({col}, u.rel || '/'))"
+            )
+        }
+    };
     // the stores whose rows this sync settles: those it read to their end,
-    // and those no longer on disk (neither read nor unchanged); a present
-    // row of theirs that it did not see is gone (a row's store:
-    // `store_path`, the store's main path, whichever of its files the row
-    // came from: a WebUI segment, a checkpoint sidecar)
-    conn.execute_batch(
+    // and those no longer on disk (neither read nor unchanged) where it
+    // could see: the directory that held them was read; a present row of
+    // theirs that it did not see is gone (a row's store: `store_path`, the
+    // store's main path, whichever of its files the row came from: a WebUI
+    // segment, a checkpoint sidecar)
+    conn.execute_batch(&format!(
         "CREATE TEMP TABLE settled AS
          SELECT instance, source_path FROM cur_sources WHERE status IN ('ok', 'skipped')
          UNION
@@ -537,8 +873,22 @@ fn merged(
          WHERE NOT EXISTS (SELECT 1 FROM cur_sources c
                            WHERE c.instance = l.instance AND c.source_path = l.source_path)
            AND NOT EXISTS (SELECT 1 FROM unchanged_stores u
-                           WHERE u.instance = l.instance AND u.source_path = l.source_path);",
-    )?;
+                           WHERE u.instance = l.instance AND u.source_path = l.source_path)
+           AND {};",
+        seen("l.source_path")
+    ))?;
+    // besides: a row of a file below a place not seen (a WebUI segment in a
+    // directory that could not be listed), and a WebUI reasoning row of a
+    // transcript read without `--include-thinking`, which gives none
+    let mut spared = format!(" AND {}", seen("source_path"));
+    if !config.extract.include_thinking {
+        spared.push_str(&format!(
+            " AND NOT (turn_type = 'thinking' AND source_kind = {} AND (instance, store_path) IN
+                   (SELECT instance, source_path FROM cur_sources))",
+            crate::steps::sql_text(crate::sources::nanobot::webui_transcript::KIND)
+        ));
+    }
+    let legacy = legacy_keys(conn)?;
     // this sync's number: a load_id names the files and options, and an
     // unchanged home gives the same one again
     let sync: i64 = conn.query_row("SELECT coalesce(max(sync), 0) + 1 FROM loads", [], |r| {
@@ -546,21 +896,41 @@ fn merged(
     })?;
     let events = merge_table(
         conn,
-        "ledger_events",
-        &events_schema(),
+        &Table {
+            name: "ledger_events",
+            schema: events_schema(),
+            occurrence: "source_line NULLS LAST, seq NULLS LAST, x_row",
+            spared: &spared,
+            legacy,
+        },
         &staged.events,
-        "source_line NULLS LAST, seq NULLS LAST, x_row",
         sync,
     )?;
     let calls = merge_table(
         conn,
-        "ledger_llm_calls",
-        &llm_calls_schema(),
+        &Table {
+            name: "ledger_llm_calls",
+            schema: llm_calls_schema(),
+            occurrence: "id",
+            spared: &format!(" AND {}", seen("source_path")),
+            legacy: false,
+        },
         &staged.llm_calls,
-        "id",
         sync,
     )?;
-    merge_sources(conn, sync)?;
+    merge_sources(conn, sync, &seen("source_path"))?;
+    if legacy {
+        // every row of the earlier format seen again has its new identity:
+        // no sync need compute the earlier one any more
+        let left: i64 = conn.query_row(
+            &format!("SELECT count(*) FROM ledger_events WHERE {CONTENT} IS NULL"),
+            [],
+            |r| r.get(0),
+        )?;
+        if left == 0 {
+            conn.execute_batch("DELETE FROM ledger_meta WHERE key = 'legacy_row_keys';")?;
+        }
+    }
     // the diagnostics of reading HOME: the unchanged stores' as the ledger
     // has them, the rest this sync's (what an export stages, as a load does)
     conn.execute_batch(&format!(
@@ -571,21 +941,34 @@ fn merged(
          INSERT INTO ledger_diagnostics SELECT *, {sync} FROM read_parquet({});",
         sql_str(&staged.diagnostics)
     ))?;
+    // what this sync could not read: a store, a directory, a link (prune
+    // asks --force to remove what such a sync marked gone)
+    let unreadable: i64 = conn.query_row(
+        "SELECT count(*) FROM ledger_diagnostics WHERE kind IN (?, ?)",
+        [
+            crate::diag::DiagKind::Unreadable.as_str(),
+            crate::diag::DiagKind::SkippedLink.as_str(),
+        ],
+        |r| r.get(0),
+    )?;
     let finished = SystemTime::now();
     conn.execute(
-        "INSERT INTO loads VALUES (?, ?, make_timestamp(?), make_timestamp(?), ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO loads (sync, load_id, started_at, finished_at, home, options, added, changed,
+                            gone, rows, present, unreadable)
+         VALUES (?, ?, make_timestamp(?), make_timestamp(?), ?, ?, ?, ?, ?, ?, ?, ?)",
         duckdb::params![
             sync,
             load_id,
             micros(started),
             micros(finished),
             config.home.to_string_lossy(),
-            config.load_options.join(" "),
+            config.shown_options(),
             (events.added + calls.added) as i64,
             (events.changed + calls.changed) as i64,
             (events.gone + calls.gone) as i64,
             (events.rows + calls.rows) as i64,
             (events.present + calls.present) as i64,
+            unreadable,
         ],
     )?;
     conn.execute_batch(VERSIONS)?;
@@ -656,6 +1039,16 @@ fn kept(schema: &SchemaRef) -> Vec<(String, &'static str)> {
 /// The staged columns this build's ledger holds, as `ledger_meta` records
 /// them: a ledger of other columns is refused, never misread.
 fn columns_signature() -> String {
+    signature(&|_| true)
+}
+
+/// The staged columns a ledger of format 2 holds: this build's but
+/// `x_content` ([`upgrade`] adds it).
+fn earlier_signature() -> String {
+    signature(&|n| n != CONTENT)
+}
+
+fn signature(keep: &dyn Fn(&str) -> bool) -> String {
     [
         events_schema(),
         llm_calls_schema(),
@@ -663,7 +1056,13 @@ fn columns_signature() -> String {
         diagnostics_schema(),
     ]
     .iter()
-    .map(|s| joined(kept(s), ",", |(n, t)| format!("{n} {t}")))
+    .map(|s| {
+        joined(
+            kept(s).into_iter().filter(|(n, _)| keep(n)),
+            ",",
+            |(n, t)| format!("{n} {t}"),
+        )
+    })
     .collect::<Vec<_>>()
     .join(";")
 }
@@ -674,6 +1073,9 @@ enum State {
     Absent,
     /// A ledger of this build's format and columns.
     Ours,
+    /// A ledger of format 2 with this build's columns but `x_content`: a
+    /// sync upgrades it ([`upgrade`]); export and prune ask for that sync.
+    Earlier,
     /// A ledger of another format: why it is refused.
     Other(String),
 }
@@ -698,6 +1100,8 @@ fn state(conn: &Connection) -> Result<State, duckdb::Error> {
     let (format, columns, by) = (get("format")?, get("columns")?, get("created_by")?);
     Ok(if format == FORMAT && columns == columns_signature() {
         State::Ours
+    } else if format == EARLIER_FORMAT && columns == earlier_signature() {
+        State::Earlier
     } else {
         State::Other(format!(
             "a ledger of another format (format {format}, created by {by}) than this nanoload {} reads (format {FORMAT}, its columns); nothing done",
@@ -725,6 +1129,10 @@ fn ours(conn: &Connection) -> Result<(), String> {
     match state(conn).map_err(|e| e.to_string())? {
         State::Ours => Ok(()),
         State::Absent => Err("not a nanoload ledger (no ledger_meta table)".into()),
+        State::Earlier => Err(format!(
+            "a ledger of format {EARLIER_FORMAT}, which the next `nanoload sync` of this nanoload {} upgrades to format {FORMAT}; nothing done",
+            env!("CARGO_PKG_VERSION")
+        )),
         State::Other(refused) => Err(refused),
     }
 }
@@ -735,10 +1143,15 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
     match state(conn)? {
         State::Ours => return Ok(None),
         State::Other(refused) => return Ok(Some(refused)),
+        State::Earlier => {
+            return Ok(Some(format!(
+                "a ledger of format {EARLIER_FORMAT} that was not upgraded (internal)"
+            )));
+        }
         State::Absent => {}
     }
     let signature = columns_signature();
-    let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, store_path VARCHAR";
+    let seen = "row_key VARCHAR, first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, store_path VARCHAR, gone_load BIGINT";
     let table = |name: &str, schema: &SchemaRef, extra: &str| {
         let cols = joined(kept(schema), ", ", |(n, t)| format!("\"{n}\" {t}"));
         format!("CREATE TABLE {name} ({cols}, {extra});")
@@ -747,7 +1160,7 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
         "CREATE TABLE ledger_meta (key VARCHAR, value VARCHAR);
          CREATE TABLE loads (sync BIGINT, load_id VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP,
              home VARCHAR, options VARCHAR, added BIGINT, changed BIGINT, gone BIGINT,
-             rows BIGINT, present BIGINT);
+             rows BIGINT, present BIGINT, unreadable BIGINT);
          {}
          {}
          {}",
@@ -756,7 +1169,7 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
         table(
             "ledger_sources",
             &sources_schema(),
-            "first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, state_key VARCHAR"
+            "first_seen_load BIGINT, last_seen_load BIGINT, present BOOLEAN, state_key VARCHAR, gone_load BIGINT"
         ),
     ))?;
     conn.execute_batch(&table(
@@ -773,38 +1186,102 @@ fn prepare(conn: &Connection) -> Result<Option<String>, duckdb::Error> {
     Ok(None)
 }
 
+/// One ledger table a sync merges into.
+struct Table<'a> {
+    name: &'a str,
+    /// The staged schema of its rows.
+    schema: SchemaRef,
+    /// The order of a content's occurrences in its store.
+    occurrence: &'a str,
+    /// What else a row that would be gone must not be (`AND …`: below a
+    /// place not seen, a reasoning row not asked for).
+    spared: &'a str,
+    /// The table holds rows keyed as format 2 did (no `x_content`): their
+    /// earlier key is computed too, and a row found under it takes its new
+    /// identity ([`upgrade`]).
+    legacy: bool,
+}
+
+/// Upgrade a ledger of format 2 to this build's, inside the sync's
+/// transaction (a sync that fails leaves it as it was): `x_content` added to
+/// the events (NULL until a sync sees the row again: the row then takes its
+/// new identity, [`merge_table`]), `gone_load` to the events, calls and
+/// stores (NULL for what an earlier build marked gone: prune then asks for
+/// `--force`, as that build did not record whether it could read all of
+/// HOME), `unreadable` to `loads` (NULL: not recorded), and the options
+/// earlier syncs recorded as given rewritten without the value of any
+/// `--secret-pattern` ([`Config::shown_options`]). No row is removed.
+fn upgrade(conn: &Connection) -> Result<(), duckdb::Error> {
+    conn.execute_batch(&format!(
+        "ALTER TABLE ledger_events ADD COLUMN {CONTENT} VARCHAR;
+         ALTER TABLE ledger_events ADD COLUMN gone_load BIGINT;
+         ALTER TABLE ledger_llm_calls ADD COLUMN gone_load BIGINT;
+         ALTER TABLE ledger_sources ADD COLUMN gone_load BIGINT;
+         ALTER TABLE loads ADD COLUMN unreadable BIGINT;
+         UPDATE ledger_meta SET value = {format} WHERE key = 'format';
+         UPDATE ledger_meta SET value = {columns} WHERE key = 'columns';
+         INSERT INTO ledger_meta VALUES ('legacy_row_keys', {earlier});",
+        format = crate::steps::sql_text(FORMAT),
+        earlier = crate::steps::sql_text(EARLIER_FORMAT),
+        columns = crate::steps::sql_text(&columns_signature()),
+    ))?;
+    let options: Vec<(i64, String)> = {
+        let mut stmt =
+            conn.prepare("SELECT sync, options FROM loads WHERE options LIKE '%secret_pattern=%'")?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?
+    };
+    for (sync, given) in options {
+        conn.execute(
+            "UPDATE loads SET options = ? WHERE sync = ?",
+            duckdb::params![crate::config::without_secret_patterns(&given), sync],
+        )?;
+    }
+    Ok(())
+}
+
 /// Merge one table's staged rows into its ledger table (inside the sync's
-/// transaction): identity, then new rows, rows seen again, rows gone.
+/// transaction): identity, then rows of the earlier format found again,
+/// rows gone, rows seen again (their place and rendering taken), new rows.
 fn merge_table(
     conn: &Connection,
-    ledger: &str,
-    schema: &SchemaRef,
+    t: &Table,
     files: &[PathBuf],
-    occurrence: &str,
     sync: i64,
 ) -> Result<Merged, duckdb::Error> {
+    let ledger = t.name;
+    let schema = &t.schema;
     let cols = kept(schema);
     let all = column_list(schema, "");
-    let identity = joined(
-        cols.iter().filter(|(n, _)| !PLACE.contains(&n.as_str())),
-        ", ",
-        |(n, _)| format!("'{n}': \"{n}\""),
-    );
-    let has_place = |c: &str| cols.iter().any(|(n, _)| n == c);
-    let place: Vec<&str> = PLACE.iter().copied().filter(|c| has_place(c)).collect();
+    let has = |c: &str| cols.iter().any(|(n, _)| n == c);
+    let json_of = |leave: &dyn Fn(&str) -> bool| {
+        joined(
+            cols.iter().filter(|(n, _)| !leave(n.as_str())),
+            ", ",
+            |(n, _)| format!("'{n}': \"{n}\""),
+        )
+    };
+    // the agent's record: neither where it stands nor how nanoload renders it
+    let identity = json_of(&|n| PLACE.contains(&n) || RENDERED.contains(&n));
+    // format 2's: its content was the rendering itself
+    let legacy_identity = json_of(&|n| PLACE.contains(&n) || n == CONTENT);
+    let place: Vec<&str> = PLACE.iter().copied().filter(|c| has(c)).collect();
+    let rendered: Vec<&str> = RENDERED.iter().copied().filter(|c| has(c)).collect();
+    let legacy = t.legacy && has(CONTENT);
     let load = sync;
     let rows_before = count_rows(conn, ledger)?;
     let occurrence = if schema.fields().iter().any(|f| f.name() == "x_row") {
-        occurrence.to_string()
+        t.occurrence.to_string()
     } else {
-        occurrence.replace(", x_row", "")
+        t.occurrence.replace(", x_row", "")
     };
     let store_of = "(SELECT instance, file_path, min(store_path) AS store_path
                      FROM store_files GROUP BY ALL)";
     if files.is_empty() {
         conn.execute_batch(&format!(
             "CREATE OR REPLACE TEMP TABLE cur AS
-             SELECT {all}, CAST(NULL AS VARCHAR) AS row_key, CAST(NULL AS VARCHAR) AS store_path
+             SELECT {all}, CAST(NULL AS VARCHAR) AS row_key, CAST(NULL AS VARCHAR) AS legacy_key,
+                    CAST(NULL AS VARCHAR) AS store_path
              FROM {ledger} WHERE false;"
         ))?;
     } else {
@@ -823,14 +1300,25 @@ fn merge_table(
             "read_parquet({}, filename = true, file_row_number = true)",
             sql_list(files)
         );
+        let (legacy_key, legacy_content) = if legacy {
+            (
+                format!(
+                    "md5(legacy || '#' || row_number() OVER (PARTITION BY legacy ORDER BY {occurrence}))"
+                ),
+                format!(", md5(to_json({{{legacy_identity}}})) AS legacy"),
+            )
+        } else {
+            ("CAST(NULL AS VARCHAR)".to_string(), String::new())
+        };
         conn.execute_batch(&format!(
             "CREATE OR REPLACE TEMP TABLE cur_keys AS
              SELECT filename AS k_file, file_row_number AS k_row,
-                    md5(content || '#' || row_number() OVER (PARTITION BY content ORDER BY {occurrence})) AS row_key
+                    md5(content || '#' || row_number() OVER (PARTITION BY content ORDER BY {occurrence})) AS row_key,
+                    {legacy_key} AS legacy_key
              FROM (SELECT filename, file_row_number, {order_cols},
-                          md5(to_json({{{identity}}})) AS content FROM {scan});
+                          md5(to_json({{{identity}}})) AS content{legacy_content} FROM {scan});
              CREATE OR REPLACE TEMP TABLE cur AS
-             SELECT {all_s}, k.row_key, coalesce(f.store_path, s.source_path) AS store_path
+             SELECT {all_s}, k.row_key, k.legacy_key, coalesce(f.store_path, s.source_path) AS store_path
              FROM {scan} s
              JOIN cur_keys k ON k.k_file = s.filename AND k.k_row = s.file_row_number
              LEFT JOIN {store_of} f ON f.instance = s.instance AND f.file_path = s.source_path;
@@ -842,6 +1330,20 @@ fn merge_table(
         conn.query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
     };
+    let staged = count("SELECT count(*) FROM cur")? > 0;
+    // a row of the earlier format staged again takes its identity (and its
+    // content as read); one whose new identity the ledger holds already
+    // (seen again under it by an earlier sync of this format) is left, and
+    // is gone as any row not seen
+    if legacy && staged {
+        conn.execute_batch(&format!(
+            "CREATE OR REPLACE TEMP TABLE rekeyed AS
+             SELECT c.row_key, c.legacy_key, c.{CONTENT} FROM cur c ANTI JOIN {ledger} l ON l.row_key = c.row_key;
+             UPDATE {ledger} l SET row_key = r.row_key, {CONTENT} = r.{CONTENT}
+             FROM rekeyed r WHERE l.{CONTENT} IS NULL AND l.row_key = r.legacy_key;
+             DROP TABLE rekeyed;"
+        ))?;
+    }
     // a present row of a store this sync settles (`settled`, made by
     // [`merged`]) that it did not see is gone: `gone` is the number of rows
     // this marks. (Keys as tuples, not concatenated strings, no count
@@ -850,35 +1352,61 @@ fn merge_table(
     // 0.47 → 0.38: BENCHMARKS.md "The ledger".)
     let gone = conn.execute(
         &format!(
-            "UPDATE {ledger} SET present = false
+            "UPDATE {ledger} SET present = false, gone_load = {load}
              WHERE present AND (instance, store_path) IN (SELECT instance, source_path FROM settled)
-               AND row_key NOT IN (SELECT row_key FROM cur)"
+               AND row_key NOT IN (SELECT row_key FROM cur){spared}",
+            spared = t.spared
         ),
         [],
     )? as u64;
     // the rows seen again, and the new ones (nothing to do when this sync
     // staged none: every store unchanged)
     let mut changed = 0;
-    if count("SELECT count(*) FROM cur")? > 0 {
-        let changed_place = if place.is_empty() {
-            "false".to_string()
-        } else {
-            joined(&place, " OR ", |c| {
+    if staged {
+        let differ = |cs: &[&str]| {
+            joined(cs, " OR ", |c| {
                 format!("l.\"{c}\" IS DISTINCT FROM c.\"{c}\"")
             })
         };
+        let changed_place = if place.is_empty() {
+            "false".to_string()
+        } else {
+            differ(&place)
+        };
+        let rendered_again = if rendered.is_empty() {
+            "false".to_string()
+        } else {
+            differ(&rendered)
+        };
         changed = count(&format!(
-            "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key) WHERE NOT l.present OR {changed_place}"
+            "SELECT count(*) FROM {ledger} l JOIN cur c USING (row_key)
+             WHERE NOT l.present OR {changed_place} OR {rendered_again}"
         ))?;
-        let set_place: String = place
-            .iter()
-            .map(|c| format!(", \"{c}\" = c.\"{c}\""))
-            .collect();
+        let set = |cs: &[&str]| -> String {
+            cs.iter()
+                .map(|c| format!(", \"{c}\" = c.\"{c}\""))
+                .collect()
+        };
+        // a row rendered otherwise now (more redacted) keeps only the new
+        // rendering: the earlier one is not kept beside it
+        let render = if rendered.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "UPDATE {ledger} l SET {cols} FROM cur c
+                 WHERE l.row_key = c.row_key AND ({rendered_again});",
+                cols = set(&rendered).trim_start_matches(", ")
+            )
+        };
         conn.execute_batch(&format!(
-            "UPDATE {ledger} l SET present = true, last_seen_load = {load}{set_place}
+            "UPDATE {ledger} l SET present = true, last_seen_load = {load}, gone_load = NULL{set_place}
              FROM cur c WHERE l.row_key = c.row_key;
-             INSERT INTO {ledger} SELECT {all_c}, c.row_key, {load}, {load}, true, c.store_path
+             {render}
+             INSERT INTO {ledger} BY NAME
+             SELECT {all_c}, c.row_key, {load} AS first_seen_load, {load} AS last_seen_load,
+                    true AS present, c.store_path
              FROM cur c ANTI JOIN {ledger} l ON l.row_key = c.row_key;",
+            set_place = set(&place),
             all_c = column_list(schema, "c."),
         ))?;
     }
@@ -903,6 +1431,18 @@ fn merge_table(
     })
 }
 
+/// Whether the ledger still holds rows keyed as format 2 did
+/// (`ledger_meta` `legacy_row_keys`, set by [`upgrade`], removed when the
+/// last of them has its new identity).
+fn legacy_keys(conn: &Connection) -> Result<bool, duckdb::Error> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM ledger_meta WHERE key = 'legacy_row_keys'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
 fn count_rows(conn: &Connection, table: &str) -> Result<u64, duckdb::Error> {
     conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
         r.get::<_, i64>(0)
@@ -911,8 +1451,10 @@ fn count_rows(conn: &Connection, table: &str) -> Result<u64, duckdb::Error> {
 }
 
 /// Every store ever seen: this sync's `sources` rows replace their earlier
-/// ones; a store not found now stays, not present.
-fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
+/// ones; a store not found now stays, not present — unless it was below a
+/// place this sync could not see (`seen`: the test of a path that was),
+/// where it stays as it was.
+fn merge_sources(conn: &Connection, sync: i64, seen: &str) -> Result<(), duckdb::Error> {
     let load = sync;
     // a store's identity as a tuple (as `merge_table` matches a row's store)
     let key = "(instance, source_path, source_kind)";
@@ -932,11 +1474,15 @@ fn merge_sources(conn: &Connection, sync: i64) -> Result<(), duckdb::Error> {
            ON k.source_kind = c.source_kind AND k.instance = c.instance AND k.source_path = c.source_path;
          UPDATE ledger_sources SET last_seen_load = {load}
          WHERE {key} IN (SELECT {key_cols} FROM unchanged_stores);
-         UPDATE ledger_sources SET present = false
-         WHERE {key} NOT IN (SELECT {key_cols} FROM cur_sources)
-           AND {key} NOT IN (SELECT {key_cols} FROM unchanged_stores);
+         UPDATE ledger_sources SET present = false, gone_load = {load}
+         WHERE present
+           AND {key} NOT IN (SELECT {key_cols} FROM cur_sources)
+           AND {key} NOT IN (SELECT {key_cols} FROM unchanged_stores)
+           AND {seen};
          DELETE FROM ledger_sources WHERE {key} IN (SELECT {key_cols} FROM cur_sources);
-         INSERT INTO ledger_sources SELECT {cols}, first_seen_load, {load}, true, state_key FROM kept_sources;
+         INSERT INTO ledger_sources BY NAME
+         SELECT {cols}, first_seen_load, {load} AS last_seen_load, true AS present, state_key
+         FROM kept_sources;
          DROP TABLE kept_sources;"
     ))
 }
@@ -1001,7 +1547,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             .access_mode(duckdb::AccessMode::ReadOnly)
             .map_err(|e| fail(&ledger, &e))?,
     )
-    .map_err(|e| fail(&ledger, &e))?;
+    .map_err(|e| unopened(&ledger, &e, false))?;
     ours(&conn).map_err(|e| fail(&ledger, &e))?;
     let (sync, latest): (i64, String) = conn
         .query_row(
@@ -1175,8 +1721,12 @@ pub struct Pruned {
 /// sync that finished before `before` (UTC, `YYYY-MM-DD` or an instant
 /// DuckDB reads): rows, calls and stores not present whose
 /// `last_seen_load` is such a sync. Present rows and the `loads` rows stay.
-/// The only deletion from a ledger; under its lock, in one transaction.
-pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
+/// What a sync that could not read all of HOME marked gone (its
+/// `loads.unreadable` not 0, or not recorded: a sync of format 2) is
+/// removed only with `force`; without it nothing is done
+/// ([`SyncError::PruneRefused`]). The only deletion from a ledger; under
+/// its lock, in one transaction.
+pub fn prune(ledger: &Path, before: &str, force: bool) -> Result<Pruned, SyncError> {
     let ledger = std::path::absolute(ledger).map_err(|e| SyncError::Ledger {
         path: ledger.to_path_buf(),
         message: e.to_string(),
@@ -1189,7 +1739,7 @@ pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
         return Err(fail(&"no such ledger"));
     }
     let _lock = lock(&ledger)?;
-    let conn = Connection::open(&ledger).map_err(|e| fail(&e))?;
+    let conn = Connection::open(&ledger).map_err(|e| unopened(&ledger, &e, true))?;
     ours(&conn).map_err(|e| fail(&e))?;
     compress_strings(&conn).map_err(|e| fail(&e))?;
     let cutoff: i64 = conn
@@ -1203,28 +1753,79 @@ pub fn prune(ledger: &Path, before: &str) -> Result<Pruned, SyncError> {
                 "--before {before:?}: not a date (YYYY-MM-DD) or an instant"
             ))
         })?;
-    let run = || -> Result<Pruned, duckdb::Error> {
+    const TABLES: [&str; 3] = ["ledger_events", "ledger_llm_calls", "ledger_sources"];
+    let old = format!("(SELECT sync FROM loads WHERE epoch_us(finished_at) < {cutoff})");
+    let doubtful = "(gone_load IS NULL OR gone_load IN
+                      (SELECT sync FROM loads WHERE unreadable IS NULL OR unreadable > 0))";
+    let run = || -> Result<Result<Pruned, SyncError>, duckdb::Error> {
         conn.execute_batch("BEGIN TRANSACTION;")?;
-        let old = format!("(SELECT sync FROM loads WHERE epoch_us(finished_at) < {cutoff})");
+        let gone = |table: &str| format!("{table} WHERE NOT present AND last_seen_load IN {old}");
+        if !force {
+            let mut n = [0u64; 3];
+            for (n, table) in n.iter_mut().zip(TABLES) {
+                *n = conn.query_row(
+                    &format!("SELECT count(*) FROM {} AND {doubtful}", gone(table)),
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )? as u64;
+            }
+            if n.iter().any(|n| *n > 0) {
+                let union = joined(TABLES, " UNION ALL ", |t| {
+                    format!("SELECT gone_load FROM {} AND {doubtful}", gone(t))
+                });
+                let marked: Vec<Option<i64>> = {
+                    let mut stmt = conn.prepare(&format!(
+                        "SELECT DISTINCT gone_load FROM ({union}) ORDER BY 1 NULLS LAST"
+                    ))?;
+                    stmt.query_map([], |r| r.get(0))?
+                        .collect::<Result<_, _>>()?
+                };
+                let syncs: Vec<i64> = marked.iter().flatten().copied().collect();
+                let unknown = marked.iter().any(Option::is_none);
+                conn.execute_batch("ROLLBACK;")?;
+                return Ok(Err(SyncError::PruneRefused {
+                    path: ledger.clone(),
+                    rows: n[0],
+                    calls: n[1],
+                    stores: n[2],
+                    syncs: which_syncs(&syncs, unknown),
+                }));
+            }
+        }
         let n = |table: &str| {
-            conn.execute(
-                &format!("DELETE FROM {table} WHERE NOT present AND last_seen_load IN {old}"),
-                [],
-            )
-            .map(|n| n as u64)
+            conn.execute(&format!("DELETE FROM {}", gone(table)), [])
+                .map(|n| n as u64)
         };
         let pruned = Pruned {
-            events: n("ledger_events")?,
-            llm_calls: n("ledger_llm_calls")?,
-            stores: n("ledger_sources")?,
+            events: n(TABLES[0])?,
+            llm_calls: n(TABLES[1])?,
+            stores: n(TABLES[2])?,
         };
         conn.execute_batch("COMMIT; CHECKPOINT;")?;
-        Ok(pruned)
+        Ok(Ok(pruned))
     };
-    run().map_err(|e| {
-        let _ = conn.execute_batch("ROLLBACK;");
-        fail(&e)
-    })
+    match run() {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK;");
+            Err(fail(&e))
+        }
+    }
+}
+
+/// The syncs a refused prune names: `sync 2`, `syncs 2, 5`, and those of
+/// an earlier nanoload, which did not record what they could read.
+fn which_syncs(syncs: &[i64], unknown: bool) -> String {
+    let mut said = Vec::new();
+    match syncs {
+        [] => {}
+        [one] => said.push(format!("sync {one}")),
+        many => said.push(format!("syncs {}", joined(many, ", ", i64::to_string))),
+    }
+    if unknown {
+        said.push("syncs of an earlier nanoload, which did not record what they could read".into());
+    }
+    said.join("; ")
 }
 
 #[cfg(test)]

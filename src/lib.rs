@@ -77,6 +77,8 @@ pub mod config;
 #[cfg(feature = "engine")]
 pub mod dataset;
 #[cfg(feature = "engine")]
+pub mod dbfile;
+#[cfg(feature = "engine")]
 pub mod dest;
 #[cfg(feature = "engine")]
 pub mod engine;

@@ -104,7 +104,7 @@ fn export_main(a: ExportCli) -> std::process::ExitCode {
 
 /// `nanoload prune LEDGER.duckdb --before DATE`: one line on stderr.
 fn prune_main(a: PruneArgs) -> std::process::ExitCode {
-    match nanoload::ledger::prune(&a.ledger, &a.before) {
+    match nanoload::ledger::prune(&a.ledger, &a.before, a.force) {
         Ok(p) => {
             eprintln!(
                 "nanoload: pruned {}: {} rows, {} usage records, {} stores gone from disk and last seen before {}",

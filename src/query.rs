@@ -243,11 +243,15 @@ impl Source {
                     sql_str(&source)
                 ))
                 .map_err(|e| {
-                    let m = one_line(&e.to_string());
-                    let m = if m.contains("lock") {
-                        format!("cannot open it read-only while another process writes it (a `nanoload sync` running?): {m}")
-                    } else {
-                        m
+                    use crate::dbfile::Unopened;
+                    let m = match crate::dbfile::why_unopened(&source, &e, false) {
+                        Unopened::Busy(pid) => format!(
+                            "another process{} has it open for writing (a `nanoload sync` running?); try again when it has finished",
+                            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+                        ),
+                        Unopened::Corrupt(what) => format!("corrupt: {what}"),
+                        Unopened::Io(io) => io.to_string(),
+                        Unopened::Other(m) => m,
                     };
                     input(&source, &m)
                 })?;

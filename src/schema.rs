@@ -212,6 +212,12 @@ pub struct EventRow {
     /// `session start: …`. V018 takes the session's facts from its native;
     /// its text and native are staged ([`steps_read_wide`]).
     pub x_start: bool,
+    /// `nanoload sync` only: a digest of the row's text and native as read,
+    /// before any redaction — the row's content in its ledger identity, so
+    /// a change of rendering (a new `--secret-pattern`, a scanner fix) is
+    /// the same row rendered again (docs/design.md "Ledger"). NULL in a
+    /// load. Set by [`crate::store::StoreOutput::push`].
+    pub x_content: Option<String>,
 }
 
 fn ts_type() -> DataType {
@@ -253,6 +259,7 @@ pub fn events_schema() -> SchemaRef {
         s("x_turn", true),
         s("x_rounds", true),
         Field::new("x_start", DataType::Boolean, false),
+        s("x_content", true),
         Field::new("x_wide", DataType::Boolean, true),
         Field::new("x_blob", DataType::Int32, true),
         Field::new("x_off", DataType::Int64, true),
@@ -383,6 +390,7 @@ pub fn events_batch(
         text(rows, |r| r.x_turn.as_deref()),
         text(rows, |r| r.x_rounds.as_deref()),
         flag(rows, |r| r.x_start),
+        text(rows, |r| r.x_content.as_deref()),
         {
             let mut b = BooleanBuilder::with_capacity(n);
             (0..n).for_each(|i| b.append_option(wide.get(i).map(|w| w.staged)));

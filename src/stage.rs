@@ -112,6 +112,7 @@ const UNIQUE_COLUMNS: &[&str] = &[
     "x_record",
     "x_match",
     "x_msgkey",
+    "x_content",
     "seq",
     "ts_utc",
     "ts_local",

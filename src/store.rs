@@ -282,6 +282,28 @@ impl KeyDigest {
     }
 }
 
+/// A row's content as read — its text and serialized native before any
+/// redaction — as 32 hex digits (the first 16 bytes of a BLAKE3 of both,
+/// each present or absent and length-prefixed): `x_content`, the content in
+/// a ledger row's identity. One-way, as the dedup keys are: it stands for a
+/// text that may hold a secret (docs/design.md "Secrets").
+pub fn content_digest(text: Option<&str>, native: Option<&str>) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [text, native] {
+        match part {
+            None => {
+                h.update(&[0]);
+            }
+            Some(p) => {
+                h.update(&[1]);
+                h.update(&(p.len() as u64).to_le_bytes());
+                h.update(p.as_bytes());
+            }
+        }
+    }
+    hex(&h.finalize().as_bytes()[..16])
+}
+
 /// Lower-case hex of `bytes` (digests: dedup keys, load ids, cache keys).
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -308,6 +330,9 @@ pub struct ExtractOptions {
     pub stage_all_wide: bool,
     /// How the dedup keys are digested (`nanoload sync`: as earlier builds did).
     pub keys: KeyDigest,
+    /// Stage each row's [`content_digest`] as `x_content` (`nanoload sync`:
+    /// the row's content in its ledger identity).
+    pub content_digests: bool,
 }
 
 /// A store that could not be read (or not read to its end).
@@ -436,6 +461,11 @@ impl<'a> StoreOutput<'a> {
         // x_record) are taken from the original, so copies of one text still
         // pair: x_record is a hash, x_match a hash wherever it holds a secret
         let mut native = row.native.as_ref().map(native_json);
+        // the ledger's identity of the row: its content as read, whatever
+        // the scanner makes of it
+        if self.options.content_digests {
+            row.x_content = Some(content_digest(row.text.as_deref(), native.as_deref()));
+        }
         // whether the scanner left the text as it was (an x_match equal to
         // it then holds no secret either: no second scan, below)
         let mut text_kept = true;
@@ -654,6 +684,7 @@ mod tests {
             secret_patterns: Vec::new(),
             scanner,
             stage_all_wide: false,
+            content_digests: false,
             keys: digest,
         };
         let rows = Rows::default();

@@ -258,7 +258,7 @@ fn a_ledger_of_another_format_is_refused_never_misread() -> TestResult {
     assert_eq!(
         stderr(&refused),
         format!(
-            "nanoload: error: {}: a ledger of another format (format 0, created by nanoload {}) than this nanoload {} reads (format 2, its columns); nothing done\n",
+            "nanoload: error: {}: a ledger of another format (format 0, created by nanoload {}) than this nanoload {} reads (format 3, its columns); nothing done\n",
             ledger.display(),
             env!("CARGO_PKG_VERSION"),
             env!("CARGO_PKG_VERSION")
@@ -277,7 +277,7 @@ fn a_ledger_of_another_format_is_refused_never_misread() -> TestResult {
 }
 
 #[test]
-fn sync_and_export_help_explain_every_flag() -> TestResult {
+fn sync_export_and_prune_help_explain_every_flag() -> TestResult {
     let o = Process::cargo_bin("nanoload")?
         .args(["sync", "--help"])
         .env("COLUMNS", "100")
@@ -290,6 +290,12 @@ fn sync_and_export_help_explain_every_flag() -> TestResult {
         .output()?;
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("export_help", String::from_utf8_lossy(&o.stdout));
+    let o = Process::cargo_bin("nanoload")?
+        .args(["prune", "--help"])
+        .env("COLUMNS", "100")
+        .output()?;
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("prune_help", String::from_utf8_lossy(&o.stdout));
     Ok(())
 }
 
@@ -1069,6 +1075,812 @@ fn an_export_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult 
     assert!(
         outputs[0] == outputs[1],
         "the export that ran out of memory differs"
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// What cannot be seen is not what the agent deleted.
+
+/// The session namespace of home-a's `.nanobot` (its database, four JSONL
+/// copies, the WebUI's sidebar index).
+const NAMESPACE: &str = ".nanobot/sessions/369bf68ff29871421ea330b74e10a9c2";
+
+/// Whether this process runs as root (CI does): a permission a test takes
+/// away does not stop root, whose DAC capabilities bypass it.
+fn is_root() -> Result<bool, Box<dyn std::error::Error>> {
+    use std::os::unix::fs::MetadataExt;
+    let probe = tempfile::NamedTempFile::new()?;
+    Ok(probe.as_file().metadata()?.uid() == 0)
+}
+
+/// `nanoload ARGS` as a user whom file permissions stop: as root, with the
+/// capabilities that bypass them (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH)
+/// dropped by `setpriv` (util-linux, on every Debian system); as anyone
+/// else, as it is.
+fn unprivileged(args: &[&std::ffi::OsStr]) -> Result<Output, Box<dyn std::error::Error>> {
+    let bin = assert_cmd::cargo::cargo_bin("nanoload");
+    let mut cmd = if is_root()? {
+        let mut c = Process::new("setpriv");
+        c.args([
+            "--inh-caps=-dac_override,-dac_read_search",
+            "--bounding-set=-dac_override,-dac_read_search",
+            "--",
+        ])
+        .arg(&bin);
+        c
+    } else {
+        Process::new(&bin)
+    };
+    let o = cmd.args(args).arg("--progress=never").output()?;
+    if String::from_utf8_lossy(&o.stderr).starts_with("setpriv:") {
+        return Err(format!(
+            "cannot drop root's DAC capabilities: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+        .into());
+    }
+    Ok(o)
+}
+
+/// A path whose permissions a test took away, given back when dropped (so
+/// a later sync, and the temp dir's removal, can read it).
+struct Unreadable(PathBuf, u32);
+
+impl Unreadable {
+    fn make(path: &Path) -> Result<Unreadable, Box<dyn std::error::Error>> {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))?;
+        Ok(Unreadable(path.to_path_buf(), mode))
+    }
+}
+
+impl Drop for Unreadable {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(self.1));
+    }
+}
+
+fn prune_cmd(ledger: &Path, extra: &[&str]) -> Result<Output, Box<dyn std::error::Error>> {
+    Ok(Process::cargo_bin("nanoload")?
+        .arg("prune")
+        .arg(ledger)
+        .args(["--before", "2999-01-01"])
+        .args(extra)
+        .output()?)
+}
+
+/// The ledger's rows and usage records whose file is `prefix` or below it,
+/// and how many of them are present.
+fn under(ledger: &Path, prefix: &str) -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
+    // "" is HOME: everything
+    let cond = if prefix.is_empty() {
+        "true".to_string()
+    } else {
+        format!("(source_path = '{prefix}' OR source_path LIKE '{prefix}/%')")
+    };
+    ledger_rows(
+        ledger,
+        &format!(
+            "SELECT (SELECT count(*) FROM ledger_events WHERE {cond}),
+                    (SELECT count(*) FILTER (WHERE present) FROM ledger_events WHERE {cond}),
+                    (SELECT count(*) FROM ledger_llm_calls WHERE {cond}),
+                    (SELECT count(*) FILTER (WHERE present) FROM ledger_llm_calls WHERE {cond})"
+        ),
+    )
+}
+
+/// The events a load of home-a without the deleted chat writes, against
+/// those of an export `--snapshot` of `ledger`: each side's rows the other
+/// lacks (load_id aside), and each side's rows below `prefix`.
+fn snapshot_against_a_load(
+    ledger: &Path,
+    work: &Path,
+    prefix: &str,
+) -> Result<Vec<Vec<String>>, Box<dyn std::error::Error>> {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    std::fs::remove_file(home.path().join(CHAT))?;
+    let load = work.join("reference.parquet");
+    let o = Process::cargo_bin("nanoload")?
+        .arg(home.path())
+        .arg(&load)
+        .output()?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let snapshot = work.join("snapshot.parquet");
+    let x = export(&[
+        ledger.as_os_str(),
+        snapshot.as_os_str(),
+        "--snapshot".as_ref(),
+    ])?;
+    assert_eq!(x.status.code(), Some(0), "{}", stderr(&x));
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "CREATE VIEW l AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');
+         CREATE VIEW s AS SELECT * EXCLUDE (load_id) FROM read_parquet('{}');",
+        load.display(),
+        snapshot.display()
+    ))?;
+    let below = format!("source_path = '{prefix}' OR source_path LIKE '{prefix}/%'");
+    Ok(query(
+        &c,
+        &format!(
+            "SELECT (SELECT count(*) FROM (SELECT * FROM l EXCEPT ALL SELECT * FROM s)),
+                    (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM l)),
+                    (SELECT count(*) FROM l WHERE {below}),
+                    (SELECT count(*) FROM s WHERE {below})"
+        ),
+    )?)
+}
+
+/// What a sync that could not see `prefix` must leave: the first sync saw
+/// home-a whole; the chat deleted since (a real deletion) is gone, and
+/// every row below `prefix` stays present, as it was. `export --snapshot`
+/// still has them (its events are a load's of home-a without the chat);
+/// `prune` refuses to remove what that sync marked gone until `--force`,
+/// which removes the chat's rows only.
+fn a_sync_that_could_not_see(
+    ledger: &Path,
+    work: &Path,
+    synced: &Output,
+    prefix: &str,
+    line: &str,
+) -> TestResult {
+    assert_eq!(synced.status.code(), Some(1), "{}", stderr(synced));
+    let said = stderr(synced);
+    assert!(
+        said.lines().any(|l| l == line),
+        "no line {line:?} in:\n{said}"
+    );
+    let chat = ledger_rows(
+        ledger,
+        &format!("SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}'"),
+    )?[0][0]
+        .parse::<u64>()?;
+    let total = ledger_rows(ledger, "SELECT count(*) FROM ledger_events")?[0][0].parse::<u64>()?;
+    assert_eq!(
+        rows_line(synced),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, {chat} gone; {total} in the ledger, {} on disk",
+            total - chat
+        ))
+    );
+    // every row below the place not seen: present, as the first sync saw it
+    let kept = under(ledger, prefix)?;
+    assert_ne!(kept[0][0], "0", "nothing below {prefix}");
+    assert_eq!((&kept[0][0], &kept[0][2]), (&kept[0][1], &kept[0][3]));
+    let cond = format!("(source_path = '{prefix}' OR source_path LIKE '{prefix}/%')");
+    assert_eq!(
+        ledger_rows(
+            ledger,
+            &format!(
+                "SELECT DISTINCT present, first_seen_load, last_seen_load FROM ledger_events WHERE {cond}"
+            )
+        )?,
+        strs(&[&["true", "1", "1"]])
+    );
+    // the snapshot: a load's events of home-a without the chat, the rows
+    // below the place not seen among them
+    let snap = snapshot_against_a_load(ledger, work, prefix)?;
+    assert_eq!((snap[0][0].as_str(), snap[0][1].as_str()), ("0", "0"));
+    assert_ne!(snap[0][3], "0");
+    assert_eq!(snap[0][2], snap[0][3]);
+    // prune: refused, then forced
+    let refused = prune_cmd(ledger, &[])?;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(
+        stderr(&refused),
+        format!(
+            "nanoload: error: {}: not pruned: {chat} rows, 0 usage records and 1 stores it would remove were marked gone by a sync that could not read all of HOME (sync 2); give --force to remove them anyway; nothing done\n",
+            ledger.display()
+        )
+    );
+    assert_eq!(
+        ledger_rows(ledger, "SELECT count(*) FROM ledger_events")?[0][0],
+        total.to_string()
+    );
+    let forced = prune_cmd(ledger, &["--force"])?;
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_eq!(
+        stderr(&forced),
+        format!(
+            "nanoload: pruned {}: {chat} rows, 0 usage records, 1 stores gone from disk and last seen before 2999-01-01\n",
+            ledger.display()
+        )
+    );
+    assert_eq!(under(ledger, prefix)?, kept);
+    assert_eq!(
+        ledger_rows(
+            ledger,
+            "SELECT count(*), count(*) FILTER (WHERE present) FROM ledger_events"
+        )?,
+        strs(&[&[&(total - chat).to_string(), &(total - chat).to_string()]])
+    );
+    Ok(())
+}
+
+/// The first sync of a copy of home-a (`extra`: its flags), then the chat
+/// deleted: a real deletion beside what a test then makes unreadable.
+fn synced_home_a(
+    extra: &[&str],
+    setup: impl FnOnce(&Path) -> TestResult,
+) -> Result<(tempfile::TempDir, tempfile::TempDir, PathBuf), Box<dyn std::error::Error>> {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    setup(home.path())?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync_cmd(home.path(), &ledger)?.args(extra).output()?;
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    std::fs::remove_file(home.path().join(CHAT))?;
+    Ok((home, work, ledger))
+}
+
+/// `nanoload sync HOME LEDGER [extra]` as a user whom permissions stop.
+fn sync_unprivileged(
+    home: &Path,
+    ledger: &Path,
+    extra: &[&str],
+) -> Result<Output, Box<dyn std::error::Error>> {
+    let mut args = vec!["sync".as_ref(), home.as_os_str(), ledger.as_os_str()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    unprivileged(&args)
+}
+
+#[test]
+fn an_unreadable_sessions_directory_keeps_its_rows() -> TestResult {
+    let (home, work, ledger) = synced_home_a(&[], |_| Ok(()))?;
+    let dir = home.path().join(NAMESPACE);
+    let locked = Unreadable::make(&dir)?;
+    let o = sync_unprivileged(home.path(), &ledger, &[])?;
+    drop(locked);
+    let (rows, _) = kept_counts(&ledger, NAMESPACE)?;
+    let stores = stderr(&o)
+        .lines()
+        .find(|l| l.starts_with("nanoload: stores: "))
+        .map(String::from);
+    assert_eq!(
+        stores.as_deref(),
+        Some(
+            "nanoload: stores: 1 read, 8 unchanged since the ledger read them, 3 held back (they read a file that could not be read)"
+        )
+    );
+    a_sync_that_could_not_see(
+        &ledger,
+        work.path(),
+        &o,
+        NAMESPACE,
+        // the workspace's memory journal, cron run and trigger run take
+        // their project from the namespace's `.workspace`: not read
+        &format!(
+            "nanoload: unreadable: {NAMESPACE}: Permission denied (os error 13); the ledger keeps its {rows} rows there as they were, none marked gone; 3 stores that read a file there are not read this time (their rows stay as they were)"
+        ),
+    )
+}
+
+#[test]
+fn an_unreadable_instance_keeps_its_rows() -> TestResult {
+    let (home, work, ledger) = synced_home_a(&[], |_| Ok(()))?;
+    let locked = Unreadable::make(&home.path().join(".nanobot"))?;
+    let o = sync_unprivileged(home.path(), &ledger, &[])?;
+    drop(locked);
+    let (rows, calls) = kept_counts(&ledger, ".nanobot")?;
+    a_sync_that_could_not_see(
+        &ledger,
+        work.path(),
+        &o,
+        ".nanobot",
+        &format!(
+            "nanoload: unreadable: .nanobot: Permission denied (os error 13); the ledger keeps its {rows} rows and {calls} usage records there as they were, none marked gone"
+        ),
+    )
+}
+
+#[test]
+fn an_unreadable_store_file_keeps_its_rows() -> TestResult {
+    let (home, work, ledger) = synced_home_a(&[], |_| Ok(()))?;
+    let db = format!("{NAMESPACE}/sessions.sqlite3");
+    let locked = Unreadable::make(&home.path().join(&db))?;
+    let o = sync_unprivileged(home.path(), &ledger, &[])?;
+    drop(locked);
+    let line = stderr(&o)
+        .lines()
+        .find(|l| l.starts_with(&format!("nanoload: unreadable: {db}: ")))
+        .map(String::from)
+        .ok_or_else(|| format!("no unreadable line: {}", stderr(&o)))?;
+    assert!(line.contains("Permission denied"), "{line}");
+    a_sync_that_could_not_see(&ledger, work.path(), &o, &db, &line)
+}
+
+/// `.nanobot` a link to a disk (outside HOME, read with `--follow-links`)
+/// that is not mounted: first its target missing (a dangling link), then
+/// an empty directory where it was (a mount point with nothing mounted).
+#[test]
+fn a_follow_links_instance_on_a_disk_not_mounted_keeps_its_rows() -> TestResult {
+    let disk = tempfile::tempdir()?;
+    let target = disk.path().join("nanobot");
+    let (home, work, ledger) = synced_home_a(&["--follow-links"], |home| {
+        std::fs::rename(home.join(".nanobot"), &target)?;
+        std::os::unix::fs::symlink(&target, home.join(".nanobot"))?;
+        Ok(())
+    })?;
+    let (rows, calls) = kept_counts(&ledger, ".nanobot")?;
+    let keeps = format!(
+        "the ledger keeps its {rows} rows and {calls} usage records there as they were, none marked gone"
+    );
+    // unmounted: the link dangles
+    let away = disk.path().join("away");
+    std::fs::rename(&target, &away)?;
+    let o = sync_cmd(home.path(), &ledger)?
+        .arg("--follow-links")
+        .output()?;
+    a_sync_that_could_not_see(
+        &ledger,
+        work.path(),
+        &o,
+        ".nanobot",
+        &format!(
+            "nanoload: skipped_link: .nanobot: symlink → {}: dangling (No such file or directory (os error 2)); {keeps}",
+            target.display()
+        ),
+    )?;
+    // an empty mount point where it was: nothing more gone, the same rows kept
+    std::fs::create_dir(&target)?;
+    let before = under(&ledger, ".nanobot")?;
+    let total = ledger_rows(&ledger, "SELECT count(*) FROM ledger_events")?[0][0].clone();
+    let o = sync_cmd(home.path(), &ledger)?
+        .arg("--follow-links")
+        .output()?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let line = format!(
+        "nanoload: unreadable: .nanobot: an empty directory where the ledger's stores were (a disk not mounted?); {keeps}"
+    );
+    assert!(
+        stderr(&o).lines().any(|l| l == line),
+        "no line {line:?} in:\n{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; {total} in the ledger, {total} on disk"
+        ))
+    );
+    assert_eq!(under(&ledger, ".nanobot")?, before);
+    let snap = snapshot_against_a_load(&ledger, work.path(), ".nanobot")?;
+    assert_eq!((snap[0][0].as_str(), snap[0][1].as_str()), ("0", "0"));
+    assert_eq!(snap[0][2], snap[0][3]);
+    Ok(())
+}
+
+/// The rows and usage records the ledger holds below `prefix`.
+fn kept_counts(
+    ledger: &Path,
+    prefix: &str,
+) -> Result<(String, String), Box<dyn std::error::Error>> {
+    let r = under(ledger, prefix)?;
+    Ok((r[0][1].clone(), r[0][3].clone()))
+}
+
+// ---------------------------------------------------------------------------
+// A row's identity is the agent's record, not nanoload's rendering of it.
+
+/// A sync that redacts more (`--secret-pattern` added) sees every row
+/// again: none added, none gone; the rows whose text, native or dedup key
+/// held the pattern are updated in place (counted as changed), and the
+/// ledger keeps none of the earlier, less redacted text.
+#[test]
+fn a_new_secret_pattern_renders_rows_again_in_place() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    assert_eq!(sync(home.path(), &ledger)?.status.code(), Some(1));
+    let holding = "SELECT count(*) FROM ledger_events
+                   WHERE text LIKE '%4242%' OR native LIKE '%4242%' OR x_match LIKE '%4242%'";
+    let n = ledger_rows(&ledger, holding)?[0][0].clone();
+    assert_ne!(n, "0");
+    let keys = "SELECT row_key, first_seen_load FROM ledger_events ORDER BY ALL";
+    let before = ledger_rows(&ledger, keys)?;
+    let total = before.len();
+    let o = sync_cmd(home.path(), &ledger)?
+        .args(["--secret-pattern", "4242"])
+        .output()?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, {n} changed, 0 gone; {total} in the ledger, {total} on disk"
+        ))
+    );
+    assert_eq!(ledger_rows(&ledger, keys)?, before);
+    assert_eq!(ledger_rows(&ledger, holding)?, strs(&[&["0"]]));
+    // each of them now says what was redacted (its dedup key, when it was
+    // the text itself, a digest)
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT count(*) FROM ledger_events
+             WHERE text LIKE '%[redacted:secret_pattern]%' OR native LIKE '%[redacted:secret_pattern]%'"
+        )?,
+        strs(&[&[&n]])
+    );
+    // the same sync again: nothing changes
+    let again = sync_cmd(home.path(), &ledger)?
+        .args(["--secret-pattern", "4242"])
+        .output()?;
+    assert_eq!(
+        rows_line(&again),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; {total} in the ledger, {total} on disk"
+        ))
+    );
+    Ok(())
+}
+
+/// WebUI reasoning kept by one sync (`--include-thinking`) and not asked
+/// for by the next is not what the agent erased: those rows stay present.
+#[test]
+fn a_sync_without_include_thinking_keeps_the_thinking_rows() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync_cmd(home.path(), &ledger)?
+        .arg("--include-thinking")
+        .output()?;
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let thinking = "SELECT count(*), count(*) FILTER (WHERE present) FROM ledger_events
+                    WHERE turn_type = 'thinking' AND source_kind = 'nanobot.webui_transcript'";
+    let n = ledger_rows(&ledger, thinking)?[0][0].clone();
+    assert_ne!(n, "0");
+    let total = ledger_rows(&ledger, "SELECT count(*) FROM ledger_events")?[0][0].clone();
+    let o = sync(home.path(), &ledger)?;
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; {total} in the ledger, {total} on disk"
+        ))
+    );
+    assert_eq!(ledger_rows(&ledger, thinking)?, strs(&[&[&n, &n]]));
+    // the transcript deleted: its rows are gone, thinking included
+    std::fs::remove_file(
+        home.path()
+            .join(".nanobot/webui/websocket_b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13.jsonl"),
+    )?;
+    std::fs::remove_dir_all(
+        home.path()
+            .join(".nanobot/webui/websocket_b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13.segments"),
+    )?;
+    sync(home.path(), &ledger)?;
+    assert_eq!(ledger_rows(&ledger, thinking)?, strs(&[&[&n, "0"]]));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// No option that may hold a secret is written or printed as given.
+
+/// Every file below `dir`, with its bytes.
+fn files_below(dir: &Path) -> Result<Files, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir) {
+        let e = e?;
+        if e.file_type().is_file() {
+            out.push((e.path().display().to_string(), std::fs::read(e.path())?));
+        }
+    }
+    Ok(out)
+}
+
+/// `--secret-pattern` is a secret too: neither the pattern nor what it
+/// matches is in any byte a sync or a load writes or prints — the ledger
+/// (`loads.options` included: the pattern counted, not given), what `sql`
+/// answers from it, OUT, `--tables`, `--db`, `--summary-json`, `--cache`,
+/// `--timings` and stderr.
+#[test]
+fn a_secret_pattern_is_in_no_byte_written_or_printed() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let path = home.path().join(TELEGRAM);
+    let mut text = std::fs::read_to_string(&path)?;
+    text.push_str(
+        r#"{"role": "user", "content": "the door code is QX-90417-ZZ", "timestamp": "2026-09-29T21:15:00.000000"}"#,
+    );
+    text.push('\n');
+    std::fs::write(&path, text)?;
+    let pattern = "QX-[0-9]{5}-ZZ";
+    let secrets: [&[u8]; 3] = [pattern.as_bytes(), b"QX-90417-ZZ", b"QX-[0-9]"];
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let o = sync_cmd(home.path(), &ledger)?
+        .args(["--secret-pattern", pattern])
+        .output()?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        ledger_rows(&ledger, "SELECT options FROM loads")?,
+        strs(&[&["secret_patterns=1"]])
+    );
+    let answer = Process::cargo_bin("nanoload")?
+        .arg("sql")
+        .arg(&ledger)
+        .arg("FROM loads")
+        .output()?;
+    assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+    let load = Process::cargo_bin("nanoload")?
+        .arg(home.path())
+        .arg(work.path().join("out.parquet"))
+        .arg("--tables")
+        .arg(work.path().join("tables"))
+        .arg("--db")
+        .arg(work.path().join("out.duckdb"))
+        .arg("--summary-json")
+        .arg(work.path().join("summary.json"))
+        .arg("--cache")
+        .arg(work.path().join("cache"))
+        .args(["--timings", "--secret-pattern", pattern])
+        .output()?;
+    assert_eq!(load.status.code(), Some(1), "{}", stderr(&load));
+    let mut seen = files_below(work.path())?;
+    for (name, o) in [("sync", &o), ("sql", &answer), ("load", &load)] {
+        seen.push((format!("{name} stdout"), o.stdout.clone()));
+        seen.push((format!("{name} stderr"), o.stderr.clone()));
+    }
+    assert!(seen.len() > 10, "{}", seen.len());
+    for (file, bytes) in &seen {
+        for s in secrets {
+            assert!(
+                !bytes.windows(s.len()).any(|w| w == s),
+                "{file} holds {}",
+                String::from_utf8_lossy(s)
+            );
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// A ledger DuckDB cannot open is said to be what it is.
+
+/// A ledger whose database headers are damaged is corrupt — for `sync`,
+/// `export`, `prune` and `sql` alike, never "another process writes it";
+/// a ledger another process holds open is busy (exit 5), never corrupt.
+#[test]
+fn a_corrupt_ledger_is_corrupt_and_a_held_one_is_busy() -> TestResult {
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    assert_eq!(sync(home.path(), &ledger)?.status.code(), Some(1));
+    // held: this process has it open for writing
+    {
+        let _held = duckdb::Connection::open(&ledger)?;
+        let s = sync(home.path(), &ledger)?;
+        assert_eq!(s.status.code(), Some(5), "{}", stderr(&s));
+        assert_eq!(
+            stderr(&s),
+            format!(
+                "nanoload: error: {}: another process (pid {}) has this ledger open; nothing done, try again when it has finished\n",
+                ledger.display(),
+                std::process::id()
+            )
+        );
+        let p = prune_cmd(&ledger, &[])?;
+        assert_eq!(p.status.code(), Some(5), "{}", stderr(&p));
+    }
+    // damaged: both database headers overwritten
+    let damaged = work.path().join("damaged.duckdb");
+    let mut bytes = std::fs::read(&ledger)?;
+    for b in &mut bytes[4096..12288] {
+        *b = 0x5a;
+    }
+    std::fs::write(&damaged, &bytes)?;
+    let corrupt = format!("{}: corrupt: ", damaged.display());
+    let s = sync(home.path(), &damaged)?;
+    assert_eq!(s.status.code(), Some(2), "{}", stderr(&s));
+    assert!(
+        stderr(&s).starts_with(&format!(
+            "nanoload: error: {corrupt}DuckDB cannot read this database ("
+        )),
+        "{}",
+        stderr(&s)
+    );
+    assert!(stderr(&s).ends_with("); nothing done\n"), "{}", stderr(&s));
+    for o in [
+        export(&[
+            damaged.as_os_str(),
+            work.path().join("x.parquet").as_os_str(),
+        ])?,
+        prune_cmd(&damaged, &[])?,
+        Process::cargo_bin("nanoload")?
+            .arg("sql")
+            .arg(&damaged)
+            .arg("FROM loads")
+            .output()?,
+    ] {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&corrupt), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("another"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&damaged)?, bytes);
+    // not a DuckDB database at all: sync names what it is
+    let text = work.path().join("notes.duckdb");
+    std::fs::write(&text, "my notes\n")?;
+    let s = sync(home.path(), &text)?;
+    assert_eq!(s.status.code(), Some(2), "{}", stderr(&s));
+    assert_eq!(
+        stderr(&s),
+        format!(
+            "nanoload: error: {}: it is a text file of 9 bytes, not a nanoload ledger; nothing done (a ledger is a file `nanoload sync` created)\n",
+            text.display()
+        )
+    );
+    assert_eq!(std::fs::read(&text)?, b"my notes\n");
+    Ok(())
+}
+
+/// A ledger of format 2 (`fixtures/ledger/sha256-keys`) is upgraded by the
+/// first sync of this build, in its transaction: every row kept and seen
+/// again under its new identity (a later change of rendering updates it in
+/// place), and a row an earlier build marked gone stays gone — but prune
+/// removes it only with `--force`, as that build did not record whether
+/// it could read all of HOME.
+#[test]
+fn an_earlier_ledger_is_upgraded_and_loses_no_row() -> TestResult {
+    let home = crate::fixture_homes::materialize("nanobot/home-a")?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("ledger.duckdb");
+    std::fs::copy(fixture("ledger/sha256-keys/ledger.duckdb"), &ledger)?;
+    // as the earlier build's second sync after the chat's deletion left it
+    {
+        let c = duckdb::Connection::open(&ledger)?;
+        c.execute_batch(&format!(
+            "INSERT INTO loads SELECT 2, load_id, started_at, finished_at, home, options, 0, 0,
+                 (SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}'), rows,
+                 present - (SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}')
+             FROM loads WHERE sync = 1;
+             UPDATE ledger_events SET present = false WHERE source_path = '{CHAT}';
+             UPDATE ledger_sources SET present = false WHERE source_path = '{CHAT}';
+             CHECKPOINT;"
+        ))?;
+    }
+    std::fs::remove_file(home.path().join(CHAT))?;
+    let chat = ledger_rows(
+        &ledger,
+        &format!("SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}'"),
+    )?[0][0]
+        .clone();
+    let present = 163 - chat.parse::<u64>()?;
+    let o = sync(home.path(), &ledger)?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; 163 in the ledger, {present} on disk"
+        ))
+    );
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT (SELECT value FROM ledger_meta WHERE key = 'format'),
+                    (SELECT count(*) FROM ledger_events WHERE x_content IS NOT NULL),
+                    (SELECT count(*) FROM ledger_events WHERE present AND last_seen_load = 3)"
+        )?,
+        strs(&[&["3", &present.to_string(), &present.to_string()]])
+    );
+    // a new rendering: the upgraded rows are updated in place
+    let o = sync_cmd(home.path(), &ledger)?
+        .args(["--secret-pattern", "4242"])
+        .output()?;
+    let line = rows_line(&o).ok_or("no rows line")?;
+    assert!(
+        line.starts_with("nanoload: rows: 0 added, ")
+            && line.ends_with(&format!(
+                " changed, 0 gone; 163 in the ledger, {present} on disk"
+            )),
+        "{line}"
+    );
+    // the chat's rows, marked gone by the earlier build: pruned only with --force
+    let refused = prune_cmd(&ledger, &[])?;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(
+        stderr(&refused),
+        format!(
+            "nanoload: error: {}: not pruned: {chat} rows, 0 usage records and 1 stores it would remove were marked gone by a sync that could not read all of HOME (syncs of an earlier nanoload, which did not record what they could read); give --force to remove them anyway; nothing done\n",
+            ledger.display()
+        )
+    );
+    let forced = prune_cmd(&ledger, &["--force"])?;
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT count(*), count(*) FILTER (WHERE present) FROM ledger_events"
+        )?,
+        strs(&[&[&present.to_string(), &present.to_string()]])
+    );
+    Ok(())
+}
+
+/// HOME itself unreadable: nothing is marked gone, and the one line says
+/// so (a load of it exits 1 too: HOME is where agent state is).
+#[test]
+fn an_unreadable_home_marks_nothing_gone() -> TestResult {
+    let (home, work, ledger) = synced_home_a(&[], |_| Ok(()))?;
+    let (rows, calls) = kept_counts(&ledger, "")?;
+    let before = ledger_rows(
+        &ledger,
+        "SELECT count(*) FILTER (WHERE present) FROM ledger_events",
+    )?;
+    let locked = Unreadable::make(home.path())?;
+    let o = sync_unprivileged(home.path(), &ledger, &[])?;
+    let load = unprivileged(&[
+        home.path().as_os_str(),
+        work.path().join("out.parquet").as_os_str(),
+    ])?;
+    drop(locked);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).lines().next(),
+        Some(
+            format!(
+                "nanoload: unreadable: .: Permission denied (os error 13); the ledger keeps its {rows} rows and {calls} usage records there as they were, none marked gone"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; {rows} in the ledger, {rows} on disk"
+        ))
+    );
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT count(*) FILTER (WHERE present) FROM ledger_events"
+        )?,
+        before
+    );
+    assert_eq!(load.status.code(), Some(1), "{}", stderr(&load));
+    Ok(())
+}
+
+/// A file a store reads besides its own that cannot be opened — the
+/// namespace's `.workspace`, whence its five session files and the
+/// workspace's memory journal, cron and trigger runs take their project —
+/// holds those stores back: their rows are not rendered without it (the
+/// same records as new rows, the old ones gone), they stay as they were,
+/// and one line says so.
+#[test]
+fn an_unreadable_file_a_store_reads_holds_the_store_back() -> TestResult {
+    let (home, _work, ledger) = synced_home_a(&[], |_| Ok(()))?;
+    let file = format!("{NAMESPACE}/.workspace");
+    let locked = Unreadable::make(&home.path().join(&file))?;
+    let o = sync_unprivileged(home.path(), &ledger, &[])?;
+    drop(locked);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains(".workspace") || l.starts_with("nanoload: stores: "))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        said,
+        [
+            format!(
+                "nanoload: unreadable: {file}: Permission denied (os error 13); 8 stores that read a file there are not read this time (their rows stay as they were)"
+            ),
+            "nanoload: stores: 1 read, 9 unchanged since the ledger read them, 8 held back (they read a file that could not be read)".to_string(),
+        ]
+    );
+    let chat = ledger_rows(
+        &ledger,
+        &format!("SELECT count(*) FROM ledger_events WHERE source_path = '{CHAT}'"),
+    )?[0][0]
+        .clone();
+    let total = ledger_rows(&ledger, "SELECT count(*) FROM ledger_events")?[0][0].parse::<u64>()?;
+    assert_eq!(
+        rows_line(&o),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, {chat} gone; {total} in the ledger, {} on disk",
+            total - chat.parse::<u64>()?
+        ))
     );
     Ok(())
 }

@@ -76,7 +76,7 @@ pub static REGISTRY: &[Extractor] = &[
         extract: nanobot::session_jsonl::extract,
     },
     Extractor {
-        kind: "nanobot.webui_transcript",
+        kind: nanobot::webui_transcript::KIND,
         agent: Agent::Nanobot,
         globs: &[
             store(".nanobot*/webui/*.jsonl"),

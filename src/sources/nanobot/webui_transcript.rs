@@ -28,6 +28,10 @@ use crate::diag::DiagKind;
 use crate::jsonl::{Lines, decode_line};
 use crate::schema::{EventRow, Group, TurnType};
 use crate::sources::shared::{bad_line_row, tool_call_text};
+
+/// This store kind: the one whose `thinking` rows only `--include-thinking`
+/// gives (a sync without it does not take their absence for a deletion).
+pub const KIND: &str = "nanobot.webui_transcript";
 use crate::store::{StoreError, StoreOutput};
 
 /// The active file a segment belongs to: `<dir>/<stem>.segments/N.jsonl` → `<dir>/<stem>.jsonl`.
