@@ -1,12 +1,14 @@
 //! Robustness: every malformed line, record, store and symlink of the
 //! bad-input matrix gives its diagnostic and exit code while the good rows
-//! load; fixture homes stay byte-for-byte untouched, also when read-only; a
-//! live writer never tears a snapshot, and a crashed writer's hot journal is
-//! rolled back on the private copy only (HOME unchanged, the committed rows
-//! loaded); a killed run leaves no output and the next run cleans up; the same
-//! input gives the same bytes whatever the threads and file creation order;
-//! no secret any fixture's EXPECTED file lists reaches any output.
+//! load; no command that reads a HOME changes any fixture home (bytes,
+//! metadata, entries), also when read-only; a live writer never tears a
+//! snapshot, and a crashed writer's hot journal is rolled back on the
+//! private copy only (HOME unchanged, the committed rows loaded); a killed
+//! run leaves no output and the next run cleans up; the same input gives the
+//! same bytes whatever the threads and file creation order; no secret any
+//! fixture's EXPECTED file lists reaches any output.
 
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -788,24 +790,21 @@ fn a_hot_journal_beside_a_nanoclaw_session_db_stays_in_home() -> TestResult {
     Ok(())
 }
 
+/// A read-only copy of a fixture home (every mode without write, the run
+/// as uid 65534 when the tests run as root, so no power of root's hides a
+/// write) loads with the exit code of the home's own load and stays as it
+/// was. (Every command on every fixture home, writable:
+/// [`no_command_changes_any_fixture_home`].)
 #[test]
-fn every_fixture_is_read_only_evidence() -> TestResult {
+fn a_read_only_home_loads_as_another_user_and_stays_unchanged() -> TestResult {
     let runner = Runner::new()?;
-    for f in ["nanobot/home-a", "nanoclaw/home-a", "nanoclaw/home-b"] {
-        let home = fixture(f);
-        let before = tree(&home);
-        runner.run(
-            &home,
-            &[
-                "--db",
-                &runner.base.path().join("out/all.duckdb").to_string_lossy(),
-            ],
-            false,
-        )?;
-        assert_eq!(tree(&home), before, "{f} changed");
-        // and on a read-only copy, run without root's powers
+    for (f, want) in [
+        ("nanobot/home-a", 1),
+        ("nanoclaw/home-a", 0),
+        ("nanoclaw/home-b", 1),
+    ] {
         let copy = tempfile::tempdir_in(runner.base.path())?;
-        copy_tree(&home, copy.path())?;
+        copy_tree(&fixture(f), copy.path())?;
         world_readable(copy.path())?;
         let st = Command::new("chmod")
             .arg("-R")
@@ -813,22 +812,272 @@ fn every_fixture_is_read_only_evidence() -> TestResult {
             .arg(copy.path())
             .status()?;
         assert!(st.success());
-        let before = tree(copy.path());
+        let before = home_state(copy.path())?;
         let o = runner.run(copy.path(), &[], true)?;
-        let want = if f == "nanoclaw/home-a" { 0 } else { 1 };
         assert_eq!(
             o.status.code(),
             Some(want),
             "{f} read-only: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        assert_eq!(tree(copy.path()), before, "{f} read-only copy changed");
+        assert!(runner.out().is_file(), "{f}: no OUT");
+        if let Some((path, b, a)) = first_change(&before, &home_state(copy.path())?) {
+            panic!("{f} read-only copy changed at {path:?}: {b:?} -> {a:?}");
+        }
         let _ = Command::new("chmod")
             .arg("-R")
             .arg("u+w")
             .arg(copy.path())
             .status();
     }
+    Ok(())
+}
+
+/// Every home under `fixtures/`, found by what it holds, not by a list: a
+/// directory with `home.tar.gz` (a real-writer home, the tarball unpacked),
+/// one with a `home/` directory (that directory), and a directory holding
+/// agent state itself (a `.nanobot*` entry or `data/v2.db`); nothing below a
+/// home is searched. Paths relative to `fixtures/`, sorted.
+fn fixture_home_dirs() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let root = fixture("");
+    let mut homes = Vec::new();
+    let mut it = walkdir::WalkDir::new(&root)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(e) = it.next() {
+        let e = e?;
+        if !e.file_type().is_dir() {
+            continue;
+        }
+        let d = e.path();
+        let agent_state = std::fs::read_dir(d)?
+            .filter_map(Result::ok)
+            .any(|x| x.file_name().to_string_lossy().starts_with(".nanobot"))
+            || d.join("data/v2.db").is_file();
+        if d.join("home.tar.gz").is_file() || d.join("home").is_dir() || agent_state {
+            homes.push(d.strip_prefix(&root)?.to_string_lossy().into_owned());
+            it.skip_current_dir();
+        }
+    }
+    Ok(homes)
+}
+
+/// Everything a run could change under `root`, per entry (the root itself
+/// included, by relative path): its kind and content (a file's SHA-256, a
+/// link's target), size, mode, owner, link count, and mtime and ctime to
+/// the nanosecond (a file written and its mtime put back still moves its
+/// ctime; an entry created and removed again moves its directory's times).
+fn home_state(root: &Path) -> Result<BTreeMap<String, String>, Box<dyn std::error::Error>> {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::fs::MetadataExt;
+    let mut m = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let e = e?;
+        let md = std::fs::symlink_metadata(e.path())?;
+        let kind = if md.file_type().is_symlink() {
+            format!("link -> {}", std::fs::read_link(e.path())?.display())
+        } else if md.is_dir() {
+            "dir".to_string()
+        } else if md.is_file() {
+            let digest = Sha256::digest(std::fs::read(e.path())?);
+            format!(
+                "file {}",
+                digest
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>()
+            )
+        } else {
+            format!("special {:o}", md.mode() & 0o170000)
+        };
+        let rel = e.path().strip_prefix(root)?.to_string_lossy().into_owned();
+        m.insert(
+            rel,
+            format!(
+                "{kind} size={} mode={:o} owner={}:{} links={} mtime={}.{:09} ctime={}.{:09}",
+                md.size(),
+                md.mode(),
+                md.uid(),
+                md.gid(),
+                md.nlink(),
+                md.mtime(),
+                md.mtime_nsec(),
+                md.ctime(),
+                md.ctime_nsec()
+            ),
+        );
+    }
+    Ok(m)
+}
+
+/// The first path whose state differs between two [`home_state`]s, with both
+/// states (`None`: absent).
+fn first_change(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> Option<(String, Option<String>, Option<String>)> {
+    before
+        .keys()
+        .chain(after.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .find(|k| before.get(*k) != after.get(*k))
+        .map(|k| (k.clone(), before.get(k).cloned(), after.get(k).cloned()))
+}
+
+/// Every command that reads a HOME, and those that read what a load of it
+/// wrote, on a private copy of one fixture home: its state is taken by this
+/// test alone before the first command and compared after each. Returns the
+/// failures (the command and the first changed path) and the commands run.
+fn commands_leave_home_unchanged(
+    rel: &str,
+) -> Result<(Vec<String>, usize), Box<dyn std::error::Error>> {
+    let home = crate::fixture_homes::materialize(rel)?;
+    let out = tempfile::tempdir()?;
+    let o = |p: &str| out.path().join(p).to_string_lossy().into_owned();
+    let h = home.path().to_string_lossy().into_owned();
+    let (parquet, tables, db, summary) = (
+        o("out.parquet"),
+        o("tables"),
+        o("all.duckdb"),
+        o("summary.json"),
+    );
+    let (cache, dataset, ledger) = (o("cache"), o("dataset"), o("ledger.duckdb"));
+    let (cold, warm) = (o("cold.parquet"), o("warm.parquet"));
+    let (export, export_tables, report) = (o("export.parquet"), o("export"), o("report.html"));
+    // (what, arguments, the exit codes that show it ran)
+    let commands: Vec<(&str, Vec<&str>, &[i32])> = vec![
+        (
+            "load (--tables, --db, --summary-json, --dataset)",
+            vec![
+                &h,
+                &parquet,
+                "--tables",
+                &tables,
+                "--db",
+                &db,
+                "--summary-json",
+                &summary,
+                "--dataset",
+                &dataset,
+            ],
+            &[0, 1],
+        ),
+        (
+            "load --cache (a cold cache)",
+            vec![&h, &cold, "--cache", &cache],
+            &[0, 1],
+        ),
+        (
+            "load --cache (from the cache)",
+            vec![&h, &warm, "--cache", &cache],
+            &[0, 1],
+        ),
+        ("sync", vec!["sync", &h, &ledger], &[0, 1]),
+        (
+            "sync (again, into the ledger)",
+            vec!["sync", &h, &ledger],
+            &[0, 1],
+        ),
+        (
+            "export",
+            vec!["export", &ledger, &export, "--tables", &export_tables],
+            &[0],
+        ),
+        ("usage HOME", vec!["usage", &h], &[0, 1]),
+        (
+            "report",
+            vec!["report", &parquet, "--tables", &tables, &report],
+            &[0],
+        ),
+    ];
+    let mut failures = Vec::new();
+    let mut state = home_state(home.path())?;
+    for (what, args, ok) in &commands {
+        let run = Command::new(bin()).args(args).output()?;
+        let code = run.status.code();
+        if !code.is_some_and(|c| ok.contains(&c)) {
+            failures.push(format!(
+                "{rel}: {what} exited {code:?}: {}",
+                String::from_utf8_lossy(&run.stderr).trim_end()
+            ));
+        }
+        let after = home_state(home.path())?;
+        if let Some((path, b, a)) = first_change(&state, &after) {
+            failures.push(format!(
+                "{rel}: {what} changed HOME: first changed path {path:?}\n  before: {}\n  after:  {}",
+                b.as_deref().unwrap_or("(absent)"),
+                a.as_deref().unwrap_or("(absent)")
+            ));
+            // the next command is judged on its own
+            state = after;
+        }
+    }
+    Ok((failures, commands.len()))
+}
+
+/// No command that reads a HOME changes it — not its bytes, sizes, modes,
+/// owners, links, mtimes or ctimes, nor its set of entries: on every home
+/// under `fixtures/` (35: a new one is covered when it lands), each copied
+/// to a private temp dir that no other test touches and stated before the
+/// first command, the load (with `--tables`, `--db`, `--summary-json`,
+/// `--dataset`), the load with a cold and a warm `--cache`, two `sync`s,
+/// `export` from that ledger, `usage HOME` and `report` of the load each
+/// leave it as it was; each must run (exit 0, or 1 on a home with bad
+/// input), so a refusal cannot pass for one that read nothing.
+#[test]
+fn no_command_changes_any_fixture_home() -> TestResult {
+    let homes = fixture_home_dirs()?;
+    assert_eq!(homes.len(), 35, "fixture homes: {homes:?}");
+    for h in crate::fixture_homes::homes()? {
+        assert!(
+            homes.contains(&h),
+            "{h} is loaded by the goldens but not found here"
+        );
+    }
+    // two workers: the homes are independent, and most commands are short
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<(Vec<String>, usize), String>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(rel) = homes.get(i) else { break };
+                        out.push(
+                            commands_leave_home_unchanged(rel).map_err(|e| format!("{rel}: {e}")),
+                        );
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| vec![Err("a worker panicked".into())])
+            })
+            .collect()
+    });
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for r in results {
+        match r {
+            Ok((f, n)) => {
+                failures.extend(f);
+                runs += n;
+            }
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(runs, 35 * 8);
     Ok(())
 }
 
