@@ -1644,99 +1644,224 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     Ok(())
 }
 
+/// The message lines of generation `g` of the live JSONL session.
+fn jsonl_lines(g: u64) -> u64 {
+    3 + g % 5
+}
+
+/// The rows of generation `g` of the live database session.
+fn db_rows(g: u64) -> u64 {
+    20 + g % 17
+}
+
+/// Write generation `g` of both live stores: the JSONL session rewritten
+/// whole (a temp file renamed over it, as nanobot's save does) and the
+/// database session's rows replaced in one transaction. Every line and row
+/// names its generation, and their number changes with it, so a read that
+/// mixes two generations or takes part of one shows.
+fn write_generation(w: &rusqlite::Connection, jsonl: &Path, g: u64) -> Result<(), String> {
+    let mut body = String::from(
+        "{\"_type\": \"metadata\", \"key\": \"live:1\", \"created_at\": \"2026-10-05T09:00:00\", \"updated_at\": \"2026-10-05T09:00:59\", \"metadata\": {}, \"last_archived\": 0}\n",
+    );
+    let n = jsonl_lines(g);
+    for i in 0..n {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        body.push_str(&format!(
+            "{{\"role\": \"{role}\", \"content\": \"g{g} {i}/{n}\", \"timestamp\": \"2026-10-05T09:00:{i:02}\"}}\n"
+        ));
+    }
+    let tmp = jsonl.with_extension("tmp");
+    std::fs::write(&tmp, body).map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, jsonl).map_err(|e| e.to_string())?;
+    let sql = |e: rusqlite::Error| e.to_string();
+    w.execute("BEGIN IMMEDIATE", []).map_err(sql)?;
+    w.execute("DELETE FROM messages WHERE session_key = 'db:1'", [])
+        .map_err(sql)?;
+    let n = db_rows(g);
+    for pos in 0..n {
+        let role = if pos % 2 == 0 { "user" } else { "assistant" };
+        w.execute(
+            "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
+            rusqlite::params![
+                i64::try_from(pos).map_err(|e| e.to_string())?,
+                format!(
+                    "{{\"role\":\"{role}\",\"content\":\"g{g} {pos}/{n}\",\"timestamp\":\"2026-10-05T11:00:{pos:02}\"}}"
+                )
+            ],
+        )
+        .map_err(sql)?;
+    }
+    w.execute("COMMIT", []).map_err(sql)?;
+    // checkpoints: the WAL copied back into the database now and then,
+    // and sometimes truncated; between them the newest rows are in the WAL
+    // only
+    if g.is_multiple_of(50) {
+        let mode = if g.is_multiple_of(200) {
+            "TRUNCATE"
+        } else {
+            "PASSIVE"
+        };
+        w.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
+            .map_err(sql)?;
+    }
+    Ok(())
+}
+
+/// The generation a run read of one session: its rows' texts (`g<gen>
+/// <i>/<n>`, in order) must be exactly the `n` lines of one generation,
+/// whole; returns that generation.
+fn one_whole_generation(
+    what: &str,
+    texts: &[Vec<String>],
+    lines: fn(u64) -> u64,
+) -> Result<u64, String> {
+    let parsed: Vec<(u64, u64, u64)> = texts
+        .iter()
+        .map(|r| {
+            let t = r.first().map(String::as_str).unwrap_or_default();
+            let (g, rest) = t
+                .strip_prefix('g')
+                .and_then(|t| t.split_once(' '))
+                .ok_or_else(|| format!("{what}: not a generation's line: {t:?}"))?;
+            let (i, n) = rest
+                .split_once('/')
+                .ok_or_else(|| format!("{what}: not a generation's line: {t:?}"))?;
+            let num = |s: &str| s.parse::<u64>().map_err(|e| format!("{what}: {t:?}: {e}"));
+            Ok((num(g)?, num(i)?, num(n)?))
+        })
+        .collect::<Result<_, String>>()?;
+    let g = parsed
+        .first()
+        .map(|p| p.0)
+        .ok_or_else(|| format!("{what}: no rows"))?;
+    let want: Vec<(u64, u64, u64)> = (0..lines(g)).map(|i| (g, i, lines(g))).collect();
+    if parsed != want {
+        return Err(format!(
+            "{what}: a torn read, not the {} lines of generation {g}: {parsed:?}",
+            lines(g)
+        ));
+    }
+    Ok(g)
+}
+
+/// What one run of [`a_live_writer_never_tears_a_snapshot`] read: the
+/// last generation written whole before its extraction began, the
+/// generations it read of each session, and the generation being written
+/// when it ended.
+#[derive(Debug)]
+struct Read {
+    before: u64,
+    db_gen: u64,
+    jsonl_gen: u64,
+    end: u64,
+}
+
+/// A live writer never tears a snapshot. A writer thread rewrites a JSONL
+/// session (a temp file renamed over it) and commits to a WAL database
+/// session (checkpointed now and then), one generation after another as
+/// fast as it can, each generation different in every line and in its
+/// number of lines. Five loads run while it writes; each pauses after
+/// discovery (`NANOLOAD_TEST_PAUSE=discovered`) until the writer has
+/// written one more generation whole, so every run reads while writes go
+/// on. Every run must exit 0 and read both sessions, each exactly one whole
+/// generation (every line of one counter, as many lines as that generation
+/// has), no older than the one written before its extraction began
+/// (nothing committed before the snapshot is lost). No sleep decides
+/// anything: a copy that keeps changing is retried by nanoload itself.
 #[test]
 fn a_live_writer_never_tears_a_snapshot() -> TestResult {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let runner = Runner::new()?;
     let home = tempfile::tempdir()?;
-    let ns = home.path().join(NS);
-    std::fs::create_dir_all(&ns)?;
-    let db = ns.join("sessions.sqlite3");
+    let db = home.path().join(NS).join("sessions.sqlite3");
     session_db(&db, 1, GOOD_RECORD, true)?;
     let w = rusqlite::Connection::open(&db)?;
     w.pragma_update(None, "journal_mode", "WAL")?;
-    for pos in 2..50 {
-        w.execute(
-            "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
-            rusqlite::params![pos, format!("{{\"role\":\"user\",\"content\":\"m{pos}\"}}")],
-        )?;
-    }
-    let committed_before = 50;
-    let jsonl = home.path().join(GOOD_NS).join("Z29vZDox.jsonl");
-    write_good(home.path())?;
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let jsonl2 = jsonl.clone();
-    let writer = std::thread::spawn(move || -> Result<i64, String> {
-        let mut pos = committed_before;
-        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
-            w.execute("BEGIN IMMEDIATE", [])
-                .map_err(|e| e.to_string())?;
-            for _ in 0..5 {
-                w.execute(
-                    "INSERT INTO messages VALUES ('db:1', ?1, ?2)",
-                    rusqlite::params![pos, format!("{{\"role\":\"user\",\"content\":\"m{pos}\"}}")],
-                )
-                .map_err(|e| e.to_string())?;
-                pos += 1;
+    let jsonl = home.path().join(GOOD_NS).join("bGl2ZTox.jsonl");
+    std::fs::create_dir_all(home.path().join(GOOD_NS))?;
+    write_generation(&w, &jsonl, 1)?;
+    // the generation being written, and the last one written whole
+    let begun = std::sync::Arc::new(AtomicU64::new(1));
+    let done = std::sync::Arc::new(AtomicU64::new(1));
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (begun, done, stop, jsonl) = (begun.clone(), done.clone(), stop.clone(), jsonl.clone());
+        std::thread::spawn(move || -> Result<(), String> {
+            let mut g = 1;
+            while !stop.load(Ordering::SeqCst) {
+                g += 1;
+                begun.store(g, Ordering::SeqCst);
+                write_generation(&w, &jsonl, g)?;
+                done.store(g, Ordering::SeqCst);
             }
-            w.execute("COMMIT", []).map_err(|e| e.to_string())?;
-            if pos % 50 == 0 {
-                w.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                    .map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    };
+    let mut reads = Vec::new();
+    let mut failure = None;
+    for run in 0..5 {
+        let outcome = (|| -> Result<Read, Box<dyn std::error::Error>> {
+            // the run waits after discovery until the writer has written
+            // one more generation whole: written while the run goes on, and
+            // before its extraction, which must not lose it
+            let (child, signal) =
+                runner.spawn_paused(home.path(), &[], false, "discovered", Stdio::piped())?;
+            let paused = done.load(Ordering::SeqCst);
+            while done.load(Ordering::SeqCst) == paused {
+                if writer.is_finished() {
+                    return Err("the writer stopped".into());
+                }
+                std::thread::yield_now();
             }
-            // nanobot's JSONL save: write a temp file, rename it over; a
-            // commit every 20 ms (an agent saves a few times a second at
-            // most): a snapshot taken between commits must never be torn
-            std::thread::sleep(Duration::from_millis(20));
-            let tmp = jsonl2.with_extension("tmp");
-            let body = std::fs::read_to_string(&jsonl2).map_err(|e| e.to_string())?;
-            std::fs::write(&tmp, body).map_err(|e| e.to_string())?;
-            std::fs::rename(&tmp, &jsonl2).map_err(|e| e.to_string())?;
-        }
-        Ok(pos)
-    });
-    let mut outcomes = Vec::new();
-    let mut read = 0;
-    for _ in 0..3 {
-        let o = runner.run(home.path(), &[], false)?;
-        outcomes.push(o.status.code());
-        let positions = runner.query("SELECT count(DISTINCT seq), min(seq), max(seq) FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL")?;
-        if positions[0][0] == "0" {
-            // no copy held still through ten attempts, or a copy taken
-            // across a commit failed its check (a loaded machine): the store
-            // is reported unreadable, never read torn
+            let before = done.load(Ordering::SeqCst);
+            std::fs::remove_file(&signal)?;
+            let o = child.wait_with_output()?;
+            let end = begun.load(Ordering::SeqCst);
             let err = String::from_utf8_lossy(&o.stderr);
-            assert!(
-                err.contains("kept changing while being copied")
-                    || err.contains("the private copy does not verify"),
-                "no rows of db:1 and no report of an unstable copy: {err}"
-            );
-            continue;
+            if o.status.code() != Some(0) {
+                return Err(format!("run {run} exited {:?}: {err}", o.status.code()).into());
+            }
+            let db_gen = one_whole_generation(
+                "the database session",
+                &runner.query("SELECT text FROM events WHERE session_id = 'db:1' AND seq IS NOT NULL ORDER BY seq")?,
+                db_rows,
+            )?;
+            let jsonl_gen = one_whole_generation(
+                "the JSONL session",
+                &runner.query("SELECT text FROM events WHERE session_id = 'live:1' AND text LIKE 'g%' ORDER BY seq")?,
+                jsonl_lines,
+            )?;
+            Ok(Read {
+                before,
+                db_gen,
+                jsonl_gen,
+                end,
+            })
+        })();
+        match outcome {
+            Ok(r) => reads.push(r),
+            Err(e) => {
+                failure = Some(e.to_string());
+                break;
+            }
         }
-        read += 1;
-        let (n, lo, hi): (i64, i64, i64) = (
-            positions[0][0].parse()?,
-            positions[0][1].parse()?,
-            positions[0][2].parse()?,
-        );
-        assert_eq!(lo, 0);
-        assert!(
-            hi + 1 >= committed_before,
-            "rows committed before the run are missing: max seq {hi}"
-        );
-        assert_eq!(n, hi + 1, "a torn snapshot: positions have gaps");
-        assert_eq!(
-            runner.query("SELECT count(*) FROM events WHERE session_id = 'good:1'")?,
-            vec![vec!["3".to_string()]]
-        );
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.store(true, Ordering::SeqCst);
     writer.join().map_err(|_| "writer panicked")??;
-    assert!(
-        outcomes.iter().all(|c| matches!(c, Some(0) | Some(1))),
-        "{outcomes:?}"
-    );
-    assert!(read > 0, "no run read the live database: {outcomes:?}");
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    assert_eq!(reads.len(), 5);
+    for (run, r) in reads.iter().enumerate() {
+        for (what, g) in [("database", r.db_gen), ("JSONL", r.jsonl_gen)] {
+            assert!(
+                (r.before..=r.end).contains(&g),
+                "run {run}: the {what} session read generation {g}, not one of {}..={} (written before its extraction, to its end)",
+                r.before,
+                r.end
+            );
+        }
+    }
     Ok(())
 }
 
