@@ -998,13 +998,19 @@ fn commands_leave_home_unchanged(
     ];
     let mut failures = Vec::new();
     let mut state = home_state(home.path())?;
+    let stderr = out.path().join("stderr");
     for (what, args, ok) in &commands {
-        let run = Command::new(bin()).args(args).output()?;
+        let child = Command::new(bin())
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr)?)
+            .spawn()?;
+        let run = wait_within(child, Duration::from_secs(300), &format!("{rel}: {what}"))?;
         let code = run.status.code();
         if !code.is_some_and(|c| ok.contains(&c)) {
             failures.push(format!(
                 "{rel}: {what} exited {code:?}: {}",
-                String::from_utf8_lossy(&run.stderr).trim_end()
+                std::fs::read_to_string(&stderr)?.trim_end()
             ));
         }
         let after = home_state(home.path())?;
@@ -1745,6 +1751,25 @@ fn one_whole_generation(
     Ok(g)
 }
 
+/// Wait for `child` for at most `limit`; past it, kill it and fail naming
+/// `what` (a hung run fails its test instead of hanging the suite).
+fn wait_within(
+    mut child: std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> Result<Output, Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    while child.try_wait()?.is_none() {
+        if start.elapsed() > limit {
+            child.kill()?;
+            child.wait()?;
+            return Err(format!("{what}: still running after {limit:?}, killed").into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(child.wait_with_output()?)
+}
+
 /// What one run of [`a_live_writer_never_tears_a_snapshot`] read: the
 /// last generation written whole before its extraction began, the
 /// generations it read of each session, and the generation being written
@@ -1816,7 +1841,7 @@ fn a_live_writer_never_tears_a_snapshot() -> TestResult {
             }
             let before = done.load(Ordering::SeqCst);
             std::fs::remove_file(&signal)?;
-            let o = child.wait_with_output()?;
+            let o = wait_within(child, Duration::from_secs(300), &format!("run {run}"))?;
             let end = begun.load(Ordering::SeqCst);
             let err = String::from_utf8_lossy(&o.stderr);
             if o.status.code() != Some(0) {
@@ -2271,26 +2296,41 @@ fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
 /// The peak RSS the README promises a load stays under.
 const RSS_BOUND_KIB: i64 = 512 * 1024;
 
-/// Wait for the child `pid` and return its exit code (`None`: killed by a
-/// signal) and its peak RSS in KiB, as the kernel counted it for that one
-/// process (`wait4`'s `ru_maxrss`; `getrusage(RUSAGE_CHILDREN)` would give
-/// the largest of every child this test binary has reaped, other tests'
-/// included).
+/// Wait for the child `pid` (at most `limit`: past it, kill it and fail)
+/// and return its exit code (`None`: killed by a signal) and its peak RSS
+/// in KiB, as the kernel counted it for that one process (`wait4`'s
+/// `ru_maxrss`; `getrusage(RUSAGE_CHILDREN)` would give the largest of every
+/// child this test binary has reaped, other tests' included).
 #[cfg(target_os = "linux")]
-fn wait_peak_rss(pid: u32) -> Result<(Option<i32>, i64), Box<dyn std::error::Error>> {
+fn wait_peak_rss(
+    pid: u32,
+    limit: Duration,
+) -> Result<(Option<i32>, i64), Box<dyn std::error::Error>> {
     let pid = libc::pid_t::try_from(pid)?;
     let mut status: libc::c_int = 0;
     // SAFETY: wait4 writes one status and one `rusage` into memory we own;
-    // both are read only when it reports success.
+    // both are read only once it has reaped the child.
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    let start = Instant::now();
     loop {
-        let r = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, usage.as_mut_ptr()) };
         if r == pid {
             break;
         }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(format!("wait4({pid}): {e}").into());
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(format!("wait4({pid}): {e}").into());
+            }
+        } else if start.elapsed() > limit {
+            // SAFETY: the child is ours and not reaped yet: the pid is still its
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return Err(format!("the load still ran after {limit:?}, killed").into());
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
     let usage = unsafe { usage.assume_init() };
@@ -2346,7 +2386,7 @@ fn a_200_mb_home_loads_within_512_mib_of_peak_rss() -> TestResult {
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()?;
-    let (code, peak_kib) = wait_peak_rss(child.id())?;
+    let (code, peak_kib) = wait_peak_rss(child.id(), Duration::from_secs(1200))?;
     let err = std::fs::read_to_string(dir.path().join("stderr"))?;
     assert_eq!(code, Some(0), "{err}");
     let c = duckdb::Connection::open_in_memory()?;
