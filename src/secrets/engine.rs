@@ -1033,11 +1033,15 @@ impl Scanner {
             self.find_in(&view, &mut decoded);
             found.extend(decoded.into_iter().map(|(s, e, i)| (at[s], at[e], i)));
         }
-        // earliest first, then longest, then the first rule
+        // earliest first, then longest, then the first rule; a match that
+        // overlaps the span before it joins it (what it runs on past that
+        // span is no match on its own: the rest of a JWT whose header an
+        // AWS secret key's 40 characters took)
         found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
         let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
         for (start, end, i) in found {
-            if spans.last().is_some_and(|&(_, e, _)| start < e) {
+            if let Some(last) = spans.last_mut().filter(|l| start < l.1) {
+                last.1 = last.1.max(end);
                 continue;
             }
             spans.push((start, end, self.rules[i].name));

@@ -12,7 +12,8 @@
 //! starts); `engine.rs` runs it: a pre-pass finds every rule's needle in one
 //! SIMD search, only the rules whose needle is there run, each match passes
 //! its boundaries, checks and the placeholder allow-list, and where matches
-//! overlap the earliest wins (then the longest, then the first rule). The
+//! overlap the earliest names the span (then the longest, then the first
+//! rule) and the others join it. The
 //! marker never matches a rule, so redacting twice changes nothing. User
 //! patterns (`--secret-pattern`) are the rule `secret_pattern`.
 

@@ -332,6 +332,23 @@ fn a_generic_sk_key_keeps_its_boundary() {
     assert!(!left_ok("anb", 2, Some(|b: u8| b.is_ascii_alphanumeric())));
 }
 
+/// Matches that overlap are redacted together: a later match that runs on
+/// past the earliest one goes with it. An AWS secret key's 40 characters,
+/// armed by the word `aws` nearby, can start inside a JSON escape and end
+/// inside a JWT's header; the rest of the JWT (its claims and signature)
+/// is no JWT on its own and would stay.
+#[test]
+fn overlapping_matches_are_redacted_together() {
+    let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJoM2p5eW51dnA1M3oiLCJpYXQiOjE3MDA1ODMxOTV9.NkQpik25ZNjxATCQmXoDSqLqvcZDzI1CE-jnwWMLkY0";
+    let text = format!("{{\"content\": \"aws \\u5bc6\\u94a5{jwt}\"}}");
+    let (out, counts) = redact(&text);
+    assert_eq!(
+        out,
+        "{\"content\": \"aws \\u5bc6\\u[redacted:aws_secret_access_key]\"}"
+    );
+    assert_eq!(counts, Counts::from([("aws_secret_access_key", 1)]));
+}
+
 /// A token cut short — nanobot's sidebar preview (119 characters and `…`), a
 /// torn JSONL line, a 200-character preview — keeps no recognisable start.
 #[test]
@@ -652,6 +669,335 @@ proptest! {
                 prop_assert!(c2.is_empty());
             }
         }
+    }
+}
+
+/// Plain words of prose and code: no credential, no secret-ish name
+/// (`key`, `token`, `pass`…), no scheme that carries a password, so no
+/// text made of them (with [`plain_piece`]'s other parts) holds a secret.
+const PLAIN_WORDS: &[&str] = &[
+    "the",
+    "agent",
+    "wrote",
+    "a",
+    "summary",
+    "of",
+    "yesterday's",
+    "meeting",
+    "and",
+    "sent",
+    "it",
+    "to",
+    "Alice",
+    "please",
+    "check",
+    "build",
+    "failed",
+    "again",
+    "on",
+    "main",
+    "because",
+    "tests",
+    "timed",
+    "out",
+    "after",
+    "ten",
+    "minutes",
+    "Let's",
+    "try",
+    "with",
+    "smaller",
+    "batch",
+    "size",
+    "fn",
+    "main()",
+    "{",
+    "}",
+    "let",
+    "x",
+    "=",
+    "42;",
+    "return",
+    "Ok(())",
+    "if",
+    "else",
+    "for",
+    "i",
+    "in",
+    "0..10",
+    "println!(\"{i}\");",
+    "def",
+    "load(path):",
+    "import",
+    "json",
+    "SELECT",
+    "count(*)",
+    "FROM",
+    "events",
+    "WHERE",
+    "role",
+    "'user'",
+    "GROUP",
+    "BY",
+    "session_id",
+    "ORDER",
+    "LIMIT",
+    "100",
+    "https://example.com/docs/intro",
+    "alice at example.com",
+    "2026-10-05T09:00:01",
+    "v1.2.3",
+    "#123",
+    "50%",
+    "$19.99",
+    "→",
+    "✓",
+    "🙂",
+    "résumé",
+    "naïve",
+    "Straße",
+    "日本語",
+    "你好",
+    "世界",
+    "привет",
+    "مرحبا",
+    "…",
+    "—",
+    "(see",
+    "above)",
+    "[link](https://x.org)",
+    "`cargo",
+    "test`",
+    "*bold*",
+    "_em_",
+    "a/b/c.txt",
+    "C:\\Users\\bob",
+    "\\n",
+    "ls",
+    "-la",
+    "cd",
+    "..",
+    "git",
+    "commit",
+    "-m",
+    "'fix'",
+    "npm",
+    "install",
+    "pip",
+    "uuid",
+    "4f3c",
+    "0x1F",
+    "3.14159",
+    "1e-9",
+    "null",
+    "true",
+    "false",
+    "[]",
+    "{ }",
+    "<div>",
+    "</div>",
+];
+
+/// A piece of text that is no secret: a plain word, a short lowercase word
+/// (not a secret-ish name), a number, CJK.
+fn plain_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => proptest::sample::select(PLAIN_WORDS).prop_map(String::from),
+        2 => "[a-z]{1,9}".prop_filter("a secret-ish name", |w| {
+            !ends_secretish(w.as_bytes()) && !["bearer", "basic", "curl", "auth"].contains(&w.as_str())
+        }),
+        1 => "[0-9]{1,6}",
+        1 => "[\u{4e00}-\u{9fa5}]{1,4}",
+    ]
+}
+
+/// Plain pieces joined by blanks and punctuation.
+fn plain_words() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        (
+            plain_piece(),
+            proptest::sample::select(&[" ", " ", " ", "\n", "\t", ", ", ". ", "\n\n", ": "][..]),
+        ),
+        0..12,
+    )
+    .prop_map(|v| v.into_iter().map(|(p, s)| p + s).collect::<String>())
+}
+
+/// Random prose and code without a token: plain words, and at most one
+/// look-alike of the corpus (`tests/secrets/corpus.json` negatives:
+/// hashes, placeholders, elided keys, public keys, identifiers) after them.
+/// (A look-alike is a negative as it stands: what follows a private key's
+/// header may be its body, a cut key; two look-alikes can make a token.)
+fn plain_text() -> impl Strategy<Value = String> {
+    (
+        plain_words(),
+        proptest::option::of(proptest::sample::select(corpus_items().negatives.clone())),
+    )
+        .prop_map(|(words, n)| match n {
+            Some(n) => format!("{words} {n}"),
+            None => words,
+        })
+}
+
+/// What stands before a planted token and after it: blanks and
+/// punctuation that end a word. (A token glued to a word is a known miss,
+/// `corpus::KNOWN_MISSES`; a character that may belong to the token itself
+/// — `.` after an Azure secret, `/` after base64, `:` after a `.pgpass`
+/// line — makes another token.)
+const GAPS_BEFORE: &[&str] = &[
+    " ", "\n", "\t", "\n\n", " (", " \"", ": ", "> ", " — ", "* ", "- ", "# ", "= ", "→ ",
+];
+const GAPS_AFTER: &[&str] = &[
+    " ", "\n", "\t", "\n\n", ") ", "\" ", ", ", " — ", "! ", "; ", "? ", ")\n", "\"\n", "\r\n",
+    "\u{a0}",
+];
+
+/// A positive of the corpus: its text, and the values that must not survive.
+type Positive = (String, Vec<String>);
+
+/// The corpus's claimed positives by family (each as its text and the
+/// values that must not survive), and its negatives.
+struct CorpusItems {
+    families: Vec<(String, Vec<Positive>)>,
+    negatives: Vec<String>,
+    contexts: Vec<serde_json::Value>,
+}
+
+fn corpus_items() -> &'static CorpusItems {
+    static ITEMS: std::sync::LazyLock<CorpusItems> = std::sync::LazyLock::new(|| {
+        let corpus = corpus_json().unwrap_or_default();
+        let empty = Vec::new();
+        let mut families: std::collections::BTreeMap<String, Vec<Positive>> =
+            std::collections::BTreeMap::new();
+        for p in corpus["positives"].as_array().unwrap_or(&empty) {
+            let fam = p["family"].as_str().unwrap_or_default();
+            if corpus["families"][fam]["hard"].as_bool() == Some(true) {
+                continue;
+            }
+            let mut values: Vec<String> =
+                p["value"].as_str().map(String::from).into_iter().collect();
+            for a in p["also_secret"].as_array().unwrap_or(&empty) {
+                values.extend(a.as_str().map(String::from));
+            }
+            let text = p["text"].as_str().unwrap_or_default().to_string();
+            families
+                .entry(fam.to_string())
+                .or_default()
+                .push((text, values));
+        }
+        let negatives = corpus["negatives"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|n| n["text"].as_str().map(String::from))
+            // a template's `{}` stands for the token
+            .filter(|t| !t.contains("{}"))
+            .collect();
+        // every context but the glued one, a known miss for some families
+        let contexts = corpus["contexts"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter(|c| c["id"] != "letter_glued")
+            .cloned()
+            .collect();
+        CorpusItems {
+            families: families.into_iter().collect(),
+            negatives,
+            contexts,
+        }
+    });
+    &ITEMS
+}
+
+/// How a text reaches the scanner: as it is, or inside a JSON string (a
+/// tool call's raw arguments), with or without `ensure_ascii`.
+fn encode(text: &str, how: u8) -> String {
+    match how % 3 {
+        0 => text.to_string(),
+        1 => serde_json::Value::String(text.to_string()).to_string(),
+        _ => {
+            let mut s = String::from("{\"content\": \"");
+            for c in text.chars() {
+                match c {
+                    '"' => s.push_str("\\\""),
+                    '\\' => s.push_str("\\\\"),
+                    '\n' => s.push_str("\\n"),
+                    '\t' => s.push_str("\\t"),
+                    c if c.is_ascii() && (c as u32) >= 0x20 => s.push(c),
+                    c => {
+                        let mut buf = [0u16; 2];
+                        for u in c.encode_utf16(&mut buf) {
+                            s.push_str(&format!("\\u{u:04x}"));
+                        }
+                    }
+                }
+            }
+            s.push_str("\"}");
+            s
+        }
+    }
+}
+
+proptest! {
+    // each case plants a token of every family (111)
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The oracle of the scanner: a token of every claimed family of the
+    /// corpus (one of its positives, in one of its contexts), planted in
+    /// random prose and code — at the start, in the middle or at the end,
+    /// the whole as it is or JSON-escaped — keeps no 12 characters of its
+    /// value (nor of an `also_secret`). A scanner that finds nothing fails.
+    #[test]
+    fn a_planted_token_of_every_family_is_always_redacted(
+        before in prop_oneof![Just(String::new()), plain_words()],
+        after in prop_oneof![Just(String::new()), plain_words()],
+        gaps in (proptest::sample::select(GAPS_BEFORE), proptest::sample::select(GAPS_AFTER)),
+        how in 0u8..3,
+        pick in any::<u64>(),
+    ) {
+        let items = corpus_items();
+        prop_assert!(items.families.len() > 100, "{} families", items.families.len());
+        for (n, (fam, positives)) in items.families.iter().enumerate() {
+            let (text, values) = &positives[(pick as usize).wrapping_add(n) % positives.len()];
+            let ctx = &items.contexts[(pick as usize / 7).wrapping_add(n) % items.contexts.len()];
+            let gap_before = if before.is_empty() { "" } else { gaps.0 };
+            let gap_after = if after.is_empty() { "" } else { gaps.1 };
+            // the prose goes around the context's own text (inside a tool
+            // call's JSON arguments, where the context is one)
+            let mut around = ctx.clone();
+            around["template"] = serde_json::Value::String(format!(
+                "{before}{gap_before}{}{gap_after}{after}",
+                ctx["template"].as_str().unwrap_or("{}")
+            ));
+            let json = ctx["placements"].as_array().is_some_and(|p| p.iter().any(|x| x == "tool_args"));
+            let planted = match super::corpus::in_context(&around, text) {
+                Some(t) if json => t,
+                Some(t) => encode(&t, how),
+                None => encode(&format!("{before}{gap_before}{text}{gap_after}{after}"), how),
+            };
+            let (out, counts) = redact(&planted);
+            for v in values {
+                let leak = super::corpus::leaked_window(v, &out);
+                prop_assert!(leak.is_none(), "{} ({}): {:?} survives in {:?}", fam, ctx["id"], leak, out);
+            }
+            prop_assert!(!counts.is_empty(), "{}: nothing counted for {:?}", fam, planted);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// And its other half: random prose and code that holds no token, as it
+    /// is or JSON-escaped, comes out unchanged (nothing found, nothing
+    /// counted). A scanner that redacts a plain word fails.
+    #[test]
+    fn a_text_without_a_token_is_never_changed(text in plain_text(), how in 0u8..3) {
+        let text = encode(&text, how);
+        let (out, counts) = redact(&text);
+        prop_assert_eq!(&out, &text);
+        prop_assert!(counts.is_empty(), "{:?}", counts);
     }
 }
 
