@@ -1181,8 +1181,17 @@ impl Compiled {
                     && !(builtin && (placeholder(secret) || in_base64_blob(text, s, e)))
                     && self.near.is_none_or(|n| n(text, s, e))
             };
-        let accept =
-            |whole_start: usize, s: usize, e: usize| accept_with(self.check, whole_start, s, e);
+        // the end of an accepted match: a value glued to markup
+        // (`<code>API_KEY=…</code>`) took the tag, which reads as a
+        // placeholder's `<`: the value ends at the first `<` or `>` after
+        // its start (one that starts with `<` is a placeholder still)
+        let accept = |whole_start: usize, s: usize, e: usize| -> Option<usize> {
+            if accept_with(self.check, whole_start, s, e) {
+                return Some(e);
+            }
+            let cut = s + text[s..e].find(['<', '>']).filter(|&k| k > 0)?;
+            accept_with(self.check, whole_start, s, cut).then_some(cut)
+        };
         let next = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
         if self.windowed {
             for sign in assignments(text.as_bytes()) {
@@ -1193,8 +1202,8 @@ impl Compiled {
                 let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
                     continue;
                 };
-                if accept(ws + w.start(), ws + g.start(), ws + g.end()) {
-                    found.push((ws + g.start(), ws + g.end(), i));
+                if let Some(e) = accept(ws + w.start(), ws + g.start(), ws + g.end()) {
+                    found.push((ws + g.start(), e, i));
                 }
             }
         } else {
@@ -1214,7 +1223,7 @@ impl Compiled {
                     };
                     (w.start(), w.end(), g.start(), g.end())
                 };
-                if accept(ws, s, e) {
+                if let Some(e) = accept(ws, s, e) {
                     found.push((s, e, i));
                     at = if we > ws { we } else { next(ws) };
                 } else {

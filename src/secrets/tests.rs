@@ -846,10 +846,11 @@ fn plain_text() -> impl Strategy<Value = String> {
 /// line — makes another token.)
 const GAPS_BEFORE: &[&str] = &[
     " ", "\n", "\t", "\n\n", " (", " \"", ": ", "> ", " — ", "* ", "- ", "# ", "= ", "→ ",
+    " <code>", "<td>",
 ];
 const GAPS_AFTER: &[&str] = &[
     " ", "\n", "\t", "\n\n", ") ", "\" ", ", ", " — ", "! ", "; ", "? ", ")\n", "\"\n", "\r\n",
-    "\u{a0}",
+    "\u{a0}", "</code> ", "</td>", "<br>",
 ];
 
 /// A positive of the corpus: its text, and the values that must not survive.
@@ -1644,4 +1645,24 @@ fn every_rule_of_the_public_rule_sets_has_a_family_or_a_reason()
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert_eq!((gitleaks, plugins), (222, 27));
     Ok(())
+}
+
+/// A value glued to markup (a page or a rendered answer pasted into a
+/// chat) ends at the tag: the tag stays, the value goes; a value that is
+/// itself in angle brackets is a placeholder.
+#[test]
+fn a_value_glued_to_markup_is_redacted_up_to_the_tag() {
+    for (text, want) in [
+        (
+            "<code>API_KEY=q8ZtR2vW9xL4mN7pK3sD6fH1jG5bC0aE</code>",
+            "<code>API_KEY=[redacted:secret_assignment]</code>",
+        ),
+        (
+            "<td>password: Xk29!vQp7#Lm</td>",
+            "<td>password: [redacted:secret_assignment]</td>",
+        ),
+        ("API_KEY=<your-api-key>", "API_KEY=<your-api-key>"),
+    ] {
+        assert_eq!(redact(text).0, want, "{text}");
+    }
 }
