@@ -1714,7 +1714,12 @@ fn deep_lines_keep_their_message() -> TestResult {
     )?)?;
     assert_eq!(native, serde_json::json!(true));
     let deep = r.one("SELECT native FROM events WHERE text = 'a thousand levels'")?;
-    assert_eq!(deep.matches("{\"a\":").count(), 999, "{}", &deep[..200.min(deep.len())]);
+    assert_eq!(
+        deep.matches("{\"a\":").count(),
+        999,
+        "{}",
+        &deep[..200.min(deep.len())]
+    );
     assert_eq!(
         r.rows("SELECT kind, source_line, message FROM diagnostics WHERE kind = 'bad_line' ORDER BY source_line")?,
         strs(&[
@@ -1727,13 +1732,17 @@ fn deep_lines_keep_their_message() -> TestResult {
 
 /// The decoder refuses a line nested 100 000 levels deep on a thread
 /// with a small stack (the bound is checked before any recursion), and
-/// reads one nested a thousand levels deep there.
+/// reads one nested a thousand levels deep on an extraction thread's.
 #[test]
 fn a_line_nested_100000_levels_is_refused_on_a_small_stack() -> TestResult {
     let run = |depth: usize| -> Result<Result<bool, String>, Box<dyn std::error::Error>> {
         let line = format!(r#"{{"role": "user", "x": {}}}"#, nested(depth));
         std::thread::Builder::new()
-            .stack_size(512 << 10)
+            .stack_size(if depth > 1000 {
+                512 << 10
+            } else {
+                nanoload::extract::WORKER_STACK
+            })
             .spawn(move || {
                 nanoload::jsonl::decode_line(line.as_bytes())
                     .map(|d| d.is_some())

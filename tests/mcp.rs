@@ -520,7 +520,11 @@ fn a_query_that_is_one_long_expression_is_stopped_and_the_server_goes_on() -> Te
     use std::time::Duration;
     let r = run_home(&fixture("nanobot/home-a"), &[])?;
     let mut live = Live::start(&[&s(&r.out), "--tables", &s(&r.tables), "--timeout", "2"])?;
-    live.send(call(1, "query", json!({"sql": crate::common::LONG_QUERY})).to_string().as_bytes())?;
+    live.send(
+        call(1, "query", json!({"sql": crate::common::LONG_QUERY}))
+            .to_string()
+            .as_bytes(),
+    )?;
     let (answer, took) = live.answer(Duration::from_secs(5))?;
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(
@@ -528,7 +532,15 @@ fn a_query_that_is_one_long_expression_is_stopped_and_the_server_goes_on() -> Te
         json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true, "content": [{"type": "text",
             "text": "error: the query ran longer than 2 s and was stopped (--timeout)"}]}})
     );
-    live.send(call(2, "query", json!({"sql": "SELECT count(*) AS n FROM events"})).to_string().as_bytes())?;
+    live.send(
+        call(
+            2,
+            "query",
+            json!({"sql": "SELECT count(*) AS n FROM events"}),
+        )
+        .to_string()
+        .as_bytes(),
+    )?;
     let (answer, took) = live.answer(Duration::from_secs(10))?;
     assert_eq!(answer["id"], 2);
     assert_eq!(
@@ -561,7 +573,11 @@ fn bad_bytes_and_requests_are_answered_and_the_server_goes_on() -> TestResult {
     assert_eq!(a["error"]["code"], -32600, "{a}");
     live.send(br#"{"jsonrpc": "2.0", "id": 3, "method": ["tools/list"]}"#)?;
     let (a, _) = live.answer(wait)?;
-    assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(3), json!(-32600)), "{a}");
+    assert_eq!(
+        (a["id"].clone(), a["error"]["code"].clone()),
+        (json!(3), json!(-32600)),
+        "{a}"
+    );
 
     // a line of 64 MiB: refused, not kept
     live.send(br#"{"jsonrpc": "2.0", "id": 4, "method": "ping"}"#)?;
@@ -588,14 +604,28 @@ fn bad_bytes_and_requests_are_answered_and_the_server_goes_on() -> TestResult {
         "a message is one line of at most 1048576 bytes; this line was longer and was not read"
     );
     let grew = live.peak_kb()?.saturating_sub(before);
-    assert!(grew < 16 << 10, "the server's peak memory grew by {grew} kB");
+    assert!(
+        grew < 16 << 10,
+        "the server's peak memory grew by {grew} kB"
+    );
 
     // still serving, and --max-rows u64::MAX returns every row
-    live.send(call(6, "query", json!({"sql": "SELECT seq FROM events", "limit": u64::MAX})).to_string().as_bytes())?;
+    live.send(
+        call(
+            6,
+            "query",
+            json!({"sql": "SELECT seq FROM events", "limit": u64::MAX}),
+        )
+        .to_string()
+        .as_bytes(),
+    )?;
     let (a, _) = live.answer(wait)?;
     assert_eq!(a["id"], 6);
     let rows = structured(&a)?;
-    assert_eq!(rows["row_count"].to_string(), r.one("SELECT count(*) FROM events")?);
+    assert_eq!(
+        rows["row_count"].to_string(),
+        r.one("SELECT count(*) FROM events")?
+    );
     assert_eq!(rows["truncated"], false);
     Ok(())
 }

@@ -702,13 +702,19 @@ fn instants_before_1970_are_left_out_and_counted() -> TestResult {
     assert_eq!(o.status.code(), Some(0));
     let all = spans_of(&std::fs::read_to_string(&before)?)?;
     assert_eq!(of_kind(&spans, "LLM").len() + 2, of_kind(&all, "LLM").len());
-    assert!(spans.iter().all(|sp| sp.start <= sp.end), "a span ends before it starts");
+    assert!(
+        spans.iter().all(|sp| sp.start <= sp.end),
+        "a span ends before it starts"
+    );
     Ok(())
 }
 
-/// The fields of one protobuf message: (field number, the bytes of a
-/// length-delimited field, or the value of a varint / fixed one).
-fn pb_fields(mut b: &[u8]) -> Result<Vec<(u64, Vec<u8>, u64)>, Box<dyn std::error::Error>> {
+/// One protobuf field: its number, the bytes of a length-delimited field,
+/// the value of a varint or fixed one.
+type PbField = (u64, Vec<u8>, u64);
+
+/// The fields of one protobuf message.
+fn pb_fields(mut b: &[u8]) -> Result<Vec<PbField>, Box<dyn std::error::Error>> {
     fn varint(b: &mut &[u8]) -> Result<u64, Box<dyn std::error::Error>> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
@@ -753,7 +759,12 @@ fn finish_reasons_are_an_array_of_strings() -> TestResult {
     let file = r.dir.path().join("finish.jsonl");
     let rx = Receiver::start(vec![200])?;
     let o = otlp(&r, &[&s(&file), "--endpoint", &rx.url()])?;
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let mut want = r.rows(
         "SELECT finish_reason FROM llm_calls WHERE finish_reason IS NOT NULL AND started_at_ms IS NOT NULL ORDER BY 1",
     )?
@@ -764,12 +775,20 @@ fn finish_reasons_are_an_array_of_strings() -> TestResult {
     let mut from_json = Vec::new();
     for line in std::fs::read_to_string(&file)?.lines() {
         let req: Value = serde_json::from_str(line)?;
-        for sp in req["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().ok_or("spans")? {
+        for sp in req["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            .as_array()
+            .ok_or("spans")?
+        {
             for a in sp["attributes"].as_array().ok_or("attributes")? {
                 if a["key"] == "gen_ai.response.finish_reasons" {
-                    let values = a["value"]["arrayValue"]["values"].as_array().ok_or("arrayValue")?;
+                    let values = a["value"]["arrayValue"]["values"]
+                        .as_array()
+                        .ok_or("arrayValue")?;
                     from_json.push(Value::from(
-                        values.iter().map(|v| v["stringValue"].clone()).collect::<Vec<_>>(),
+                        values
+                            .iter()
+                            .map(|v| v["stringValue"].clone())
+                            .collect::<Vec<_>>(),
                     ));
                 }
             }
@@ -782,13 +801,19 @@ fn finish_reasons_are_an_array_of_strings() -> TestResult {
                 for (_, span, _) in pb_fields(&ss)?.into_iter().filter(|f| f.0 == 2) {
                     for (_, kv, _) in pb_fields(&span)?.into_iter().filter(|f| f.0 == 9) {
                         let kv = pb_fields(&kv)?;
-                        if kv.iter().any(|f| f.0 == 1 && f.1 == b"gen_ai.response.finish_reasons") {
+                        if kv
+                            .iter()
+                            .any(|f| f.0 == 1 && f.1 == b"gen_ai.response.finish_reasons")
+                        {
                             let value = pb_fields(&kv.iter().find(|f| f.0 == 2).ok_or("value")?.1)?;
                             // AnyValue.array_value (5): ArrayValue.values (1): AnyValue.string_value (1)
                             let array = value.iter().find(|f| f.0 == 5).ok_or("no array_value")?;
                             let mut strings = Vec::new();
                             for (_, v, _) in pb_fields(&array.1)?.into_iter().filter(|f| f.0 == 1) {
-                                let s = pb_fields(&v)?.into_iter().find(|f| f.0 == 1).ok_or("no string_value")?;
+                                let s = pb_fields(&v)?
+                                    .into_iter()
+                                    .find(|f| f.0 == 1)
+                                    .ok_or("no string_value")?;
                                 strings.push(Value::from(String::from_utf8(s.1)?));
                             }
                             from_pb.push(Value::from(strings));
@@ -811,13 +836,18 @@ fn finish_reasons_are_an_array_of_strings() -> TestResult {
 /// ends by itself within a minute.
 fn peer(answer: fn(std::net::TcpStream)) -> Result<String, Box<dyn std::error::Error>> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let url = format!("http://127.0.0.1:{}/v1/traces", listener.local_addr()?.port());
+    let url = format!(
+        "http://127.0.0.1:{}/v1/traces",
+        listener.local_addr()?.port()
+    );
     std::thread::spawn(move || {
         for stream in listener.incoming().take(64) {
             let Ok(stream) = stream else { return };
             std::thread::spawn(move || {
                 let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(60)));
-                let Ok(clone) = stream.try_clone() else { return };
+                let Ok(clone) = stream.try_clone() else {
+                    return;
+                };
                 let mut reader = BufReader::new(clone);
                 let mut len = 0usize;
                 loop {
@@ -847,8 +877,15 @@ fn send_to(
     args: &[&str],
 ) -> Result<(std::process::Output, std::time::Duration), Box<dyn std::error::Error>> {
     let mut cmd = Process::cargo_bin("nanoload")?;
-    cmd.args(["otlp", &s(&r.out), "--tables", &s(&r.tables), "--endpoint", url])
-        .args(args);
+    cmd.args([
+        "otlp",
+        &s(&r.out),
+        "--tables",
+        &s(&r.tables),
+        "--endpoint",
+        url,
+    ])
+    .args(args);
     crate::common::output_within(&mut cmd, std::time::Duration::from_secs(60))
 }
 
@@ -858,7 +895,10 @@ fn send_to(
 fn sending_gives_up_on_a_trickling_peer_at_the_deadline() -> TestResult {
     let r = run_home(&crate::common::fixture("nanobot/home-a"), &[])?;
     let url = peer(|mut stream| {
-        for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: ".iter().chain(&[b'a'; 80]) {
+        for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: "
+            .iter()
+            .chain(&[b'a'; 80])
+        {
             if stream.write_all(&[*b]).is_err() {
                 return;
             }
@@ -868,7 +908,10 @@ fn sending_gives_up_on_a_trickling_peer_at_the_deadline() -> TestResult {
     let (o, took) = send_to(&r, &url, &["--timeout", "2"])?;
     let err = String::from_utf8(o.stderr)?;
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(took < std::time::Duration::from_secs(5), "gave up after {took:?}");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "gave up after {took:?}"
+    );
     assert!(
         err.ends_with(&format!(
             "nanoload: error: sending to {url} failed: no complete answer within 2 s (--timeout)\n"
@@ -902,18 +945,52 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
     // exactly the announced bytes, the connection kept open
     let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))?;
     let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(took < Duration::from_secs(10), "{traces} requests took {took:?}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "{traces} requests took {took:?}"
+    );
     // more than announced, kept open
-    let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}and more bytes than announced"))?;
+    let url = peer(|s| {
+        hold(
+            s,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}and more bytes than announced",
+        )
+    })?;
     let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(took < Duration::from_secs(10), "{traces} requests took {took:?}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "{traces} requests took {took:?}"
+    );
     // chunked, kept open: read to its last chunk
-    let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"))?;
+    let url = peer(|s| {
+        hold(
+            s,
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        )
+    })?;
     let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(took < Duration::from_secs(10), "{traces} requests took {took:?}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "{traces} requests took {took:?}"
+    );
     // less than announced, then closed: a failure, tried three times
     let url = peer(|mut s| {
         let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}");

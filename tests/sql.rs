@@ -376,9 +376,15 @@ fn a_query_that_is_one_long_expression_stops_at_the_timeout() -> TestResult {
     let r = run_home(&fixture("nanobot/home-a"), &[])?;
     for format in [Some("--json"), None] {
         let mut cmd = std::process::Command::cargo_bin("nanoload")?;
-        cmd.args(["sql", &s(&r.out), crate::common::LONG_QUERY, "--timeout", "2"])
-            .args(format)
-            .env_remove("COLUMNS");
+        cmd.args([
+            "sql",
+            &s(&r.out),
+            crate::common::LONG_QUERY,
+            "--timeout",
+            "2",
+        ])
+        .args(format)
+        .env_remove("COLUMNS");
         let (o, took) =
             crate::common::output_within(&mut cmd, std::time::Duration::from_secs(120))?;
         assert!(
@@ -397,7 +403,10 @@ fn a_query_that_is_one_long_expression_stops_at_the_timeout() -> TestResult {
             }
             None => {
                 assert!(o.stdout.is_empty());
-                assert_eq!(String::from_utf8(o.stderr)?, format!("nanoload: {message}\n"));
+                assert_eq!(
+                    String::from_utf8(o.stderr)?,
+                    format!("nanoload: {message}\n")
+                );
             }
         }
     }
@@ -415,7 +424,12 @@ fn the_largest_max_rows_shows_every_row() -> TestResult {
         &u64::MAX.to_string(),
         "--json",
     ])?;
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
     let n: usize = r.one("SELECT count(*) FROM events")?.parse()?;
     assert!(n > 100, "{n}");
