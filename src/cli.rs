@@ -90,6 +90,10 @@ pub enum Command {
     Mcp(McpArgs),
     #[command(about = "Write a load's sessions as OpenTelemetry traces (OTLP), or send them")]
     Otlp(OtlpArgs),
+    /// One tool call of `nanoload mcp`, in a process of its own (the server
+    /// starts it; not for people).
+    #[command(name = "mcp-call", hide = true)]
+    McpCall(McpCallArgs),
 }
 
 const OTLP_EXAMPLES: &str = "Examples:
@@ -161,6 +165,12 @@ pub struct OtlpArgs {
     /// Phoenix project).
     #[arg(long, value_name = "NAME", default_value = "nanoload")]
     pub project: String,
+
+    /// Give up on a request to --endpoint after SECS seconds: connecting,
+    /// sending and reading the whole answer, its retries included.
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
 }
 
 /// `--host NAME`, checked as a dataset partition's name.
@@ -219,9 +229,15 @@ pub struct SqlArgs {
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max_rows: usize,
 
-    /// Stop the query after SECS seconds (0: never).
+    /// Stop the query after SECS seconds (0: never): the error comes at
+    /// the deadline, even while DuckDB is inside one long expression.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub timeout: u64,
+
+    /// DuckDB memory limit for the query (e.g. 256MiB, 1GB); what does not
+    /// fit spills to a private temp dir.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
+    pub memory_limit: u64,
 }
 
 /// Serve a load's outputs or a ledger to an agent: a Model Context Protocol
@@ -233,6 +249,12 @@ pub struct SqlArgs {
 /// answers from llm_calls and sessions). Configure it in an agent as a
 /// stdio server whose command is `nanoload` with arguments
 /// `mcp SOURCE [--tables DIR]`.
+///
+/// Each message is one line of at most 1 MiB (1048576 bytes) of UTF-8
+/// JSON; a longer line is answered with an error (-32600) and skipped, a
+/// line that is not UTF-8 or not JSON with -32700. Each tool call runs in a
+/// process of its own, stopped at --timeout: its answer is then an error,
+/// and the server goes on.
 ///
 /// Exit codes: 0 the client closed stdin; 2 SOURCE not readable (one line
 /// on stderr before any message is read).
@@ -251,9 +273,39 @@ pub struct McpArgs {
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max_rows: usize,
 
-    /// Stop a query after SECS seconds.
+    /// Stop a tool call after SECS seconds (0: never); its answer is then
+    /// an error.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub timeout: u64,
+
+    /// DuckDB memory limit of each tool call (e.g. 256MiB, 1GB); what does
+    /// not fit spills to a private temp dir.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
+    pub memory_limit: u64,
+}
+
+/// `nanoload mcp-call SOURCE …`: one tool call, read as JSON from stdin
+/// (`{"name", "arguments"}`), its result as JSON on stdout.
+#[derive(Debug, clap::Args)]
+pub struct McpCallArgs {
+    /// The server's SOURCE.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+    /// The server's --tables.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+    /// The server's --max-rows.
+    #[arg(long, value_name = "N")]
+    pub max_rows: usize,
+    /// The server's --timeout: the call answers the timeout at it.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: u64,
+    /// The server's --memory-limit, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub memory_limit: u64,
+    /// The directory DuckDB spills to (the server removes it).
+    #[arg(long, value_name = "DIR")]
+    pub spill: PathBuf,
 }
 
 /// Remove from a ledger what is gone from disk and was last seen before a date.

@@ -358,16 +358,30 @@ impl Engine {
     }
 }
 
+/// The memory a reader connection may use unless told otherwise (`nanoload
+/// sql` and `nanoload mcp` take `--memory-limit`): DuckDB's own default is
+/// 80 % of the machine's memory, which one query of an agent over MCP
+/// should not be able to take.
+pub const READER_MEMORY_LIMIT: u64 = 1 << 30;
+
 /// An in-memory DuckDB to read a load's output back with (`nanoload
 /// report`, `nanoload usage`): no extension installed or loaded on its own,
-/// no progress bar on the terminal.
+/// no progress bar on the terminal, [`READER_MEMORY_LIMIT`].
 pub fn reader() -> Result<Connection, duckdb::Error> {
+    reader_with(READER_MEMORY_LIMIT)
+}
+
+/// [`reader`] with a memory limit of `memory_limit` bytes (DuckDB spills
+/// what does not fit to its temp directory, or fails the query).
+pub fn reader_with(memory_limit: u64) -> Result<Connection, duckdb::Error> {
     let conn = Connection::open_in_memory()?;
-    conn.execute_batch(
+    conn.execute_batch(&format!(
         "SET autoinstall_known_extensions = false;
          SET autoload_known_extensions = false;
-         SET enable_progress_bar = false;",
-    )?;
+         SET enable_progress_bar = false;
+         SET memory_limit = '{}MiB';",
+        memory_limit.div_ceil(1 << 20)
+    ))?;
     Ok(conn)
 }
 

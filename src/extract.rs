@@ -56,6 +56,10 @@ impl Extraction {
     }
 }
 
+/// The stack of each extraction thread: enough to walk a JSON value
+/// [`crate::jsonl::MAX_DEPTH`] levels deep ([`crate::jsonl::WALK_STACK`]).
+pub const WORKER_STACK: usize = crate::jsonl::WALK_STACK;
+
 /// Read every discovered store on a pool of `threads`, stage the rows, then
 /// the diagnostics so far and one `sources` row per store.
 pub fn extract(
@@ -70,6 +74,7 @@ pub fn extract(
     let stage = Stage::new(&run_dir.stage_dir())?.all_wide(options.stage_all_wide);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
+        .stack_size(WORKER_STACK)
         .build()?;
     let scratch = run_dir.scratch_dir();
     let stores = &discovery.stores;

@@ -7,10 +7,18 @@
 //!                            surrogate escapes such as "\ud83d" replaced by
 //!                            "\ufffd", which strict decoders reject)
 //! invalid UTF-8 bytes      → decoded lossily (U+FFFD), with a note
+//! nested up to MAX_DEPTH   → Value (serde_json stops at 128 levels; a text
+//!                            it refused for that is parsed again with the
+//!                            open arrays and objects on a heap stack, each
+//!                            string and number still serde_json's parse)
+//! nested deeper            → LineError naming MAX_DEPTH (never parsed: no
+//!                            stack is spent on it)
 //! anything else            → LineError (the decoder's message, one line)
 //! ```
 //!
-//! No DuckDB here: the fuzz targets call [`decode_line`] directly.
+//! [`parse`] is that parse for every JSON text a reader decodes (lines,
+//! database records, whole files). No DuckDB here: the fuzz targets call
+//! [`decode_line`] directly.
 
 use std::io::{self, BufRead};
 
@@ -50,11 +58,11 @@ pub fn decode_line(bytes: &[u8]) -> Result<Option<Decoded>, LineError> {
             String::from_utf8_lossy(bytes)
         }
     };
-    match serde_json::from_str::<Value>(&text) {
+    match parse(&text) {
         Ok(value) => Ok(Some(Decoded { value, repairs })),
         Err(first) => {
             if let Some(fixed) = replace_lone_surrogates(&text)
-                && let Ok(value) = serde_json::from_str::<Value>(&fixed)
+                && let Ok(value) = parse(&fixed)
             {
                 repairs.push("lone UTF-16 surrogate replaced");
                 return Ok(Some(Decoded { value, repairs }));
@@ -62,6 +70,238 @@ pub fn decode_line(bytes: &[u8]) -> Result<Option<Decoded>, LineError> {
             Err(LineError(crate::diag::one_line(&first.to_string())))
         }
     }
+}
+
+/// The deepest nesting of arrays and objects a JSON text may have. The
+/// agents' own writers stop near here (Python's `json` at its recursion
+/// limit, 1000 frames), and every reader that walks a value recursively
+/// (its drop, its serialization into `native`) stays within a worker
+/// thread's stack at this depth (`deep_lines_keep_their_message`).
+pub const MAX_DEPTH: usize = 1000;
+
+/// The stack of a thread that walks a value [`MAX_DEPTH`] levels deep
+/// after it is parsed (the secret scanner, the record hash, its
+/// serialization into `native` and its drop recurse at each level). An
+/// unoptimised build needs between 1 and 2 MiB for that, so the 2 MiB a
+/// thread gets by default leaves no margin. Only the pages a thread
+/// touches are ever mapped.
+pub const WALK_STACK: usize = 16 << 20;
+
+/// Why [`parse`] refused a text.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// serde_json's own error.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// Nested deeper than [`MAX_DEPTH`]: refused before parsing.
+    #[error("nested more than {MAX_DEPTH} levels deep (arrays and objects): not read")]
+    TooDeep,
+    /// A text nested past serde_json's limit that is not JSON: the byte
+    /// where it stops being JSON.
+    #[error("not JSON at byte {0} (a text nested past 128 levels)")]
+    Invalid(usize),
+    /// Bytes that are not UTF-8 ([`parse_slice`]).
+    #[error("not UTF-8: {0}")]
+    NotUtf8(#[from] std::str::Utf8Error),
+}
+
+/// [`parse`] of bytes that must be UTF-8 (a whole file).
+pub fn parse_slice(bytes: &[u8]) -> Result<Value, ParseError> {
+    parse(std::str::from_utf8(bytes)?)
+}
+
+/// Parse one JSON text into a [`Value`], nested up to [`MAX_DEPTH`] levels.
+/// serde_json's own parse runs first; a text it refused that nests
+/// [`SERDE_JSON_DEPTH`] levels or more (its limit), and within the bound,
+/// is parsed again by [`parse_deep`], which does not recurse. A text it
+/// refused that nests less is refused with serde_json's error.
+pub fn parse(text: &str) -> Result<Value, ParseError> {
+    let first = match serde_json::from_str::<Value>(text) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    match depth(text.as_bytes()) {
+        d if d < SERDE_JSON_DEPTH => Err(first.into()),
+        d if d > MAX_DEPTH => Err(ParseError::TooDeep),
+        _ => parse_deep(text),
+    }
+}
+
+/// serde_json's recursion limit: its parse refuses a text nested this
+/// deep (127 levels are read).
+const SERDE_JSON_DEPTH: usize = 128;
+
+/// An array or object being read by [`parse_deep`].
+enum Open {
+    Array(Vec<Value>),
+    /// The members so far and the key of the value being read.
+    Object(serde_json::Map<String, Value>, String),
+}
+
+/// Parse a JSON text with the arrays and objects open kept on a stack of
+/// our own, not the thread's: no recursion, whatever the depth. Each
+/// string and each other scalar is serde_json's own parse of its token,
+/// and members go into a map as serde_json puts them (a repeated key: the
+/// last value), so a value is the one serde_json gives without its limit
+/// (`parse_deep_agrees_with_serde_json`).
+fn parse_deep(text: &str) -> Result<Value, ParseError> {
+    let b = text.as_bytes();
+    let ws = |mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        i
+    };
+    // the end of the string token that starts at `i` (its closing quote + 1)
+    let string_end = |i: usize| -> Result<usize, ParseError> {
+        let mut k = i + 1;
+        while k < b.len() {
+            match b[k] {
+                b'\\' => k += 2,
+                b'"' => return Ok(k + 1),
+                _ => k += 1,
+            }
+        }
+        Err(ParseError::Invalid(i))
+    };
+    // a member's key at `i`, and where its value starts
+    let key_at = |i: usize| -> Result<(String, usize), ParseError> {
+        if b.get(i) != Some(&b'"') {
+            return Err(ParseError::Invalid(i));
+        }
+        let end = string_end(i)?;
+        let key: String = serde_json::from_str(&text[i..end])?;
+        let colon = ws(end);
+        if b.get(colon) != Some(&b':') {
+            return Err(ParseError::Invalid(colon));
+        }
+        Ok((key, ws(colon + 1)))
+    };
+    let mut stack: Vec<Open> = Vec::new();
+    let mut i = ws(0);
+    loop {
+        // a value starts at i
+        let mut value = match b.get(i) {
+            Some(b'[') => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(ParseError::TooDeep);
+                }
+                i = ws(i + 1);
+                if b.get(i) == Some(&b']') {
+                    i += 1;
+                    Value::Array(Vec::new())
+                } else {
+                    stack.push(Open::Array(Vec::new()));
+                    continue;
+                }
+            }
+            Some(b'{') => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(ParseError::TooDeep);
+                }
+                i = ws(i + 1);
+                if b.get(i) == Some(&b'}') {
+                    i += 1;
+                    Value::Object(serde_json::Map::new())
+                } else {
+                    let (key, next) = key_at(i)?;
+                    stack.push(Open::Object(serde_json::Map::new(), key));
+                    i = next;
+                    continue;
+                }
+            }
+            Some(b'"') => {
+                let end = string_end(i)?;
+                let v = serde_json::from_str(&text[i..end])?;
+                i = end;
+                v
+            }
+            // a number or a literal: the token runs to the next byte that
+            // can end it; serde_json judges the token
+            Some(c) if c.is_ascii_alphanumeric() || *c == b'-' => {
+                let end = b[i..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'-' | b'+' | b'.')))
+                    .map_or(b.len(), |n| i + n);
+                let v = serde_json::from_str(&text[i..end])?;
+                i = end;
+                v
+            }
+            _ => return Err(ParseError::Invalid(i)),
+        };
+        // the value is whole: into the array or object it belongs to,
+        // closing each that ends after it
+        loop {
+            i = ws(i);
+            match stack.last_mut() {
+                None if i == b.len() => return Ok(value),
+                None => return Err(ParseError::Invalid(i)),
+                Some(Open::Array(items)) => {
+                    items.push(value);
+                    match b.get(i) {
+                        Some(b',') => {
+                            i = ws(i + 1);
+                            break;
+                        }
+                        Some(b']') => {
+                            i += 1;
+                            value = match stack.pop() {
+                                Some(Open::Array(items)) => Value::Array(items),
+                                _ => return Err(ParseError::Invalid(i)),
+                            };
+                        }
+                        _ => return Err(ParseError::Invalid(i)),
+                    }
+                }
+                Some(Open::Object(members, key)) => {
+                    members.insert(std::mem::take(key), value);
+                    match b.get(i) {
+                        Some(b',') => {
+                            let (next_key, next) = key_at(ws(i + 1))?;
+                            *key = next_key;
+                            i = next;
+                            break;
+                        }
+                        Some(b'}') => {
+                            i += 1;
+                            value = match stack.pop() {
+                                Some(Open::Object(members, _)) => Value::Object(members),
+                                _ => return Err(ParseError::Invalid(i)),
+                            };
+                        }
+                        _ => return Err(ParseError::Invalid(i)),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The deepest nesting of `[` and `{` in a JSON text, strings skipped
+/// (a scan of the bytes, for a text serde_json refused).
+fn depth(b: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &c in b {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Decode one JSON document (a whole file or a database column) with the
@@ -265,6 +505,134 @@ mod tests {
         assert_eq!(text_of(&d.value), "a\u{fffd}b");
         assert_eq!(d.repairs, vec!["invalid UTF-8 replaced"]);
         Ok(())
+    }
+
+    /// `[` nested `n` deep around `0`.
+    fn arrays(n: usize) -> String {
+        format!("{}0{}", "[".repeat(n), "]".repeat(n))
+    }
+
+    /// serde_json's own parse reads 127 levels and refuses 128; from 128 to
+    /// MAX_DEPTH levels [`parse`] reads what serde_json writes, past
+    /// MAX_DEPTH it refuses before parsing, and a deep text that is not
+    /// JSON stays an error. (On an extraction thread's stack: serializing
+    /// and dropping a value this deep recurse.)
+    #[test]
+    fn parse_reads_what_serde_json_refuses_for_depth_alone() -> Result<(), String> {
+        let check = || -> Result<(), ParseError> {
+            assert!(serde_json::from_str::<Value>(&arrays(SERDE_JSON_DEPTH - 1)).is_ok());
+            assert!(serde_json::from_str::<Value>(&arrays(SERDE_JSON_DEPTH)).is_err());
+            for n in [SERDE_JSON_DEPTH - 1, SERDE_JSON_DEPTH, 500, MAX_DEPTH] {
+                let text = arrays(n);
+                assert_eq!(serde_json::to_string(&parse(&text)?)?, text, "{n} levels");
+            }
+            assert!(matches!(
+                parse(&arrays(MAX_DEPTH + 1)),
+                Err(ParseError::TooDeep)
+            ));
+            let torn = format!("{} x", arrays(300));
+            assert_eq!(
+                parse(&torn).map_err(|e| e.to_string()).err().as_deref(),
+                Some("not JSON at byte 602 (a text nested past 128 levels)")
+            );
+            assert!(matches!(
+                parse(&"[".repeat(300)),
+                Err(ParseError::Invalid(300))
+            ));
+            // a repeated key: the last value, as serde_json
+            let twice = format!(
+                "{}{{\"a\": 1, \"b\": 2, \"a\": 3}}{}",
+                "[".repeat(200),
+                "]".repeat(200)
+            );
+            assert_eq!(
+                serde_json::to_string(&parse(&twice)?)?,
+                format!("{}{{\"a\":3,\"b\":2}}{}", "[".repeat(200), "]".repeat(200))
+            );
+            // a token inside is still judged by serde_json
+            let bad_escape = format!("{}\"\\x\"{}", "[".repeat(200), "]".repeat(200));
+            assert!(matches!(parse(&bad_escape), Err(ParseError::Json(_))));
+            Ok(())
+        };
+        std::thread::Builder::new()
+            .stack_size(WALK_STACK)
+            .spawn(move || check().map_err(|e| e.to_string()))
+            .map_err(|e| e.to_string())?
+            .join()
+            .map_err(|_| "panicked".to_string())?
+    }
+
+    /// Any JSON value of a few levels: strings with escapes and non-ASCII,
+    /// integers and floats of every size, repeated keys possible.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-c\"\\\\/\\x00-\\x1fé密😀 ]{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(6, 48, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec(("[ab\"é]{0,2}", inner), 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2048))]
+
+        /// The heap-stack parse gives serde_json's answer: the same value
+        /// for every text serde_json reads (compact, pretty, with
+        /// whitespace or a repeated key put in), and an error for every
+        /// text it refuses (one byte of a valid text cut, doubled,
+        /// replaced, or a byte that matters to JSON put in).
+        #[test]
+        fn parse_deep_agrees_with_serde_json(
+            v in any_value(),
+            pretty in proptest::bool::ANY,
+            at in 0usize..10_000,
+            edit in 0u8..5,
+            byte in proptest::sample::select(b"[]{},:\" \n\t0-.e+\\tfnu1x".to_vec()),
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&v)
+            } else {
+                serde_json::to_string(&v)
+            }
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            let mut bytes = text.clone().into_bytes();
+            // half the edits at a byte that shapes the text
+            let marks: Vec<usize> = (0..bytes.len())
+                .filter(|&k| b"[]{},:\"".contains(&bytes[k]))
+                .collect();
+            let at = match at % 2 {
+                0 if !marks.is_empty() => marks[(at / 2) % marks.len()],
+                _ => (at / 2) % (bytes.len() + 1),
+            };
+            match edit {
+                0 => {}
+                1 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                2 if at < bytes.len() => bytes.insert(at, bytes[at]),
+                3 if at < bytes.len() => bytes[at] = byte,
+                _ => bytes.insert(at, byte),
+            }
+            // an edit inside a multi-byte character is not a text
+            let Ok(edited) = String::from_utf8(bytes) else {
+                return Ok(());
+            };
+            for t in [text.as_str(), edited.as_str()] {
+                let want = serde_json::from_str::<Value>(t).ok();
+                let got = parse_deep(t).ok();
+                proptest::prop_assert_eq!(got, want, "{}", t);
+            }
+        }
     }
 
     proptest::proptest! {

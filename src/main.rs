@@ -5,8 +5,8 @@
 
 use clap::Parser;
 use nanoload::cli::{
-    Args, Command, ExportCli, McpArgs, OtlpArgs, PruneArgs, ReportArgs, SqlArgs, SyncArgs,
-    UsageArgs,
+    Args, Command, ExportCli, McpArgs, McpCallArgs, OtlpArgs, PruneArgs, ReportArgs, SqlArgs,
+    SyncArgs, UsageArgs,
 };
 use nanoload::{ExitCode, run};
 
@@ -210,19 +210,35 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
 }
 
 /// `nanoload sql SOURCE QUERY`: the rows on stdout (a table, or JSON);
-/// an error on stderr, or as JSON on stdout with `--json`/`--jsonl`.
+/// an error on stderr, or as JSON on stdout with `--json`/`--jsonl`. The
+/// query runs on a thread of its own; at `--timeout` the error is given
+/// and the process ends, whatever DuckDB is still computing.
 fn sql_main(a: SqlArgs) -> std::process::ExitCode {
-    use nanoload::query::{Limits, Source, render};
+    use nanoload::query::{Limits, QueryError, Reader, Source, render, within};
     let json = a.json || a.jsonl;
-    let answer = Source::open(&a.source, a.tables.as_deref()).and_then(|s| {
-        s.query(
-            &a.query,
-            Limits {
-                max_rows: a.max_rows,
-                timeout_secs: a.timeout,
-            },
-        )
-    });
+    // the spill directory is this thread's, removed even when the query's
+    // thread is still running at the deadline
+    let spill = match tempfile::Builder::new().prefix("nanoload-sql-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("nanoload: {}: {e}", std::env::temp_dir().display());
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
+    let reader = Reader {
+        memory_limit: a.memory_limit,
+        spill: Some(spill.path().to_path_buf()),
+    };
+    let (source, tables, query) = (a.source.clone(), a.tables.clone(), a.query.clone());
+    let limits = Limits {
+        max_rows: a.max_rows,
+        timeout_secs: a.timeout,
+    };
+    let answer = within(a.timeout, move || {
+        Source::open_with(&source, tables.as_deref(), &reader)?.query(&query, limits)
+    })
+    .and_then(|r: Result<_, QueryError>| r);
+    drop(spill);
     let (text, failed) = match answer {
         Err(e) if json => (format!("{}\n", e.to_json()), true),
         Err(e) => {
@@ -244,22 +260,71 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-/// `nanoload mcp SOURCE`: serve stdin/stdout until the client closes stdin.
+/// `nanoload mcp SOURCE`: serve stdin/stdout until the client closes
+/// stdin, each tool call in a child process of this executable.
 fn mcp_main(a: McpArgs) -> std::process::ExitCode {
-    let server =
-        match nanoload::mcp::Server::new(&a.source, a.tables.as_deref(), a.max_rows, a.timeout) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("nanoload: {e}");
-                return std::process::ExitCode::from(ExitCode::Failed as u8);
-            }
-        };
+    let settings = nanoload::mcp::Settings {
+        max_rows: a.max_rows,
+        timeout_secs: a.timeout,
+        memory_limit: a.memory_limit,
+    };
+    let server = match nanoload::mcp::Server::new(&a.source, a.tables.as_deref(), settings) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("nanoload: {e}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
+    let server = match std::env::current_exe() {
+        Ok(program) => server.isolated(program),
+        Err(e) => {
+            eprintln!("nanoload: mcp: cannot find this program to run tool calls with: {e}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
     match server.serve(std::io::stdin().lock(), std::io::stdout().lock()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("nanoload: mcp: {e}");
             std::process::ExitCode::from(ExitCode::Failed as u8)
         }
+    }
+}
+
+/// `nanoload mcp-call …`: one tool call of `nanoload mcp` (the call as
+/// JSON on stdin, its result as JSON on stdout); at `--timeout` the
+/// timeout is the result, and the process ends with whatever DuckDB is
+/// still computing.
+fn mcp_call_main(a: McpCallArgs) -> std::process::ExitCode {
+    use std::io::{Read, Write};
+    let mut request = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(2 * nanoload::mcp::MAX_LINE as u64)
+        .read_to_end(&mut request);
+    let call: serde_json::Value = match read.map(|_| nanoload::jsonl::parse_slice(&request)) {
+        Ok(Ok(v)) => v,
+        _ => return std::process::ExitCode::from(ExitCode::Failed as u8),
+    };
+    let name = call["name"].as_str().unwrap_or_default().to_string();
+    let args = call["arguments"].clone();
+    let settings = nanoload::mcp::Settings {
+        max_rows: a.max_rows,
+        timeout_secs: a.timeout,
+        memory_limit: a.memory_limit,
+    };
+    let server = nanoload::mcp::Server::for_call(&a.source, a.tables.as_deref(), settings);
+    let spill = a.spill.clone();
+    let result = nanoload::query::within(a.timeout, move || {
+        server.call_here(&name, &args, Some(&spill))
+    })
+    .unwrap_or_else(|e| Err(e.to_string()));
+    let mut out = std::io::stdout().lock();
+    let written =
+        writeln!(out, "{}", nanoload::mcp::call_result_json(&result)).and_then(|_| out.flush());
+    match written {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(_) => std::process::ExitCode::from(ExitCode::Failed as u8),
     }
 }
 
@@ -324,6 +389,12 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
             eprintln!("nanoload: left out: {n} {why} (a span needs an instant)");
         }
     }
+    if counts.out_of_range_rows + counts.out_of_range_calls > 0 {
+        eprintln!(
+            "nanoload: left out: the instants of {} rows and {} LLM calls before 1970-01-01 or after 2554-07-21 (OTLP counts unsigned 64-bit nanoseconds from 1970): the rows count as untimed, the calls make no span",
+            counts.out_of_range_rows, counts.out_of_range_calls
+        );
+    }
     if counts.sessionless_calls > 0 {
         eprintln!(
             "nanoload: {} LLM calls of no session: one trace per agent instance, without a turn",
@@ -336,7 +407,7 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
                 otlp::Protocol::Protobuf => otlp::to_protobuf(t),
                 otlp::Protocol::Json => otlp::to_json(t).to_string().into_bytes(),
             };
-            if let Err(m) = ep.post(&body, a.protocol, &headers) {
+            if let Err(m) = ep.post(&body, a.protocol, &headers, a.timeout) {
                 eprintln!("nanoload: error: sending to {} failed: {m}", ep.url);
                 return std::process::ExitCode::from(if a.traces.is_some() {
                     ExitCode::Partial as u8
@@ -398,6 +469,10 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::Otlp(a)),
             ..
         } => return otlp_main(a),
+        Args {
+            command: Some(Command::McpCall(a)),
+            ..
+        } => return mcp_call_main(a),
         Args {
             options: Some(options),
             ..

@@ -3,10 +3,21 @@
 //!
 //! ```text
 //! stdin   one JSON-RPC 2.0 message per line   initialize, notifications/*, ping,
-//!                                             tools/list, tools/call
+//!         (at most MAX_LINE bytes, UTF-8)     tools/list, tools/call
 //! stdout  one JSON-RPC response per request, one line each, flushed
 //! stderr  nothing unless SOURCE cannot be opened (before any message is read)
+//!
+//! tools/call ─▶ `nanoload mcp-call SOURCE …` (a child process: the call
+//!               as JSON on its stdin, the result on its stdout) ─▶ result
+//!               killed at --timeout (and a grace second), its spill
+//!               directory removed: a query DuckDB cannot interrupt takes
+//!               no CPU or memory past its deadline
 //! ```
+//!
+//! A line that is not UTF-8 or not JSON is answered `-32700`, a message
+//! that is not a request `-32600`, a line longer than [`MAX_LINE`] `-32600`
+//! (read through, never kept whole); the server then goes on with the next
+//! line.
 //!
 //! The tools (each result is one JSON document, as the text content and as
 //! `structuredContent`; a refused or failed query is a result with
@@ -25,12 +36,22 @@
 //! meanings are the `| column | meaning |` tables of `docs/design.md`,
 //! compiled in.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::query::{Answer, Limits, QueryError, Source, SourceKind};
+use crate::query::{Answer, Limits, QueryError, Reader, Source, SourceKind};
+
+/// The longest message line the server reads, bytes; a longer one is
+/// refused (`mcp --help`, design.md "MCP").
+pub const MAX_LINE: usize = 1 << 20;
+
+/// How long past `--timeout` the server waits for a tool call's process
+/// before it kills it (the process answers at the deadline itself; this
+/// covers its start and a process that cannot).
+const GRACE: Duration = Duration::from_secs(1);
 
 /// The protocol versions this server speaks, newest first; a client asking
 /// for another gets the newest.
@@ -196,7 +217,18 @@ pub fn tools() -> Value {
 
 /// A tool call's outcome: a JSON answer, or an error message the agent
 /// reads (`isError`).
-type ToolResult = Result<Value, String>;
+pub type ToolResult = Result<Value, String>;
+
+/// The limits of every tool call (`nanoload mcp` flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// The most rows a query returns (0: no cap).
+    pub max_rows: usize,
+    /// Seconds before a tool call is stopped (0: never).
+    pub timeout_secs: u64,
+    /// DuckDB's memory limit for each call, bytes.
+    pub memory_limit: u64,
+}
 
 /// The server: where SOURCE is, what it is, and the limits. SOURCE is
 /// opened afresh for each tool call and closed after it, so a database
@@ -207,8 +239,11 @@ pub struct Server {
     tables: Option<PathBuf>,
     kind: SourceKind,
     path: PathBuf,
-    max_rows: usize,
-    timeout_secs: u64,
+    settings: Settings,
+    /// The program each tool call runs in (`PROGRAM mcp-call …`: this
+    /// executable); None: in this process, without a deadline that holds
+    /// for one long expression.
+    worker: Option<PathBuf>,
 }
 
 impl Server {
@@ -216,34 +251,65 @@ impl Server {
     pub fn new(
         source: &Path,
         tables: Option<&Path>,
-        max_rows: usize,
-        timeout_secs: u64,
+        settings: Settings,
     ) -> Result<Server, QueryError> {
-        let opened = Source::open(source, tables)?;
+        let opened = Source::open_with(source, tables, &Self::reader_of(&settings, None))?;
         Ok(Server {
             source: source.to_path_buf(),
             tables: tables.map(Path::to_path_buf),
             kind: opened.kind,
             path: opened.path.clone(),
-            max_rows,
-            timeout_secs,
+            settings,
+            worker: None,
         })
     }
 
-    fn open(&self) -> Result<Source, String> {
-        Source::open(&self.source, self.tables.as_deref()).map_err(|e| format!("error: {e}"))
+    /// The server inside a tool call's process (`mcp-call`): SOURCE as the
+    /// parent opened it, not checked again.
+    pub fn for_call(source: &Path, tables: Option<&Path>, settings: Settings) -> Server {
+        Server {
+            source: source.to_path_buf(),
+            tables: tables.map(Path::to_path_buf),
+            kind: SourceKind::Out,
+            path: source.to_path_buf(),
+            settings,
+            worker: None,
+        }
+    }
+
+    /// Run every tool call in a child process of `program` (`program
+    /// mcp-call …`), killed at the deadline.
+    pub fn isolated(mut self, program: PathBuf) -> Server {
+        self.worker = Some(program);
+        self
+    }
+
+    fn reader_of(settings: &Settings, spill: Option<&Path>) -> Reader {
+        Reader {
+            memory_limit: settings.memory_limit,
+            spill: spill.map(Path::to_path_buf),
+        }
+    }
+
+    fn open(&self, spill: Option<&Path>) -> Result<Source, String> {
+        Source::open_with(
+            &self.source,
+            self.tables.as_deref(),
+            &Self::reader_of(&self.settings, spill),
+        )
+        .map_err(|e| format!("error: {e}"))
     }
 
     fn limits(&self, asked: Option<u64>, default: usize) -> Limits {
-        let cap = if self.max_rows == 0 {
+        let cap = if self.settings.max_rows == 0 {
             usize::MAX
         } else {
-            self.max_rows
+            self.settings.max_rows
         };
         let rows = asked.map_or(default, |n| usize::try_from(n).unwrap_or(cap));
         Limits {
             max_rows: rows.clamp(1, cap),
-            timeout_secs: self.timeout_secs,
+            timeout_secs: self.settings.timeout_secs,
         }
     }
 
@@ -358,7 +424,8 @@ impl Server {
         Self::answer(src.query(sql, self.limits(args["limit"].as_u64(), 10)))
     }
 
-    /// Run tool `name` with `args`.
+    /// Run tool `name` with `args`: in a child process when the server is
+    /// [`Server::isolated`], else here. None: no such tool.
     pub fn call(&self, name: &str, args: &Value) -> Option<ToolResult> {
         const NAMES: [&str; 5] = [
             "list_tables",
@@ -370,17 +437,103 @@ impl Server {
         if !NAMES.contains(&name) {
             return None;
         }
-        let src = match self.open() {
-            Ok(s) => s,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(match name {
+        Some(match &self.worker {
+            Some(program) => self.call_in_child(program, name, args),
+            None => self.call_here(name, args, None),
+        })
+    }
+
+    /// Run tool `name` (one [`Server::call`] knows) in this process,
+    /// DuckDB spilling to `spill` (None: a private temp dir).
+    pub fn call_here(&self, name: &str, args: &Value, spill: Option<&Path>) -> ToolResult {
+        let src = self.open(spill)?;
+        match name {
             "list_tables" => Self::list_tables(&src),
             "describe_table" => Self::describe_table(&src, args),
             "query" => self.query(&src, args),
             "usage_by_day" => self.usage_by_day(&src, args),
             _ => self.top_sessions_by_cost(&src, args),
-        })
+        }
+    }
+
+    /// The arguments of `program mcp-call` for this server and `spill`.
+    fn call_args(&self, spill: &Path) -> Vec<std::ffi::OsString> {
+        let mut a: Vec<std::ffi::OsString> = vec!["mcp-call".into(), self.source.clone().into()];
+        if let Some(t) = &self.tables {
+            a.extend(["--tables".into(), t.clone().into()]);
+        }
+        a.extend([
+            "--max-rows".into(),
+            self.settings.max_rows.to_string().into(),
+            "--timeout".into(),
+            self.settings.timeout_secs.to_string().into(),
+            "--memory-limit".into(),
+            self.settings.memory_limit.to_string().into(),
+            "--spill".into(),
+            spill.into(),
+        ]);
+        a
+    }
+
+    /// Run tool `name` in a child process (`program mcp-call`, the call as
+    /// JSON on its stdin, [`call_result_json`] on its stdout), waiting for
+    /// it at most `--timeout` and [`GRACE`]; then it is killed, so nothing
+    /// of the call runs on, and its spill directory is removed either way.
+    fn call_in_child(&self, program: &Path, name: &str, args: &Value) -> ToolResult {
+        use std::process::{Command, Stdio};
+        let failed = |m: String| format!("error: {m}");
+        let spill = tempfile::Builder::new()
+            .prefix("nanoload-mcp-")
+            .tempdir()
+            .map_err(|e| failed(format!("{}: {e}", std::env::temp_dir().display())))?;
+        let mut child = Command::new(program)
+            .args(self.call_args(spill.path()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| failed(format!("cannot start {}: {e}", program.display())))?;
+        let request = json!({"name": name, "arguments": args}).to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        // the call is written and its answer read on a thread of their own,
+        // so the wait below holds whatever the child does with its pipes
+        std::thread::spawn(move || {
+            if let Some(mut i) = stdin {
+                let _ = i.write_all(request.as_bytes());
+            }
+            let mut out = Vec::new();
+            if let Some(mut o) = stdout {
+                let _ = o.read_to_end(&mut out);
+            }
+            let _ = tx.send(out);
+        });
+        let secs = self.settings.timeout_secs;
+        let out = if secs == 0 {
+            rx.recv().ok()
+        } else {
+            rx.recv_timeout(Duration::from_secs(secs) + GRACE).ok()
+        };
+        // ended, or killed now: either way nothing of the call runs on
+        let _ = child.kill();
+        let status = child.wait();
+        drop(spill);
+        let Some(out) = out else {
+            return Err(QueryError::Timeout(secs).to_string());
+        };
+        match serde_json::from_slice::<Value>(&out) {
+            Ok(Value::Object(mut o)) if o.contains_key("result") => {
+                Ok(o.remove("result").unwrap_or(Value::Null))
+            }
+            Ok(Value::Object(o)) if o.get("error").is_some_and(Value::is_string) => {
+                Err(o["error"].as_str().unwrap_or_default().to_string())
+            }
+            _ => Err(failed(format!(
+                "the tool call's process ended without an answer ({})",
+                status.map_or_else(|e| e.to_string(), |s| s.to_string())
+            ))),
+        }
     }
 
     /// The response to one message (None for a notification or a response).
@@ -392,8 +545,23 @@ impl Server {
                 "a message is one JSON object (batches are not supported)",
             ));
         };
-        let Some(method) = obj.get("method").and_then(Value::as_str) else {
-            return None; // a response from the client: nothing asked of us
+        // an id that is not a string, a number or null is not echoed
+        let id_of = || match obj.get("id") {
+            Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+            _ => Value::Null,
+        };
+        let method = match obj.get("method") {
+            Some(Value::String(m)) => m.as_str(),
+            Some(_) => return Some(error(id_of(), -32600, "the method is not a string")),
+            // a response from the client: nothing asked of us
+            None if obj.contains_key("result") || obj.contains_key("error") => return None,
+            None => {
+                return Some(error(
+                    id_of(),
+                    -32600,
+                    "a request names its method (a response has result or error)",
+                ));
+            }
         };
         let id = obj.get("id")?.clone(); // a notification: no answer
         let params = obj.get("params").cloned().unwrap_or(Value::Null);
@@ -447,16 +615,39 @@ impl Server {
         })
     }
 
-    /// Serve until `input` ends: one response line per request.
-    pub fn serve(&self, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-        for line in input.lines() {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let response = match serde_json::from_str::<Value>(&line) {
-                Ok(msg) => self.handle(&msg),
-                Err(e) => Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
+    /// Serve until `input` ends: one response line per request, a
+    /// JSON-RPC error for a line that cannot be one ([`read_line`]).
+    pub fn serve(&self, mut input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        while let Some(line) = read_line(&mut input, &mut buf)? {
+            let response = match line {
+                Line::TooLong => Some(error(
+                    Value::Null,
+                    -32600,
+                    &format!(
+                        "a message is one line of at most {MAX_LINE} bytes; this line was longer and was not read"
+                    ),
+                )),
+                Line::Text(bytes) => {
+                    if bytes.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match std::str::from_utf8(bytes) {
+                        Err(e) => Some(error(
+                            Value::Null,
+                            -32700,
+                            &format!("parse error: the line is not UTF-8 ({e})"),
+                        )),
+                        Ok(text) => match crate::jsonl::parse(text) {
+                            Ok(msg) => self.handle(&msg),
+                            Err(e) => Some(error(
+                                Value::Null,
+                                -32700,
+                                &format!("parse error: {}", crate::diag::one_line(&e.to_string())),
+                            )),
+                        },
+                    }
+                }
             };
             if let Some(r) = response {
                 writeln!(output, "{r}")?;
@@ -464,6 +655,72 @@ impl Server {
             }
         }
         Ok(())
+    }
+}
+
+/// One line of the client's, as [`read_line`] gives it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// Its bytes, without the `\n` (and a `\r` before it).
+    Text(&'a [u8]),
+    /// Longer than [`MAX_LINE`]: read through to its end, not kept.
+    TooLong,
+}
+
+/// The next line of `input` in `buf` (None at the end): at most
+/// [`MAX_LINE`] bytes are kept, the rest of a longer line is read and
+/// dropped as it comes.
+pub fn read_line<'a>(
+    input: &mut impl BufRead,
+    buf: &'a mut Vec<u8>,
+) -> std::io::Result<Option<Line<'a>>> {
+    buf.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            if !any {
+                return Ok(None);
+            }
+            break;
+        }
+        any = true;
+        let (part, used, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        if !too_long {
+            if buf.len() + part.len() > MAX_LINE {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        input.consume(used);
+        if done {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Some(Line::TooLong));
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(Some(Line::Text(buf)))
+}
+
+/// What a tool call's process prints: `{"result": …}` or `{"error": "…"}`.
+pub fn call_result_json(r: &ToolResult) -> Value {
+    match r {
+        Ok(v) => json!({"result": v}),
+        Err(m) => json!({"error": m}),
     }
 }
 

@@ -19,8 +19,11 @@
 //!
 //! Every span carries both dialects: the OpenTelemetry GenAI semantic
 //! conventions ([`SEMCONV`]) and OpenInference's. Instants are the data's
-//! (UTC); how each span's end is chosen where no duration was recorded is in
-//! docs/design.md "Traces". Ids are hashes of what a span stands for, so the
+//! (UTC), as OTLP holds them: unsigned 64-bit nanoseconds since 1970, so an
+//! instant before 1970 or after 2554-07-21 is left out and counted; how each
+//! span's end is chosen where no duration was recorded is in
+//! docs/design.md "Traces". Each POST has one deadline (`--timeout`) for
+//! connecting, sending and reading the answer to its `Content-Length`. Ids are hashes of what a span stands for, so the
 //! same load gives the same bytes. Message text is sent only with
 //! `--content`, as the outputs hold it (redacted).
 
@@ -41,6 +44,8 @@ pub enum Attr {
     Str(String),
     Int(i64),
     Double(f64),
+    /// An array of strings (`gen_ai.response.finish_reasons`).
+    Strs(Vec<String>),
 }
 
 /// OTLP span kinds used here.
@@ -54,8 +59,9 @@ pub struct Span {
     pub parent: Option<[u8; 8]>,
     pub name: String,
     pub kind: u8,
-    pub start_ns: i64,
-    pub end_ns: i64,
+    /// Nanoseconds since 1970-01-01 (UTC).
+    pub start_ns: u64,
+    pub end_ns: u64,
     pub attrs: Vec<(&'static str, Attr)>,
     /// An error's type (status ERROR with it as message).
     pub error: Option<String>,
@@ -84,6 +90,22 @@ pub struct Counts {
     pub untimed_calls: usize,
     /// LLM calls of no session (each instance's in one trace).
     pub sessionless_calls: usize,
+    /// Event rows whose instant OTLP cannot hold (before 1970, after
+    /// 2554-07-21): counted as untimed.
+    pub out_of_range_rows: usize,
+    /// LLM calls whose start OTLP cannot hold: no span.
+    pub out_of_range_calls: usize,
+}
+
+/// Microseconds since 1970 as OTLP's nanoseconds: None before 1970 or past
+/// what 64 unsigned bits of nanoseconds hold.
+fn ns_of_us(us: i64) -> Option<u64> {
+    u64::try_from(us).ok()?.checked_mul(1_000)
+}
+
+/// Milliseconds since 1970 as OTLP's nanoseconds (as [`ns_of_us`]).
+fn ns_of_ms(ms: i64) -> Option<u64> {
+    u64::try_from(ms).ok()?.checked_mul(1_000_000)
 }
 
 /// Options of the conversion.
@@ -129,7 +151,9 @@ struct Row {
     turn_type: String,
     tool_name: Option<String>,
     tool_use_id: Option<String>,
-    t_ns: Option<i64>,
+    t_ns: Option<u64>,
+    /// It has a time, and OTLP cannot hold it (`t_ns` is then None).
+    bad_time: bool,
     text: Option<String>,
 }
 
@@ -142,6 +166,8 @@ struct Call {
     provider: Option<String>,
     model: Option<String>,
     started_ms: Option<i64>,
+    /// `started_ms` as OTLP holds it (None: no start, or one it cannot hold).
+    start_ns: Option<u64>,
     duration_ms: Option<i64>,
     input: Option<i64>,
     output: Option<i64>,
@@ -231,14 +257,21 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
     } else {
         "CAST(NULL AS VARCHAR)"
     };
+    // microseconds hold every finite TIMESTAMP (nanoseconds overflow before
+    // 1677); an infinite one is -1, before 1970 like any other left out
     let rows: Vec<Row> = {
         let mut s = conn.prepare(&format!(
             "SELECT session_uid, agent, instance, session_id, turn_type, tool_name, tool_use_id,
-                    epoch_ns(timestamp_utc), {text}
+                    CASE WHEN timestamp_utc IS NULL THEN NULL
+                         WHEN isfinite(timestamp_utc) THEN epoch_us(timestamp_utc)
+                         ELSE -1 END,
+                    {text}
              FROM events WHERE session_uid IS NOT NULL
              ORDER BY session_uid, ordinal"
         ))?;
         s.query_map([], |r| {
+            let us: Option<i64> = r.get(7)?;
+            let t_ns = us.and_then(ns_of_us);
             Ok(Row {
                 session_uid: r.get(0)?,
                 agent: r.get(1)?,
@@ -247,7 +280,8 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
                 turn_type: r.get(4)?,
                 tool_name: r.get(5)?,
                 tool_use_id: r.get(6)?,
-                t_ns: r.get(7)?,
+                t_ns,
+                bad_time: us.is_some() && t_ns.is_none(),
                 text: r.get(8)?,
             })
         })?
@@ -266,13 +300,15 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
              ORDER BY session_uid NULLS LAST, started_at_ms NULLS LAST, 15",
         )?;
         s.query_map([], |r| {
+            let started_ms: Option<i64> = r.get(5)?;
             Ok(Call {
                 session_uid: r.get(0)?,
                 agent: r.get(1)?,
                 instance: r.get(2)?,
                 provider: r.get(3)?,
                 model: r.get(4)?,
-                started_ms: r.get(5)?,
+                started_ms,
+                start_ns: started_ms.and_then(ns_of_ms),
                 duration_ms: r.get(6)?,
                 input: r.get(7)?,
                 output: r.get(8)?,
@@ -293,15 +329,15 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
 /// One turn while it is built.
 struct Turn {
     span_id: [u8; 8],
-    start: Option<i64>,
-    end: Option<i64>,
+    start: Option<u64>,
+    end: Option<u64>,
     input: Option<String>,
     output: Option<String>,
     tools: Vec<Span>,
     chats: Vec<Span>,
 }
 
-fn widen(t: &mut Turn, at: i64) {
+fn widen(t: &mut Turn, at: u64) {
     t.start = Some(t.start.map_or(at, |s| s.min(at)));
     t.end = Some(t.end.map_or(at, |e| e.max(at)));
 }
@@ -309,7 +345,14 @@ fn widen(t: &mut Turn, at: i64) {
 /// The pure mapping: rows in (session_uid, ordinal) order and calls →
 /// traces sorted by trace id.
 fn build(rows: &[Row], calls: &[Call], opts: &Options) -> (Vec<Trace>, Counts) {
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        out_of_range_rows: rows.iter().filter(|r| r.bad_time).count(),
+        out_of_range_calls: calls
+            .iter()
+            .filter(|c| c.started_ms.is_some() && c.start_ns.is_none())
+            .count(),
+        ..Counts::default()
+    };
     let mut by_session: BTreeMap<&str, Vec<&Call>> = BTreeMap::new();
     let mut sessionless: BTreeMap<(&str, &str), Vec<&Call>> = BTreeMap::new();
     for c in calls {
@@ -467,8 +510,11 @@ fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Cou
     // each call in the last turn that started at or before it (else the first)
     let mut loose = Vec::new();
     for c in calls {
-        let Some(start) = c.started_ms.map(|m| m * 1_000_000) else {
-            counts.untimed_calls += 1;
+        let Some(start) = c.start_ns else {
+            // a start OTLP cannot hold is counted as such (build)
+            if c.started_ms.is_none() {
+                counts.untimed_calls += 1;
+            }
             continue;
         };
         let ti = turns
@@ -543,9 +589,14 @@ fn chat_span(
     session: Option<&str>,
     counts: &mut Counts,
 ) -> Option<Span> {
-    let start = c.started_ms? * 1_000_000;
+    let start = c.start_ns?;
     counts.chats += 1;
-    let end = start + c.duration_ms.filter(|d| *d >= 0).unwrap_or(0) * 1_000_000;
+    // a duration past what the end can hold: the span ends where it starts
+    let end = c
+        .duration_ms
+        .and_then(ns_of_ms)
+        .and_then(|d| start.checked_add(d))
+        .unwrap_or(start);
     let model = c.model.clone().unwrap_or_default();
     let mut attrs = vec![
         ("gen_ai.operation.name", Attr::Str("chat".into())),
@@ -563,7 +614,10 @@ fn chat_span(
     push_str("gen_ai.response.model", &c.model);
     push_str("llm.model_name", &c.model);
     if let Some(f) = &c.finish_reason {
-        attrs.push(("gen_ai.response.finish_reasons", Attr::Str(f.clone())));
+        attrs.push((
+            "gen_ai.response.finish_reasons",
+            Attr::Strs(vec![f.clone()]),
+        ));
     }
     if let Some(s) = session {
         attrs.push(("session.id", Attr::Str(s.to_string())));
@@ -633,6 +687,9 @@ fn attr_json(k: &str, v: &Attr) -> serde_json::Value {
         // OTLP/JSON spells 64-bit integers as strings
         Attr::Int(i) => serde_json::json!({"intValue": i.to_string()}),
         Attr::Double(d) => serde_json::json!({"doubleValue": d}),
+        Attr::Strs(v) => serde_json::json!({"arrayValue": {"values": v.iter()
+            .map(|s| serde_json::json!({"stringValue": s}))
+            .collect::<Vec<_>>()}}),
     };
     serde_json::json!({"key": k, "value": value})
 }
@@ -708,6 +765,16 @@ fn attr_pb(k: &str, v: &Attr) -> Vec<u8> {
         Attr::Str(s) => pb::bytes(&mut value, 1, s.as_bytes()),
         Attr::Int(i) => pb::uint(&mut value, 3, *i as u64),
         Attr::Double(d) => pb::double(&mut value, 4, *d),
+        // AnyValue.array_value: ArrayValue { repeated AnyValue values = 1 }
+        Attr::Strs(v) => {
+            let mut array = Vec::new();
+            for s in v {
+                let mut any = Vec::new();
+                pb::bytes(&mut any, 1, s.as_bytes());
+                pb::bytes(&mut array, 1, &any);
+            }
+            pb::bytes(&mut value, 5, &array);
+        }
     }
     let mut kv = Vec::new();
     pb::bytes(&mut kv, 1, k.as_bytes());
@@ -731,8 +798,8 @@ pub fn to_protobuf(t: &Trace) -> Vec<u8> {
         }
         pb::bytes(&mut span, 5, s.name.as_bytes());
         pb::uint(&mut span, 6, u64::from(s.kind));
-        pb::fixed64(&mut span, 7, s.start_ns as u64);
-        pb::fixed64(&mut span, 8, s.end_ns as u64);
+        pb::fixed64(&mut span, 7, s.start_ns);
+        pb::fixed64(&mut span, 8, s.end_ns);
         for (k, v) in &s.attrs {
             pb::bytes(&mut span, 9, &attr_pb(k, v));
         }
@@ -842,23 +909,51 @@ impl Endpoint {
         })
     }
 
-    /// POST one body; the status code and the start of the answer's body.
+    /// POST one body before `deadline`; the status code and the start of
+    /// the answer's body. Every wait (connect, each write, each read) is
+    /// bounded by the time left, and the answer is read to its
+    /// `Content-Length` (or its last chunk), not to the peer's close.
     fn post_once(
         &self,
         body: &[u8],
         content_type: &str,
         headers: &[(String, String)],
-    ) -> std::io::Result<(u16, String)> {
-        use std::io::Read;
+        deadline: std::time::Instant,
+    ) -> Result<(u16, String), SendError> {
         use std::net::ToSocketAddrs;
-        let timeout = std::time::Duration::from_secs(30);
-        let addr = (self.host.as_str(), self.port)
-            .to_socket_addrs()?
-            .next()
-            .ok_or_else(|| std::io::Error::other("the host has no address"))?;
-        let mut s = std::net::TcpStream::connect_timeout(&addr, timeout)?;
-        s.set_read_timeout(Some(timeout))?;
-        s.set_write_timeout(Some(timeout))?;
+        let left = || {
+            deadline
+                .checked_duration_since(std::time::Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or(SendError::Deadline)
+        };
+        // the name is looked up on a thread of its own so that a resolver
+        // that does not answer is given up on at the deadline too (the
+        // thread ends with the lookup, or with the process)
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (host, port) = (self.host.clone(), self.port);
+        std::thread::Builder::new()
+            .name("nanoload-resolve".into())
+            .spawn(move || {
+                let _ = tx.send(
+                    (host.as_str(), port)
+                        .to_socket_addrs()
+                        .map(|mut a| a.next()),
+                );
+            })
+            .map_err(SendError::Io)?;
+        let addr = match rx.recv_timeout(left()?) {
+            Ok(found) => found
+                .map_err(SendError::Io)?
+                .ok_or_else(|| SendError::Io(std::io::Error::other("the host has no address")))?,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Err(SendError::Deadline),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(SendError::Io(std::io::Error::other(
+                    "the host name lookup ended without an answer",
+                )));
+            }
+        };
+        let mut s = std::net::TcpStream::connect_timeout(&addr, left()?).map_err(io_or_deadline)?;
         let mut head = format!(
             "POST {} HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nUser-Agent: nanoload/{}\r\nConnection: close\r\n",
             self.path,
@@ -871,52 +966,371 @@ impl Endpoint {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
         head.push_str("\r\n");
-        s.write_all(head.as_bytes())?;
-        s.write_all(body)?;
-        s.flush()?;
-        let mut answer = Vec::new();
-        s.read_to_end(&mut answer)?;
-        let text = String::from_utf8_lossy(&answer);
-        let status = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse::<u16>().ok())
-            .ok_or_else(|| std::io::Error::other("the answer is not HTTP"))?;
-        let body = text
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b)
-            .unwrap_or("")
-            .chars()
-            .take(200)
-            .collect::<String>();
-        Ok((status, crate::diag::one_line(&body)))
+        for part in [head.as_bytes(), body] {
+            for chunk in part.chunks(64 << 10) {
+                s.set_write_timeout(Some(left()?)).map_err(SendError::Io)?;
+                s.write_all(chunk).map_err(io_or_deadline)?;
+            }
+        }
+        let mut answer = Answer::default();
+        let mut buf = [0u8; 8192];
+        loop {
+            s.set_read_timeout(Some(left()?)).map_err(SendError::Io)?;
+            let n = match std::io::Read::read(&mut s, &mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_or_deadline(e)),
+            };
+            if let Some(done) = answer.take(&buf[..n])? {
+                return Ok(done);
+            }
+        }
     }
 
-    /// POST with retries: a refused connection, 429 and 5xx are tried
-    /// again (three tries, 0.5 s then 1 s apart); any other non-2xx fails
-    /// at once.
+    /// POST with retries within one deadline of `timeout_secs`: a refused
+    /// connection, a broken answer, 429 and 5xx are tried again (three
+    /// tries, 0.5 s then 1 s apart, while time is left); any other non-2xx
+    /// fails at once.
     pub fn post(
         &self,
         body: &[u8],
         protocol: Protocol,
         headers: &[(String, String)],
-    ) -> Result<(), String> {
+        timeout_secs: u64,
+    ) -> Result<(), SendError> {
         let content_type = match protocol {
             Protocol::Protobuf => "application/x-protobuf",
             Protocol::Json => "application/json",
         };
-        let mut last = String::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(timeout_secs);
+        let mut last = None;
+        let mut tries = 0;
         for attempt in 0..3u32 {
             if attempt > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(500 << (attempt - 1)));
+                let pause = std::time::Duration::from_millis(500 << (attempt - 1));
+                if std::time::Instant::now() + pause >= deadline {
+                    break;
+                }
+                std::thread::sleep(pause);
             }
-            match self.post_once(body, content_type, headers) {
+            tries += 1;
+            match self.post_once(body, content_type, headers, deadline) {
                 Ok((200..=299, _)) => return Ok(()),
-                Ok((code @ (429 | 500..=599), b)) => last = format!("HTTP {code}: {b}"),
-                Ok((code, b)) => return Err(format!("HTTP {code}: {b}")),
-                Err(e) => last = e.to_string(),
+                Ok((code @ (429 | 500..=599), b)) => {
+                    last = Some(SendError::Status { code, body: b })
+                }
+                Ok((code, b)) => return Err(SendError::Status { code, body: b }),
+                Err(SendError::Deadline) => return Err(SendError::Timeout(timeout_secs)),
+                Err(e) => last = Some(e),
             }
         }
-        Err(format!("{last} (3 tries)"))
+        Err(match last {
+            Some(e) => SendError::Tries {
+                last: Box::new(e),
+                tries,
+            },
+            None => SendError::Timeout(timeout_secs),
+        })
+    }
+}
+
+/// Why a request to `--endpoint` failed, on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The endpoint answered with a status that is not 2xx.
+    #[error("HTTP {code}: {body}")]
+    Status { code: u16, body: String },
+    /// Connecting, sending or reading failed.
+    #[error("{}", crate::diag::one_line(&.0.to_string()))]
+    Io(#[source] std::io::Error),
+    /// The answer is not an HTTP/1.x answer.
+    #[error("the answer is not HTTP: {0}")]
+    NotHttp(String),
+    /// The peer closed before the body its Content-Length announced.
+    #[error(
+        "the answer ended after {got} of the {announced} body bytes its Content-Length announced"
+    )]
+    Short { got: usize, announced: usize },
+    /// The request's deadline passed (inside one try).
+    #[error("the request's deadline passed")]
+    Deadline,
+    /// The request's deadline passed: `--timeout` seconds.
+    #[error("no complete answer within {0} s (--timeout)")]
+    Timeout(u64),
+    /// Every try failed; the last one's error.
+    #[error("{last} ({tries} {})", if *tries == 1 { "try" } else { "tries" })]
+    Tries { last: Box<SendError>, tries: u32 },
+}
+
+/// A socket error: the deadline when a timed wait ran out.
+fn io_or_deadline(e: std::io::Error) -> SendError {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => SendError::Deadline,
+        _ => SendError::Io(e),
+    }
+}
+
+/// The most of an answer's head kept (a longer head is not HTTP to us).
+const MAX_HEAD: usize = 64 << 10;
+
+/// An HTTP answer as it arrives: its head, then its body to the
+/// `Content-Length` (or the last chunk, or the close); only the first
+/// bytes of the body are kept (the message shows 200 characters).
+#[derive(Default)]
+struct Answer {
+    head: Vec<u8>,
+    /// Status and how the body ends, once the head is whole.
+    framing: Option<(u16, Framing)>,
+    body: Vec<u8>,
+    /// Body bytes received (kept or not).
+    got: usize,
+    /// Chunked: the chunk-size line read so far.
+    chunked: Vec<u8>,
+    /// Chunked: the bytes of the current chunk still to come, its
+    /// closing CRLF included (0: a chunk-size line is next). A chunk's
+    /// data is not gathered: only what [`Answer::keep`] keeps.
+    chunk_left: usize,
+}
+
+/// How an answer's body ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Length(usize),
+    Chunked,
+    Close,
+}
+
+/// The most of a body kept.
+const KEPT_BODY: usize = 4096;
+
+impl Answer {
+    /// Take the next bytes read (none: the peer closed); the status and
+    /// body once the answer is whole.
+    fn take(&mut self, bytes: &[u8]) -> Result<Option<(u16, String)>, SendError> {
+        let closed = bytes.is_empty();
+        if self.framing.is_none() {
+            // the head's end is looked for only where the new bytes can make it
+            let mut from = self.head.len().saturating_sub(3);
+            self.head.extend_from_slice(bytes);
+            loop {
+                let found = self.head[from..].windows(4).position(|w| w == b"\r\n\r\n");
+                let Some(end) = found.map(|i| from + i) else {
+                    if self.head.len() > MAX_HEAD {
+                        return Err(SendError::NotHttp(format!(
+                            "a head longer than {MAX_HEAD} bytes"
+                        )));
+                    }
+                    if closed {
+                        return Err(SendError::NotHttp(if self.head.is_empty() {
+                            "the peer closed without answering".into()
+                        } else {
+                            "the peer closed inside the head".into()
+                        }));
+                    }
+                    return Ok(None);
+                };
+                let head = String::from_utf8_lossy(&self.head[..end]).into_owned();
+                let after = self.head.split_off(end + 4);
+                self.head.clear();
+                let status = head
+                    .split_whitespace()
+                    .nth(1)
+                    .filter(|_| head.starts_with("HTTP/1."))
+                    .and_then(|c| c.parse::<u16>().ok())
+                    .ok_or_else(|| {
+                        SendError::NotHttp(crate::diag::one_line(
+                            &head.chars().take(80).collect::<String>(),
+                        ))
+                    })?;
+                // an interim answer (100 Continue): the real one follows
+                if (100..200).contains(&status) {
+                    self.head = after;
+                    from = 0;
+                    continue;
+                }
+                let field = |name: &str| {
+                    head.lines().skip(1).find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.trim()
+                            .eq_ignore_ascii_case(name)
+                            .then(|| v.trim().to_string())
+                    })
+                };
+                let framing = if status == 204 || status == 304 {
+                    Framing::Length(0)
+                } else if field("transfer-encoding")
+                    .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
+                {
+                    Framing::Chunked
+                } else if let Some(n) = field("content-length") {
+                    Framing::Length(
+                        n.parse()
+                            .map_err(|_| SendError::NotHttp(format!("Content-Length {n:?}")))?,
+                    )
+                } else {
+                    Framing::Close
+                };
+                self.framing = Some((status, framing));
+                return self.body_bytes(&after, closed);
+            }
+        }
+        self.body_bytes(bytes, closed)
+    }
+
+    fn keep(&mut self, b: &[u8]) {
+        let room = KEPT_BODY.saturating_sub(self.body.len());
+        self.body.extend_from_slice(&b[..b.len().min(room)]);
+    }
+
+    fn done(&self) -> Option<(u16, String)> {
+        let status = self.framing?.0;
+        let text = String::from_utf8_lossy(&self.body)
+            .chars()
+            .take(200)
+            .collect::<String>();
+        Some((status, crate::diag::one_line(&text)))
+    }
+
+    fn body_bytes(&mut self, b: &[u8], closed: bool) -> Result<Option<(u16, String)>, SendError> {
+        let Some((_, framing)) = self.framing else {
+            return Ok(None);
+        };
+        match framing {
+            Framing::Length(n) => {
+                // bytes past the announced length are not the answer's
+                let take = b.len().min(n - self.got);
+                self.keep(&b[..take]);
+                self.got += take;
+                if self.got == n {
+                    return Ok(self.done());
+                }
+                if closed {
+                    return Err(SendError::Short {
+                        got: self.got,
+                        announced: n,
+                    });
+                }
+                Ok(None)
+            }
+            Framing::Close => {
+                self.keep(b);
+                self.got += b.len();
+                Ok(if closed { self.done() } else { None })
+            }
+            Framing::Chunked => {
+                let mut b = b;
+                loop {
+                    // inside a chunk: its data, then the CRLF after it
+                    if self.chunk_left > 0 {
+                        let take = b.len().min(self.chunk_left);
+                        let data = take.min(self.chunk_left.saturating_sub(2));
+                        self.keep(&b[..data]);
+                        self.got += data;
+                        self.chunk_left -= take;
+                        b = &b[take..];
+                        if self.chunk_left > 0 {
+                            break;
+                        }
+                        continue;
+                    }
+                    // a chunk-size line
+                    let Some(eol) = memchr::memchr(b'\n', b) else {
+                        self.chunked.extend_from_slice(b);
+                        if self.chunked.len() > MAX_HEAD {
+                            return Err(SendError::NotHttp("a chunk line too long".into()));
+                        }
+                        break;
+                    };
+                    self.chunked.extend_from_slice(&b[..eol]);
+                    b = &b[eol + 1..];
+                    let line = String::from_utf8_lossy(&self.chunked).into_owned();
+                    self.chunked.clear();
+                    let size_text = line.split(';').next().unwrap_or("").trim();
+                    let size = usize::from_str_radix(size_text, 16)
+                        .map_err(|_| SendError::NotHttp(format!("chunk size {size_text:?}")))?;
+                    if size == 0 {
+                        // the last chunk (trailers are not read)
+                        return Ok(self.done());
+                    }
+                    self.chunk_left = size
+                        .checked_add(2)
+                        .ok_or_else(|| SendError::NotHttp(format!("chunk size {size_text:?}")))?;
+                }
+                if closed {
+                    return Err(SendError::NotHttp(
+                        "the peer closed inside a chunked body".into(),
+                    ));
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feed `bytes` to an [`Answer`] `step` bytes at a time, then the close.
+    fn read(bytes: &[u8], step: usize) -> Result<Option<(u16, String)>, SendError> {
+        let mut a = Answer::default();
+        for part in bytes.chunks(step) {
+            if let Some(done) = a.take(part)? {
+                return Ok(Some(done));
+            }
+        }
+        a.take(&[])
+    }
+
+    /// An answer is whole at its `Content-Length` or its last chunk,
+    /// however its bytes arrive; bytes past the length are not its own
+    /// (the body shown on one line).
+    #[test]
+    fn an_answer_ends_where_its_head_says() {
+        for step in [1, 2, 7, 4096] {
+            let got = read(
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}and more",
+                step,
+            );
+            assert_eq!(got.ok().flatten(), Some((200, "{}".to_string())), "{step}");
+            let got = read(
+                b"HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nab\n\r\n2\r\ncd\r\n0\r\n\r\n",
+                step,
+            );
+            assert_eq!(
+                got.ok().flatten(),
+                Some((503, "ab cd".to_string())),
+                "{step}"
+            );
+        }
+        assert!(matches!(
+            read(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{}", 4096),
+            Err(SendError::Short {
+                got: 2,
+                announced: 5
+            })
+        ));
+    }
+
+    /// A chunk size no buffer can hold is refused, not added up; a large
+    /// chunk is read through without being gathered.
+    #[test]
+    fn chunk_sizes_are_checked_and_chunks_not_gathered() {
+        let huge = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nab",
+            4096,
+        );
+        assert!(matches!(huge, Err(SendError::NotHttp(_))), "{huge:?}");
+        let mut a = Answer::default();
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n";
+        assert!(matches!(a.take(head), Ok(None)));
+        for _ in 0..16 {
+            assert!(matches!(a.take(&[b'x'; 1 << 16]), Ok(None)));
+        }
+        assert_eq!(
+            (a.body.len(), a.chunked.len(), a.got),
+            (KEPT_BODY, 0, 1 << 20)
+        );
+        assert!(matches!(a.take(b"\r\n0\r\n\r\n"), Ok(Some((200, _)))));
     }
 }

@@ -19,9 +19,16 @@
 //!    configuration is locked, so no statement turns any of it back on.
 //! 3. A database SOURCE is attached READ_ONLY.
 //! 4. Limits: at most `max_rows` rows are fetched (one more tells that there
-//!    were more), and a query still running at `timeout` is interrupted.
+//!    were more), the connection's memory is limited, and a query still
+//!    running at `timeout` is interrupted. DuckDB checks its interrupt only
+//!    between vectors, so one long expression (a regular expression or a
+//!    hash over large strings) runs on past it: [`within`] answers at the
+//!    deadline all the same, and the process that asked ends the work (the
+//!    CLI exits; `nanoload mcp` runs each tool call in a child process that
+//!    is killed, src/mcp.rs).
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use duckdb::Connection;
@@ -146,8 +153,58 @@ pub struct Source {
     conn: Connection,
     pub kind: SourceKind,
     pub path: PathBuf,
-    /// Keeps the spill directory for the connection's life.
-    _spill: tempfile::TempDir,
+    /// Keeps the spill directory for the connection's life (None: the
+    /// caller's, [`Reader::spill`]).
+    _spill: Option<tempfile::TempDir>,
+}
+
+/// How the connection of a [`Source`] is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reader {
+    /// DuckDB's memory limit, bytes.
+    pub memory_limit: u64,
+    /// The directory DuckDB spills to, which the caller creates and
+    /// removes (a process killed at its deadline cannot remove its own);
+    /// None: a private temp dir, removed with the [`Source`].
+    pub spill: Option<PathBuf>,
+}
+
+impl Default for Reader {
+    fn default() -> Reader {
+        Reader {
+            memory_limit: crate::engine::READER_MEMORY_LIMIT,
+            spill: None,
+        }
+    }
+}
+
+/// Run `job` on a thread of its own and wait for it at most `secs` seconds
+/// (0: no limit): its answer, or [`QueryError::Timeout`] at the deadline.
+/// The thread is then left to end on its own (a query's watchdog has
+/// interrupted it, which DuckDB sees at its next check: within one vector
+/// of work, however long that is), so a process that got the timeout ends
+/// soon after and takes the work with it.
+pub fn within<T: Send + 'static>(
+    secs: u64,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, QueryError> {
+    if secs == 0 {
+        return Ok(job());
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("nanoload-query".into())
+        .spawn(move || {
+            let _ = tx.send(job());
+        })
+        .map_err(|e| QueryError::Failed(format!("cannot start the query's thread: {e}")))?;
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(answer) => Ok(answer),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(QueryError::Timeout(secs)),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(QueryError::Failed(
+            "the query's thread ended without an answer".into(),
+        )),
+    }
 }
 
 /// DuckDB's file header: "DUCK" at byte 8.
@@ -196,6 +253,15 @@ impl Source {
     /// Open SOURCE (and, for an events file, its `--tables` directory)
     /// read-only, with the guard of this module's header in place.
     pub fn open(source: &Path, tables: Option<&Path>) -> Result<Source, QueryError> {
+        Source::open_with(source, tables, &Reader::default())
+    }
+
+    /// [`Source::open`] with the connection set up as `reader` says.
+    pub fn open_with(
+        source: &Path,
+        tables: Option<&Path>,
+        reader: &Reader,
+    ) -> Result<Source, QueryError> {
         let input = |path: &Path, message: &str| QueryError::Input {
             path: path.to_path_buf(),
             message: message.to_string(),
@@ -206,11 +272,18 @@ impl Source {
             .transpose()
             .map_err(|e| input(tables.unwrap_or(Path::new("")), &e.to_string()))?;
         let meta = std::fs::metadata(&source).map_err(|e| input(&source, &e.to_string()))?;
-        let conn = crate::engine::reader()?;
-        let spill = tempfile::Builder::new()
-            .prefix("nanoload-sql-")
-            .tempdir()
-            .map_err(|e| input(&std::env::temp_dir(), &e.to_string()))?;
+        let conn = crate::engine::reader_with(reader.memory_limit)?;
+        let (spill, spill_path) = match &reader.spill {
+            Some(p) => (None, p.clone()),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("nanoload-sql-")
+                    .tempdir()
+                    .map_err(|e| input(&std::env::temp_dir(), &e.to_string()))?;
+                let p = t.path().to_path_buf();
+                (Some(t), p)
+            }
+        };
         let mut allowed: Vec<PathBuf> = Vec::new();
         let mut views: Vec<(String, PathBuf)> = Vec::new();
         let kind = if meta.is_dir() {
@@ -293,7 +366,7 @@ impl Source {
             .map_err(|e| input(p, &one_line(&e.to_string())))?;
             allowed.push(p.clone());
         }
-        let spill_dir = format!("{}/", spill.path().display());
+        let spill_dir = format!("{}/", spill_path.display());
         conn.execute_batch(&format!(
             "SET temp_directory = {spill};
              SET allowed_paths = {paths};
@@ -368,9 +441,14 @@ impl Source {
             s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<duckdb::Result<_>>()?
         };
+        // one more row than shown, to tell that there were more; a limit
+        // past what DuckDB's BIGINT holds is no limit
         let limit = match limits.max_rows {
             0 => String::new(),
-            n => format!(" LIMIT {}", n + 1),
+            n => match n.checked_add(1).filter(|m| i64::try_from(*m).is_ok()) {
+                Some(m) => format!(" LIMIT {m}"),
+                None => String::new(),
+            },
         };
         let fetch = format!("SELECT to_json(COLUMNS(*)) FROM ({wrapped}{limit})");
         let watchdog = Watchdog::start(&self.conn, limits.timeout_secs);

@@ -545,3 +545,74 @@ pub fn timings_lines(stderr: &str) -> Result<Vec<(String, String, String)>, Stri
         })
         .collect()
 }
+
+/// Run `cmd` (stdin closed) and wait for it at most `limit`: its output and
+/// how long it took; still running at `limit`, it is killed and that is the
+/// error. For every test whose subject could hang: a regression fails the
+/// test instead of hanging the run.
+pub fn output_within(
+    cmd: &mut std::process::Command,
+    limit: std::time::Duration,
+) -> Result<(Output, std::time::Duration), Box<dyn std::error::Error>> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "{:?} still running after {limit:?}: killed",
+                cmd.get_program()
+            )
+            .into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let took = start.elapsed();
+    let stdout = out.join().map_err(|_| "stdout reader panicked")?;
+    let stderr = err.join().map_err(|_| "stderr reader panicked")?;
+    Ok((
+        Output {
+            status,
+            stdout,
+            stderr,
+        },
+        took,
+    ))
+}
+
+/// A query whose work is one long expression: the edit distance of three
+/// strings of 50 000 characters to their reverse, one vector, so DuckDB's
+/// interrupt (checked between vectors) cannot stop it; on its own it runs
+/// about 25 s of CPU here, far past the 2 s timeouts of the tests.
+pub const LONG_QUERY: &str = "SELECT max(levenshtein(s, reverse(s))) FROM (SELECT repeat('ab', 25000) || i AS s FROM range(3) t(i))";

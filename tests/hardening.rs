@@ -2407,3 +2407,100 @@ fn a_200_mb_home_loads_within_512_mib_of_peak_rss() -> TestResult {
     );
     Ok(())
 }
+
+/// `{"a":` nested `n` objects deep around `1`.
+fn nested(n: usize) -> String {
+    format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n))
+}
+
+/// A message line nested deeper than serde_json's 128 levels (up to 1000,
+/// where the agents' own writers stop) is read whole: its message is a row,
+/// its native value holds the whole nesting. One nested deeper than that
+/// is a bad line whose diagnostic says why, and every other row still
+/// loads (the extraction's own threads, no stack overflow).
+#[test]
+fn deep_lines_keep_their_message() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let ns = home.path().join(GOOD_NS);
+    std::fs::create_dir_all(&ns)?;
+    let line = |content: &str, depth: usize| {
+        format!(
+            r#"{{"role": "assistant", "content": "{content}", "timestamp": "2026-10-05T09:00:05", "extra": {}}}"#,
+            nested(depth)
+        )
+    };
+    std::fs::write(
+        ns.join("ZGVlcDox.jsonl"),
+        [
+            r#"{"_type": "metadata", "key": "deep:1", "created_at": "2026-10-05T09:00:00", "updated_at": "2026-10-05T09:00:05", "metadata": {}, "last_archived": 0}"#.to_string(),
+            r#"{"role": "user", "content": "how deep?", "timestamp": "2026-10-05T09:00:01"}"#.into(),
+            line("two hundred levels", 200),
+            line("a thousand levels", 999),
+            line("too deep", 1000),
+            line("far too deep", 100_000),
+            r#"{"role": "assistant", "content": "still here", "timestamp": "2026-10-05T09:00:06"}"#.into(),
+        ]
+        .join("\n")
+            + "\n",
+    )?;
+    let r = run_home(home.path(), &[])?;
+    assert_eq!(r.code(), Some(1), "{}", r.stderr());
+    assert_eq!(
+        r.rows("SELECT turn_type, text, length(native) FROM events WHERE turn_type IN ('user', 'assistant') ORDER BY ordinal")?,
+        strs(&[
+            &["user", "how deep?", &r.one("SELECT length(native) FROM events WHERE text = 'how deep?'")?],
+            &["assistant", "two hundred levels", &r.one("SELECT length(native) FROM events WHERE text = 'two hundred levels'")?],
+            &["assistant", "a thousand levels", &r.one("SELECT length(native) FROM events WHERE text = 'a thousand levels'")?],
+            &["assistant", "still here", &r.one("SELECT length(native) FROM events WHERE text = 'still here'")?],
+        ])
+    );
+    // the native value holds the whole nesting
+    let native: serde_json::Value = serde_json::from_str(&r.one(
+        "SELECT json_extract(native, '$.extra.a.a.a.a.a.a.a.a.a.a') IS NOT NULL FROM events WHERE text = 'two hundred levels'",
+    )?)?;
+    assert_eq!(native, serde_json::json!(true));
+    let deep = r.one("SELECT native FROM events WHERE text = 'a thousand levels'")?;
+    assert_eq!(
+        deep.matches("{\"a\":").count(),
+        999,
+        "{}",
+        &deep[..200.min(deep.len())]
+    );
+    assert_eq!(
+        r.rows("SELECT kind, source_line, message FROM diagnostics WHERE kind = 'bad_line' ORDER BY source_line")?,
+        strs(&[
+            &["bad_line", "5", "nested more than 1000 levels deep (arrays and objects): not read"],
+            &["bad_line", "6", "nested more than 1000 levels deep (arrays and objects): not read"],
+        ])
+    );
+    Ok(())
+}
+
+/// The decoder refuses a line nested 100 000 levels deep on a thread
+/// with a small stack (the bound is checked before any recursion), and
+/// reads one nested a thousand levels deep on an extraction thread's.
+#[test]
+fn a_line_nested_100000_levels_is_refused_on_a_small_stack() -> TestResult {
+    let run = |depth: usize| -> Result<Result<bool, String>, Box<dyn std::error::Error>> {
+        let line = format!(r#"{{"role": "user", "x": {}}}"#, nested(depth));
+        std::thread::Builder::new()
+            .stack_size(if depth > 1000 {
+                512 << 10
+            } else {
+                nanoload::extract::WORKER_STACK
+            })
+            .spawn(move || {
+                nanoload::jsonl::decode_line(line.as_bytes())
+                    .map(|d| d.is_some())
+                    .map_err(|e| e.0)
+            })?
+            .join()
+            .map_err(|_| "the decoder panicked".into())
+    };
+    assert_eq!(
+        run(100_000)?,
+        Err("nested more than 1000 levels deep (arrays and objects): not read".to_string())
+    );
+    assert_eq!(run(999)?, Ok(true));
+    Ok(())
+}

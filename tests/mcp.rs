@@ -425,3 +425,207 @@ fn a_sync_writes_the_ledger_while_the_server_serves_it() -> TestResult {
     assert_eq!(status.code(), Some(0));
     Ok(())
 }
+
+/// A running `nanoload mcp`: raw lines in, each answer read with a
+/// deadline (a reader thread), killed when the test ends however it ends.
+struct Live {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl Live {
+    fn start(args: &[&str]) -> Result<Live, Box<dyn std::error::Error>> {
+        let mut child = Process::cargo_bin("nanoload")?
+            .arg("mcp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let mut out = BufReader::new(child.stdout.take().ok_or("stdout")?);
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            loop {
+                let mut line = Vec::new();
+                match out.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Live {
+            child,
+            stdin,
+            answers,
+        })
+    }
+
+    /// Write `bytes` and a newline.
+    fn send(&mut self, bytes: &[u8]) -> TestResult {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        stdin.write_all(bytes)?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()?;
+        Ok(())
+    }
+
+    /// The next answer, parsed, and how long it took; an error when none
+    /// comes within `limit`.
+    fn answer(
+        &self,
+        limit: std::time::Duration,
+    ) -> Result<(Value, std::time::Duration), Box<dyn std::error::Error>> {
+        let start = std::time::Instant::now();
+        let line = self
+            .answers
+            .recv_timeout(limit)
+            .map_err(|e| format!("no answer within {limit:?}: {e}"))?;
+        Ok((serde_json::from_slice(&line)?, start.elapsed()))
+    }
+
+    /// The server's peak resident memory so far (kB, Linux's VmHWM).
+    fn peak_kb(&self) -> Result<u64, Box<dyn std::error::Error>> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .ok_or("no VmHWM")?;
+        Ok(line
+            .trim_start_matches("VmHWM:")
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()?)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `query` tool stops a query whose work is one long expression at the
+/// deadline (DuckDB checks its interrupt only between vectors), answers
+/// with the timeout error, and answers the next request at once.
+#[test]
+fn a_query_that_is_one_long_expression_is_stopped_and_the_server_goes_on() -> TestResult {
+    use std::time::Duration;
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    let mut live = Live::start(&[&s(&r.out), "--tables", &s(&r.tables), "--timeout", "2"])?;
+    live.send(
+        call(1, "query", json!({"sql": crate::common::LONG_QUERY}))
+            .to_string()
+            .as_bytes(),
+    )?;
+    let (answer, took) = live.answer(Duration::from_secs(5))?;
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true, "content": [{"type": "text",
+            "text": "error: the query ran longer than 2 s and was stopped (--timeout)"}]}})
+    );
+    live.send(
+        call(
+            2,
+            "query",
+            json!({"sql": "SELECT count(*) AS n FROM events"}),
+        )
+        .to_string()
+        .as_bytes(),
+    )?;
+    let (answer, took) = live.answer(Duration::from_secs(10))?;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(
+        structured(&answer)?["rows"],
+        json!([[r.one("SELECT count(*) FROM events")?.parse::<i64>()?]])
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    Ok(())
+}
+
+/// What a client may send wrong is answered with a JSON-RPC error and the
+/// server goes on: bytes that are not UTF-8 (-32700), a method that is not
+/// a string (-32600), a line longer than the limit (-32600, read through
+/// without being kept: the server's memory does not grow by it); and the
+/// largest `--max-rows` means every row, not none.
+#[test]
+fn bad_bytes_and_requests_are_answered_and_the_server_goes_on() -> TestResult {
+    use std::time::Duration;
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    let max = u64::MAX.to_string();
+    let mut live = Live::start(&[&s(&r.out), "--tables", &s(&r.tables), "--max-rows", &max])?;
+    let wait = Duration::from_secs(20);
+    live.send(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\", \"x\": \"\xff\xfe\"}")?;
+    let (a, _) = live.answer(wait)?;
+    assert_eq!(a["id"], Value::Null, "{a}");
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    live.send(br#"{"jsonrpc": "2.0", "id": 2, "method": 5}"#)?;
+    let (a, _) = live.answer(wait)?;
+    assert_eq!(a["id"], 2, "{a}");
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    live.send(br#"{"jsonrpc": "2.0", "id": 3, "method": ["tools/list"]}"#)?;
+    let (a, _) = live.answer(wait)?;
+    assert_eq!(
+        (a["id"].clone(), a["error"]["code"].clone()),
+        (json!(3), json!(-32600)),
+        "{a}"
+    );
+
+    // a line of 64 MiB: refused, not kept
+    live.send(br#"{"jsonrpc": "2.0", "id": 4, "method": "ping"}"#)?;
+    let (a, _) = live.answer(wait)?;
+    assert_eq!(a["result"], json!({}), "{a}");
+    let before = live.peak_kb()?;
+    let mut stdin = live.stdin.take().ok_or("stdin")?;
+    let writer = std::thread::spawn(move || -> std::io::Result<std::process::ChildStdin> {
+        let chunk = vec![b'a'; 1 << 20];
+        stdin.write_all(br#"{"jsonrpc": "2.0", "id": 5, "method": "ping", "pad": ""#)?;
+        for _ in 0..64 {
+            stdin.write_all(&chunk)?;
+        }
+        stdin.write_all(b"\"}\n")?;
+        stdin.flush()?;
+        Ok(stdin)
+    });
+    let (a, _) = live.answer(Duration::from_secs(60))?;
+    live.stdin = Some(writer.join().map_err(|_| "writer panicked")??);
+    assert_eq!(a["id"], Value::Null, "{a}");
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    assert_eq!(
+        a["error"]["message"],
+        "a message is one line of at most 1048576 bytes; this line was longer and was not read"
+    );
+    let grew = live.peak_kb()?.saturating_sub(before);
+    assert!(
+        grew < 16 << 10,
+        "the server's peak memory grew by {grew} kB"
+    );
+
+    // still serving, and --max-rows u64::MAX returns every row
+    live.send(
+        call(
+            6,
+            "query",
+            json!({"sql": "SELECT seq FROM events", "limit": u64::MAX}),
+        )
+        .to_string()
+        .as_bytes(),
+    )?;
+    let (a, _) = live.answer(wait)?;
+    assert_eq!(a["id"], 6);
+    let rows = structured(&a)?;
+    assert_eq!(
+        rows["row_count"].to_string(),
+        r.one("SELECT count(*) FROM events")?
+    );
+    assert_eq!(rows["truncated"], false);
+    Ok(())
+}

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 use assert_cmd::Command;
+use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 use crate::common::{Run, TestResult, installed, mixed_home, run_home};
@@ -631,5 +632,389 @@ fn phoenix_reads_back_what_the_tables_hold() -> TestResult {
             row[0]
         );
     }
+    Ok(())
+}
+
+/// A load of home-a whose outputs are rewritten: two event rows stamped
+/// 0001-01-01 and 1969-12-31 23:00 (the first two timed rows in session
+/// order) and two LLM calls started then: instants an OTLP span (unsigned
+/// nanoseconds since 1970) cannot hold.
+fn load_with_instants_before_1970(
+    r: &Run,
+    dir: &Path,
+) -> Result<(PathBuf, PathBuf), Box<dyn std::error::Error>> {
+    let out = dir.join("out.parquet");
+    let tables = dir.join("tables");
+    crate::common::copy_tree(&r.tables, &tables)?;
+    let c = duckdb::Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "CREATE TABLE e AS FROM read_parquet('{events}');
+         CREATE TABLE pe AS SELECT session_uid, ordinal, row_number() OVER (ORDER BY session_uid, ordinal) AS k
+           FROM e WHERE session_uid IS NOT NULL AND timestamp_utc IS NOT NULL ORDER BY session_uid, ordinal LIMIT 2;
+         UPDATE e SET timestamp_utc = CASE (SELECT k FROM pe WHERE pe.session_uid = e.session_uid AND pe.ordinal = e.ordinal)
+             WHEN 1 THEN TIMESTAMP '0001-01-01 00:00:00' WHEN 2 THEN TIMESTAMP '1969-12-31 23:00:00' ELSE timestamp_utc END;
+         COPY e TO '{out}' (FORMAT parquet);
+         CREATE TABLE c AS FROM read_parquet('{calls}');
+         CREATE TABLE pc AS SELECT id, source_path, row_number() OVER (ORDER BY started_at_ms, id) AS k
+           FROM c ORDER BY started_at_ms, id LIMIT 2;
+         UPDATE c SET started_at_ms = CASE (SELECT k FROM pc WHERE pc.id = c.id AND pc.source_path = c.source_path)
+             WHEN 1 THEN -62135596800000 WHEN 2 THEN -3600000 ELSE started_at_ms END;
+         COPY c TO '{tables}/llm_calls.parquet' (FORMAT parquet);",
+        events = r.out.display(),
+        calls = r.tables.join("llm_calls.parquet").display(),
+        out = out.display(),
+        tables = tables.display(),
+    ))?;
+    let moved: i64 = c.query_row(
+        "SELECT (SELECT count(*) FROM e WHERE timestamp_utc < TIMESTAMP '1970-01-01')
+              + (SELECT count(*) FROM c WHERE started_at_ms < 0)",
+        [],
+        |row| row.get(0),
+    )?;
+    assert_eq!(moved, 4);
+    Ok((out, tables))
+}
+
+/// A row stamped 0001-01-01 or before 1970 does not fail the file: its
+/// instant is left out (the row counts as untimed, the call makes no
+/// span), stderr says how many, and no span starts before 1970.
+#[test]
+fn instants_before_1970_are_left_out_and_counted() -> TestResult {
+    let r = run_home(&crate::common::fixture("nanobot/home-a"), &[])?;
+    let dir = tempfile::tempdir()?;
+    let (out, tables) = load_with_instants_before_1970(&r, dir.path())?;
+    let file = dir.path().join("traces.jsonl");
+    let o = Command::cargo_bin("nanoload")?
+        .args(["otlp", &s(&out), "--tables", &s(&tables), &s(&file)])
+        .output()?;
+    let err = String::from_utf8(o.stderr)?;
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "nanoload: left out: the instants of 2 rows and 2 LLM calls before 1970-01-01 or after 2554-07-21 (OTLP counts unsigned 64-bit nanoseconds from 1970): the rows count as untimed, the calls make no span\n"
+        ),
+        "{err}"
+    );
+    // every span's start and end are u64 (a negative one fails the parse)
+    let spans = spans_of(&std::fs::read_to_string(&file)?)?;
+    let before = r.dir.path().join("before.jsonl");
+    let o = otlp(&r, &[&s(&before)])?;
+    assert_eq!(o.status.code(), Some(0));
+    let all = spans_of(&std::fs::read_to_string(&before)?)?;
+    assert_eq!(of_kind(&spans, "LLM").len() + 2, of_kind(&all, "LLM").len());
+    assert!(
+        spans.iter().all(|sp| sp.start <= sp.end),
+        "a span ends before it starts"
+    );
+    Ok(())
+}
+
+/// One protobuf field: its number, the bytes of a length-delimited field,
+/// the value of a varint or fixed one.
+type PbField = (u64, Vec<u8>, u64);
+
+/// The fields of one protobuf message.
+fn pb_fields(mut b: &[u8]) -> Result<Vec<PbField>, Box<dyn std::error::Error>> {
+    fn varint(b: &mut &[u8]) -> Result<u64, Box<dyn std::error::Error>> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&x, rest) = b.split_first().ok_or("truncated varint")?;
+            *b = rest;
+            v |= u64::from(x & 0x7f) << shift;
+            if x < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err("varint too long".into())
+    }
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let key = varint(&mut b)?;
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => out.push((field, Vec::new(), varint(&mut b)?)),
+            1 => {
+                let (x, rest) = b.split_at_checked(8).ok_or("truncated fixed64")?;
+                out.push((field, Vec::new(), u64::from_le_bytes(x.try_into()?)));
+                b = rest;
+            }
+            2 => {
+                let n = usize::try_from(varint(&mut b)?)?;
+                let (x, rest) = b.split_at_checked(n).ok_or("truncated bytes")?;
+                out.push((field, x.to_vec(), 0));
+                b = rest;
+            }
+            w => return Err(format!("wire type {w}").into()),
+        }
+    }
+    Ok(out)
+}
+
+/// `gen_ai.response.finish_reasons` is an array of strings (the GenAI
+/// conventions), in the JSON lines and in the protobuf requests: one
+/// string, the call's `finish_reason`.
+#[test]
+fn finish_reasons_are_an_array_of_strings() -> TestResult {
+    let r = run_home(&crate::common::fixture("nanobot/home-a"), &[])?;
+    let file = r.dir.path().join("finish.jsonl");
+    let rx = Receiver::start(vec![200])?;
+    let o = otlp(&r, &[&s(&file), "--endpoint", &rx.url()])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut want = r.rows(
+        "SELECT finish_reason FROM llm_calls WHERE finish_reason IS NOT NULL AND started_at_ms IS NOT NULL ORDER BY 1",
+    )?
+    .into_iter()
+    .map(|row| Value::from(vec![Value::from(row[0].clone())]))
+    .collect::<Vec<_>>();
+    assert!(want.len() >= 2, "{want:?}");
+    let mut from_json = Vec::new();
+    for line in std::fs::read_to_string(&file)?.lines() {
+        let req: Value = serde_json::from_str(line)?;
+        for sp in req["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            .as_array()
+            .ok_or("spans")?
+        {
+            for a in sp["attributes"].as_array().ok_or("attributes")? {
+                if a["key"] == "gen_ai.response.finish_reasons" {
+                    let values = a["value"]["arrayValue"]["values"]
+                        .as_array()
+                        .ok_or("arrayValue")?;
+                    from_json.push(Value::from(
+                        values
+                            .iter()
+                            .map(|v| v["stringValue"].clone())
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut from_pb = Vec::new();
+    for (_, body) in rx.got.lock().map_err(|e| e.to_string())?.iter() {
+        for (_, rs, _) in pb_fields(body)?.into_iter().filter(|f| f.0 == 1) {
+            for (_, ss, _) in pb_fields(&rs)?.into_iter().filter(|f| f.0 == 2) {
+                for (_, span, _) in pb_fields(&ss)?.into_iter().filter(|f| f.0 == 2) {
+                    for (_, kv, _) in pb_fields(&span)?.into_iter().filter(|f| f.0 == 9) {
+                        let kv = pb_fields(&kv)?;
+                        if kv
+                            .iter()
+                            .any(|f| f.0 == 1 && f.1 == b"gen_ai.response.finish_reasons")
+                        {
+                            let value = pb_fields(&kv.iter().find(|f| f.0 == 2).ok_or("value")?.1)?;
+                            // AnyValue.array_value (5): ArrayValue.values (1): AnyValue.string_value (1)
+                            let array = value.iter().find(|f| f.0 == 5).ok_or("no array_value")?;
+                            let mut strings = Vec::new();
+                            for (_, v, _) in pb_fields(&array.1)?.into_iter().filter(|f| f.0 == 1) {
+                                let s = pb_fields(&v)?
+                                    .into_iter()
+                                    .find(|f| f.0 == 1)
+                                    .ok_or("no string_value")?;
+                                strings.push(Value::from(String::from_utf8(s.1)?));
+                            }
+                            from_pb.push(Value::from(strings));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    want.sort_by_key(Value::to_string);
+    from_json.sort_by_key(Value::to_string);
+    from_pb.sort_by_key(Value::to_string);
+    assert_eq!(from_json, want);
+    assert_eq!(from_pb, want);
+    Ok(())
+}
+
+/// A peer in the test: reads each request whole (head and Content-Length
+/// bytes), then answers with `answer` on a thread of its own; every thread
+/// ends by itself within a minute.
+fn peer(answer: fn(std::net::TcpStream)) -> Result<String, Box<dyn std::error::Error>> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!(
+        "http://127.0.0.1:{}/v1/traces",
+        listener.local_addr()?.port()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(64) {
+            let Ok(stream) = stream else { return };
+            std::thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(60)));
+                let Ok(clone) = stream.try_clone() else {
+                    return;
+                };
+                let mut reader = BufReader::new(clone);
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0u8; len];
+                if reader.read_exact(&mut body).is_ok() {
+                    answer(stream);
+                }
+            });
+        }
+    });
+    Ok(url)
+}
+
+/// `nanoload otlp OUT --tables DIR --endpoint URL ARGS…`, killed if it is
+/// still running after a minute: its output and how long it took.
+fn send_to(
+    r: &Run,
+    url: &str,
+    args: &[&str],
+) -> Result<(std::process::Output, std::time::Duration), Box<dyn std::error::Error>> {
+    let mut cmd = Process::cargo_bin("nanoload")?;
+    cmd.args([
+        "otlp",
+        &s(&r.out),
+        "--tables",
+        &s(&r.tables),
+        "--endpoint",
+        url,
+    ])
+    .args(args);
+    crate::common::output_within(&mut cmd, std::time::Duration::from_secs(60))
+}
+
+/// A peer that trickles its answer a byte at a time, never finishing it,
+/// is given up on at the request's deadline (--timeout), with one line.
+#[test]
+fn sending_gives_up_on_a_trickling_peer_at_the_deadline() -> TestResult {
+    let r = run_home(&crate::common::fixture("nanobot/home-a"), &[])?;
+    let url = peer(|mut stream| {
+        for b in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: "
+            .iter()
+            .chain(&[b'a'; 80])
+        {
+            if stream.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    })?;
+    let (o, took) = send_to(&r, &url, &["--timeout", "2"])?;
+    let err = String::from_utf8(o.stderr)?;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "gave up after {took:?}"
+    );
+    assert!(
+        err.ends_with(&format!(
+            "nanoload: error: sending to {url} failed: no complete answer within 2 s (--timeout)\n"
+        )),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// The answer is read to its Content-Length (or its last chunk), never to
+/// the peer's close: a peer that keeps the connection open after its
+/// answer, or sends more than it announced, is done with at once; one that sends less and
+/// closes is a failure named as such, and one that sends less and waits
+/// is given up on at the deadline.
+#[test]
+fn the_answer_is_read_to_its_content_length() -> TestResult {
+    use std::time::Duration;
+    let r = run_home(&crate::common::fixture("nanobot/home-a"), &[])?;
+    let traces = {
+        let file = r.dir.path().join("count.jsonl");
+        assert_eq!(otlp(&r, &[&s(&file)])?.status.code(), Some(0));
+        std::fs::read_to_string(&file)?.lines().count()
+    };
+    assert!(traces >= 2, "{traces}");
+    fn hold(mut stream: std::net::TcpStream, answer: &[u8]) {
+        if stream.write_all(answer).is_ok() {
+            let _ = stream.flush();
+            std::thread::sleep(Duration::from_secs(30));
+        }
+    }
+    // exactly the announced bytes, the connection kept open
+    let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))?;
+    let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "{traces} requests took {took:?}"
+    );
+    // more than announced, kept open
+    let url = peer(|s| {
+        hold(
+            s,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}and more bytes than announced",
+        )
+    })?;
+    let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "{traces} requests took {took:?}"
+    );
+    // chunked, kept open: read to its last chunk
+    let url = peer(|s| {
+        hold(
+            s,
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        )
+    })?;
+    let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "{traces} requests took {took:?}"
+    );
+    // less than announced, then closed: a failure, tried three times
+    let url = peer(|mut s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}");
+    })?;
+    let (o, _) = send_to(&r, &url, &["--timeout", "20"])?;
+    let err = String::from_utf8(o.stderr)?;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "nanoload: error: sending to {url} failed: the answer ended after 2 of the 100 body bytes its Content-Length announced (3 tries)\n"
+        )),
+        "{err}"
+    );
+    // less than announced, kept open: the deadline
+    let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}"))?;
+    let (o, took) = send_to(&r, &url, &["--timeout", "2"])?;
+    let err = String::from_utf8(o.stderr)?;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(took < Duration::from_secs(5), "gave up after {took:?}");
+    assert!(
+        err.ends_with(&format!(
+            "nanoload: error: sending to {url} failed: no complete answer within 2 s (--timeout)\n"
+        )),
+        "{err}"
+    );
     Ok(())
 }

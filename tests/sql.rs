@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use assert_cmd::Command;
+use assert_cmd::cargo::CommandCargoExt;
 
 use crate::common::{Run, TestResult, fixture, mixed_home, run_home, tree};
 
@@ -364,5 +365,75 @@ fn sql_help_explains_every_flag() -> TestResult {
         .output()?;
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("sql_help", String::from_utf8(o.stdout)?);
+    Ok(())
+}
+
+/// A query whose work is one long expression (DuckDB checks its interrupt
+/// only between vectors) is answered with the timeout error at the
+/// deadline, not when the expression ends: the process answers and exits.
+#[test]
+fn a_query_that_is_one_long_expression_stops_at_the_timeout() -> TestResult {
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    for format in [Some("--json"), None] {
+        let mut cmd = std::process::Command::cargo_bin("nanoload")?;
+        cmd.args([
+            "sql",
+            &s(&r.out),
+            crate::common::LONG_QUERY,
+            "--timeout",
+            "2",
+        ])
+        .args(format)
+        .env_remove("COLUMNS");
+        let (o, took) =
+            crate::common::output_within(&mut cmd, std::time::Duration::from_secs(120))?;
+        assert!(
+            took < std::time::Duration::from_secs(5),
+            "answered after {took:?}, the timeout was 2 s"
+        );
+        assert_eq!(o.status.code(), Some(2));
+        let message = "error: the query ran longer than 2 s and was stopped (--timeout)";
+        match format {
+            Some(_) => {
+                let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+                assert_eq!(
+                    j,
+                    serde_json::json!({"error": {"kind": "timeout", "message": message}})
+                );
+            }
+            None => {
+                assert!(o.stdout.is_empty());
+                assert_eq!(
+                    String::from_utf8(o.stderr)?,
+                    format!("nanoload: {message}\n")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--max-rows` as large as the type holds means every row, not none.
+#[test]
+fn the_largest_max_rows_shows_every_row() -> TestResult {
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    let o = sql(&[
+        &s(&r.out),
+        "SELECT seq FROM events ORDER BY ALL",
+        "--max-rows",
+        &u64::MAX.to_string(),
+        "--json",
+    ])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+    let n: usize = r.one("SELECT count(*) FROM events")?.parse()?;
+    assert!(n > 100, "{n}");
+    assert_eq!(j["row_count"], n);
+    assert_eq!(j["truncated"], false);
     Ok(())
 }

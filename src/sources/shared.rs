@@ -87,7 +87,7 @@ pub fn column_json(v: ValueRef<'_>) -> Value {
 /// arguments JSON as written.
 pub fn tool_call_text(arguments: &Value) -> String {
     let parsed: Option<Value> = match arguments {
-        Value::String(s) => serde_json::from_str(s).ok(),
+        Value::String(s) => crate::jsonl::parse(s).ok(),
         other => Some(other.clone()),
     };
     if let Some(Value::Object(o)) = &parsed {

@@ -393,7 +393,7 @@ fn checkpoint_sidecar(out: &mut StoreOutput<'_>) -> Option<(String, Value)> {
     let (rel, abs) = (part.rel.clone(), part.abs.clone());
     let decoded = std::fs::read(&abs)
         .map_err(|e| e.to_string())
-        .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()));
+        .and_then(|b| crate::jsonl::parse_slice(&b).map_err(|e| e.to_string()));
     match decoded {
         Ok(v @ Value::Object(_)) => Some((rel, v)),
         Ok(_) => {

@@ -183,7 +183,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     }
     let bytes = std::fs::read(&store.abs).map_err(|e| StoreError::io("cannot read", e))?;
     out.read_to(bytes.len() as u64);
-    let doc: Value = serde_json::from_slice(&bytes)
+    let doc: Value = crate::jsonl::parse_slice(&bytes)
         .map_err(|e| StoreError::Unreadable(format!("not JSON: {e}")))?;
     let Some(tasks) = doc.get("tasks").and_then(Value::as_array) else {
         return Err(StoreError::Unreadable("no `tasks` list".into()));

@@ -352,7 +352,7 @@ fn delivery_text(rec: &serde_json::Map<String, Value>) -> String {
 
 /// Redact secret-shaped option values in an `options_json` text.
 pub fn redact_options_json(text: &str, rules: &SecretRules) -> String {
-    let Ok(options) = serde_json::from_str::<Value>(text) else {
+    let Ok(options) = crate::jsonl::parse(text) else {
         return text.to_string();
     };
     let mut secrets = Vec::new();

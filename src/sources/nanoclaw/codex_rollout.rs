@@ -240,7 +240,7 @@ impl Rollout {
                             payload.get("input").cloned().unwrap_or(Value::Null)
                         };
                         let parsed = match &input {
-                            Value::String(a) => serde_json::from_str(a).unwrap_or(input.clone()),
+                            Value::String(a) => crate::jsonl::parse(a).unwrap_or(input.clone()),
                             other => other.clone(),
                         };
                         let text = parsed

@@ -172,7 +172,7 @@ fn redact_embedded_json(text: &str) -> Option<String> {
         .find("\n{")
         .map(|i| i + 1)
         .or_else(|| text.starts_with('{').then_some(0))?;
-    let mut v: Value = serde_json::from_str(text[start..].trim_end()).ok()?;
+    let mut v: Value = crate::jsonl::parse(text[start..].trim_end()).ok()?;
     (redact_fields(&mut v) > 0)
         .then(|| serde_json::to_string_pretty(&v).ok())
         .flatten()

@@ -227,7 +227,7 @@ fn data_object(
     rowid: i64,
     what: &str,
 ) -> Option<Value> {
-    match raw.map(serde_json::from_str::<Value>) {
+    match raw.map(crate::jsonl::parse) {
         Some(Ok(v @ Value::Object(_))) => Some(v),
         _ => {
             out.diag(
