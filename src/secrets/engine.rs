@@ -707,7 +707,7 @@ pub(super) fn in_base64_blob(text: &str, s: usize, e: usize) -> bool {
     while i > 0 {
         let c = b[i - 1];
         // an escape's hex digits are letters and digits too: it first
-        if let Some(sl) = i.checked_sub(3).and_then(|j| escape(j)) {
+        if let Some(sl) = i.checked_sub(3).and_then(&escape) {
             slash |= sl;
             i -= 3;
         } else if c.is_ascii_alphanumeric() || c == b'+' || c == b'/' {
