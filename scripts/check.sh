@@ -18,7 +18,22 @@
 # playwright-core, which open every fixture's `nanoload report` in
 # tests/report.rs). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
+#
+# Under CI (CI set, not empty) a variable that blesses goldens or snapshots
+# stops the run before anything starts: NANOLOAD_BLESS (any value),
+# INSTA_UPDATE other than `no`, INSTA_FORCE_PASS (any value). A blessed run
+# passes whatever the code does, so CI never runs one
+# (ci::ci_refuses_every_bless_variable_before_anything_runs).
 set -euo pipefail
+if [ -n "${CI:-}" ]; then
+  for var in NANOLOAD_BLESS INSTA_UPDATE INSTA_FORCE_PASS; do
+    if [ -n "${!var+set}" ] && { [ "$var" != INSTA_UPDATE ] || [ "${!var}" != no ]; }; then
+      printf 'check.sh: CI is set (CI=%s) and so is %s="%s": CI never blesses goldens or snapshots; unset %s\n' \
+        "$CI" "$var" "${!var}" "$var" >&2
+      exit 2
+    fi
+  done
+fi
 cd "$(dirname "$0")/.."
 export INSTA_UPDATE=no
 

@@ -93,7 +93,14 @@ impl Runner {
         c
     }
 
-    fn run(&self, home: &Path, args: &[&str], nobody: bool) -> Result<Output, std::io::Error> {
+    /// Run and wait, at most [`HANG_LIMIT`]: a run that hangs is killed and
+    /// the error names it.
+    fn run(
+        &self,
+        home: &Path,
+        args: &[&str],
+        nobody: bool,
+    ) -> Result<Output, Box<dyn std::error::Error>> {
         self.run_with_env(home, args, nobody, &[])
     }
 
@@ -104,12 +111,15 @@ impl Runner {
         args: &[&str],
         nobody: bool,
         env: &[(&str, &str)],
-    ) -> Result<Output, std::io::Error> {
+    ) -> Result<Output, Box<dyn std::error::Error>> {
         let _ = std::fs::remove_dir_all(self.base.path().join("out/tables"));
         let _ = std::fs::remove_file(self.out());
-        self.command(home, args, nobody)
-            .envs(env.iter().copied())
-            .output()
+        let case = format!("nanoload {} {args:?} {env:?}", home.display());
+        output_within(
+            self.command(home, args, nobody).envs(env.iter().copied()),
+            HANG_LIMIT,
+            &case,
+        )
     }
 
     /// Spawn with `NANOLOAD_TEST_PAUSE=<stage>:<signal>` and return once the
@@ -123,7 +133,7 @@ impl Runner {
         stderr: Stdio,
     ) -> Result<(std::process::Child, PathBuf), Box<dyn std::error::Error>> {
         let signal = self.base.path().join("paused");
-        let child = self
+        let mut child = self
             .command(home, args, nobody)
             .env(
                 "NANOLOAD_TEST_PAUSE",
@@ -131,7 +141,12 @@ impl Runner {
             )
             .stderr(stderr)
             .spawn()?;
-        wait_for(&signal)?;
+        if let Err(e) = wait_for(&signal) {
+            // a run that never reaches its pause is not left running
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
         Ok((child, signal))
     }
 
@@ -668,9 +683,10 @@ fn bad_input_matrix() -> TestResult {
             }
         }
         let before = tree(home.path());
-        let start = Instant::now();
-        let o = match case.paused {
-            None => runner.run(home.path(), case.args, case.nobody)?,
+        // no case may hang: the watchdog kills a run past HANG_LIMIT and
+        // the case fails by its name
+        let ran = match case.paused {
+            None => runner.run(home.path(), case.args, case.nobody),
             Some(during) => {
                 let (child, signal) = runner.spawn_paused(
                     home.path(),
@@ -681,14 +697,18 @@ fn bad_input_matrix() -> TestResult {
                 )?;
                 during(home.path())?;
                 std::fs::remove_file(&signal)?;
-                child.wait_with_output()?
+                wait_within(child, HANG_LIMIT, case.name)
+            }
+        };
+        let o = match ran {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.name));
+                continue;
             }
         };
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
         let mut problems = Vec::new();
-        if start.elapsed() > Duration::from_secs(300) {
-            problems.push("took over 5 minutes".to_string());
-        }
         if o.status.code() != Some(case.exit) {
             problems.push(format!("exit {:?}, want {}", o.status.code(), case.exit));
         }
@@ -743,6 +763,53 @@ fn bad_input_matrix() -> TestResult {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+/// A run that hangs is killed by the tests' watchdog (`common::output_within`)
+/// and fails with its case's name, rather than hanging the suite: a run held
+/// at discovery (`NANOLOAD_TEST_PAUSE`, whose signal file nobody removes)
+/// under a 5 s limit is killed, and its process is gone.
+#[test]
+fn the_watchdog_kills_a_hung_run_and_names_its_case() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp)?;
+    let mut cmd = Command::new(bin());
+    cmd.arg(fixture("nanobot/home-a"))
+        .arg(dir.path().join("out.parquet"))
+        .env("TMPDIR", &tmp)
+        .env(
+            "NANOLOAD_TEST_PAUSE",
+            format!("discovered:{}", dir.path().join("paused").display()),
+        );
+    let err = match output_within(&mut cmd, Duration::from_secs(5), "the held run") {
+        Ok(o) => return Err(format!("the held run was not killed: {o:?}").into()),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        err,
+        "the held run: killed after 5 s without finishing (a hang)"
+    );
+    // the run made its private temp dir, named by its pid, before it was held
+    let pids: Vec<u32> = std::fs::read_dir(&tmp)?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("nanoload-")?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    assert!(
+        !nanoload::rundir::process_alive(pids[0]),
+        "{} still runs",
+        pids[0]
+    );
+    assert!(!dir.path().join("out.parquet").exists());
     Ok(())
 }
 
@@ -873,7 +940,7 @@ fn a_killed_run_leaves_no_output_and_the_next_run_cleans_up() -> TestResult {
             .count())
     };
     assert_eq!(stale_dirs(&format!("nanoload-{pid}-"))?, 1);
-    let o = runner.command(&home, &[], false).output()?;
+    let o = runner.run(&home, &[], false)?;
     assert_eq!(o.status.code(), Some(1));
     assert!(runner.out().exists());
     assert!(!temp_out.exists(), "stale temp output not cleaned");
@@ -986,13 +1053,15 @@ fn a_running_loads_temps_are_left_to_it() -> TestResult {
         std::fs::create_dir_all(f.parent().ok_or("parent")?)?;
         std::fs::write(f, b"in progress")?;
     }
-    let o = runner
-        .command(
+    let o = output_within(
+        &mut runner.command(
             home.path(),
             &["--dataset", dataset.to_str().ok_or("path")?, "--host", "h"],
             false,
-        )
-        .output()?;
+        ),
+        HANG_LIMIT,
+        "a dataset load beside a live writer",
+    )?;
     live.kill()?;
     live.wait()?;
     assert_eq!(
@@ -1021,12 +1090,20 @@ fn an_output_that_cannot_be_replaced_stops_the_run_before_any_is() -> TestResult
     let out = runner.out();
     let tables = runner.base.path().join("out/tables");
     // an earlier load's OUT, which this run would replace
-    let earlier = runner.command(home.path(), &[], false).output()?;
+    let earlier = output_within(
+        &mut runner.command(home.path(), &[], false),
+        HANG_LIMIT,
+        "the earlier load",
+    )?;
     assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
     let earlier = std::fs::read(&out)?;
     std::fs::remove_dir_all(&tables)?;
     std::fs::create_dir_all(tables.join("sessions.parquet"))?;
-    let o = runner.command(home.path(), &[], false).output()?;
+    let o = output_within(
+        &mut runner.command(home.path(), &[], false),
+        HANG_LIMIT,
+        "the load onto a directory",
+    )?;
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
@@ -1065,7 +1142,13 @@ fn no_command_replaces_a_ledger_or_a_file_nanoload_did_not_write() -> TestResult
     let d = tempfile::tempdir()?;
     let p = |n: &str| d.path().join(n);
     let home = fixture("nanoclaw/home-a");
-    let run = |args: &[&std::ffi::OsStr]| Command::new(bin()).args(args).output();
+    let run = |args: &[&std::ffi::OsStr]| {
+        output_within(
+            Command::new(bin()).args(args),
+            HANG_LIMIT,
+            &format!("nanoload {args:?}"),
+        )
+    };
     let os = |s: &Path| s.as_os_str().to_owned();
     // nanoload's own outputs, and a ledger
     let first = run(&[
@@ -1289,7 +1372,11 @@ fn a_rename_that_fails_after_the_checks_names_each_output_new_or_old() -> TestRe
     let summary = runner.base.path().join("out/summary.json");
     // an earlier load's OUT (a file of another program would be refused
     // before any work), without its tables
-    let earlier = runner.command(home.path(), &[], false).output()?;
+    let earlier = output_within(
+        &mut runner.command(home.path(), &[], false),
+        HANG_LIMIT,
+        "the earlier load",
+    )?;
     assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
     std::fs::remove_dir_all(&tables)?;
     let args = ["--summary-json", summary.to_str().ok_or("path")?];
@@ -1680,7 +1767,8 @@ fn credential_files_are_never_opened() -> TestResult {
     }
     let out = tempfile::tempdir()?;
     let trace = out.path().join("trace");
-    let status = Command::new("strace")
+    let mut status = Command::new("strace");
+    status
         .args(["-f", "-qq", "-e", "trace=open,openat,openat2,creat", "-o"])
         .arg(&trace)
         .arg(bin())
@@ -1689,10 +1777,8 @@ fn credential_files_are_never_opened() -> TestResult {
         .arg("--tables")
         .arg(out.path().join("tables"))
         .arg("--cache")
-        .arg(out.path().join("cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
+        .arg(out.path().join("cache"));
+    let status = output_within(&mut status, HANG_LIMIT, "the run under strace")
         .map_err(|e| format!("strace (Debian package strace) must be installed: {e}"))?;
     assert_eq!(
         status.status.code(),
@@ -1797,14 +1883,17 @@ fn load_again_as_shared(
     let home = crate::fixture_homes::materialize(rel)?;
     let dir = tempfile::tempdir()?;
     let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
-    let o = Command::new(bin())
-        .arg(home.path())
-        .arg(&out)
-        .arg("--tables")
-        .arg(&tables)
-        .args(["--threads", "2", "--progress", "never"])
-        .env(key, value)
-        .output()?;
+    let o = output_within(
+        Command::new(bin())
+            .arg(home.path())
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables)
+            .args(["--threads", "2", "--progress", "never"])
+            .env(key, value),
+        HANG_LIMIT,
+        &format!("{rel} {what}"),
+    )?;
     let code = o.status.code().unwrap_or(-1);
     assert!(
         shared.rendering.starts_with(&format!("exit {code}\n")),
@@ -1861,12 +1950,15 @@ fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
     let home = crate::fixture_homes::materialize("nanobot/home-a")?;
     let dir = tempfile::tempdir()?;
     let out = dir.path().join("out.parquet");
-    let o = Command::new(bin())
-        .arg(home.path())
-        .arg(&out)
-        .args(["--threads", "2", "--progress", "never"])
-        .env("NANOLOAD_TEST_MEMORY_LIMIT", (1u64 << 20).to_string())
-        .output()?;
+    let o = output_within(
+        Command::new(bin())
+            .arg(home.path())
+            .arg(&out)
+            .args(["--threads", "2", "--progress", "never"])
+            .env("NANOLOAD_TEST_MEMORY_LIMIT", (1u64 << 20).to_string()),
+        HANG_LIMIT,
+        "home-a from a 1 MiB memory limit",
+    )?;
     assert_eq!(o.status.code(), Some(2));
     let stderr = String::from_utf8(o.stderr)?;
     let lines: Vec<&str> = stderr.lines().collect();
