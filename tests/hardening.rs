@@ -1443,12 +1443,17 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     }
     // a home this small runs its SQL steps on one thread (`steps::StepThreads`):
     // once more with them on all eight
-    runner.run_with_env(
+    let all = runner.run_with_env(
         &home,
-        &["--threads", "8"],
+        &["--threads", "8", "--timings"],
         false,
         &[("NANOLOAD_TEST_STEP_THREADS", "all")],
     )?;
+    let all_stderr = String::from_utf8_lossy(&all.stderr);
+    assert!(
+        all_stderr.contains("\nsql plan: chain=tables join=hash step_threads=all\n"),
+        "{all_stderr}"
+    );
     outs.push(std::fs::read(runner.out())?);
     // a copy whose files were created in the reverse order, mtimes kept
     let copy = tempfile::tempdir()?;
@@ -1873,7 +1878,10 @@ fn every_home_loads_as_shared(env: (&str, &str), what: &str) -> TestResult {
 /// check it against the shared load of it (`fixture_homes::load`): the same
 /// exit code and, unless that is 2, the same bytes of OUT and of every
 /// `--tables` file (`what` says how this load differs, for the messages).
-/// Its stderr and how many files were compared.
+/// When `env` forces a mode of the SQL steps ([`forced_mode`]), the load's
+/// `--summary-json` says that mode ran and the shared load's says the other
+/// one did, so a hook that is lost fails here. Its stderr and how many files
+/// were compared.
 fn load_again_as_shared(
     rel: &str,
     (key, value): (&str, &str),
@@ -1883,6 +1891,7 @@ fn load_again_as_shared(
     let home = crate::fixture_homes::materialize(rel)?;
     let dir = tempfile::tempdir()?;
     let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
+    let summary = dir.path().join("summary.json");
     let o = output_within(
         Command::new(bin())
             .arg(home.path())
@@ -1890,6 +1899,8 @@ fn load_again_as_shared(
             .arg("--tables")
             .arg(&tables)
             .args(["--threads", "2", "--progress", "never"])
+            .arg("--summary-json")
+            .arg(&summary)
             .env(key, value),
         HANG_LIMIT,
         &format!("{rel} {what}"),
@@ -1901,6 +1912,26 @@ fn load_again_as_shared(
         shared.rendering.lines().next()
     );
     let mut compared = 0;
+    if let (Some(mode), true) = (forced_mode(key), code != 2) {
+        let plan = |json: &[u8]| -> Result<String, Box<dyn std::error::Error>> {
+            let v: serde_json::Value = serde_json::from_slice(json)?;
+            Ok(v["sql_plan"][mode].as_str().unwrap_or("(none)").to_string())
+        };
+        assert_eq!(
+            plan(&std::fs::read(&summary)?)?,
+            value,
+            "{rel}: {mode} {what}"
+        );
+        let shared_summary = shared
+            .files
+            .get("summary.json")
+            .ok_or("no shared summary")?;
+        assert_ne!(
+            plan(shared_summary)?,
+            value,
+            "{rel}: {mode} of the shared load"
+        );
+    }
     if code != 2 {
         for (name, bytes) in shared.files.iter() {
             if name == "summary.json" {
@@ -1912,6 +1943,55 @@ fn load_again_as_shared(
         }
     }
     Ok((String::from_utf8(o.stderr)?, compared))
+}
+
+/// The mode of the SQL steps a test variable forces, by its key in
+/// `--summary-json`'s `sql_plan` (docs/design.md "Progress and summary").
+fn forced_mode(var: &str) -> Option<&'static str> {
+    match var {
+        "NANOLOAD_TEST_SQL_CHAIN" => Some("chain"),
+        "NANOLOAD_TEST_PLAN_JOIN" => Some("join"),
+        "NANOLOAD_TEST_STEP_THREADS" => Some("step_threads"),
+        _ => None,
+    }
+}
+
+/// A value of a test variable the engine does not know is an error (exit 2,
+/// one line naming the variable and the values it takes, nothing written),
+/// never a silent fall back to the mode the stage would get.
+#[test]
+fn an_unknown_value_of_a_mode_variable_is_an_error() -> TestResult {
+    for (var, value, known) in [
+        ("NANOLOAD_TEST_SQL_CHAIN", "view", "views, tables"),
+        ("NANOLOAD_TEST_PLAN_JOIN", "", "hash, sort"),
+        ("NANOLOAD_TEST_STEP_THREADS", "ALL", "one, all"),
+    ] {
+        let dir = tempfile::tempdir()?;
+        let out = dir.path().join("out.parquet");
+        let o = output_within(
+            Command::new(bin())
+                .arg(fixture("nanobot/home-a"))
+                .arg(&out)
+                .args(["--progress", "never"])
+                .env(var, value),
+            HANG_LIMIT,
+            &format!("{var}={value}"),
+        )?;
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{var}={value:?}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "nanoload: error: {var}={value:?} is not one of {known} (a variable of the tests)\n"
+            )
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path())?.count(),
+            0,
+            "{var}: a file was written"
+        );
+    }
+    Ok(())
 }
 
 /// A load that runs out of DuckDB memory goes on at twice and then four
