@@ -1432,14 +1432,64 @@ fn a_rename_that_fails_after_the_checks_names_each_output_new_or_old() -> TestRe
     Ok(())
 }
 
+/// What a run gave, for comparing runs: its exit code, its stderr with the
+/// times taken out (`took 0.42s`, the `--timings` block), and the bytes of
+/// OUT and of every `--tables` file, by name.
+type Outcome = (Option<i32>, String, Vec<(String, Vec<u8>)>);
+
+fn outcome(o: &Output, files: &[PathBuf]) -> Result<Outcome, Box<dyn std::error::Error>> {
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr.split("sql plan: ").next().unwrap_or_default();
+    let took = regex::Regex::new(r"took \d+\.\d+s")?;
+    let stderr = took.replace_all(stderr, "took _s").into_owned();
+    let mut bytes = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            let mut names: Vec<PathBuf> = std::fs::read_dir(f)?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<Result<_, _>>()?;
+            names.sort();
+            for n in names {
+                bytes.push((n.display().to_string(), std::fs::read(&n)?));
+            }
+        } else {
+            bytes.push((f.display().to_string(), std::fs::read(f)?));
+        }
+    }
+    Ok((o.status.code(), stderr, bytes))
+}
+
+/// The first difference between two outcomes, named (`None` when equal).
+fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
+    if a.0 != b.0 {
+        return Some(format!("exit {:?} against {:?}", b.0, a.0));
+    }
+    if a.1 != b.1 {
+        return Some(format!("stderr\n{}\nagainst\n{}", b.1, a.1));
+    }
+    let names = |o: &Outcome| o.2.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    if names(a) != names(b) {
+        return Some(format!("files {:?} against {:?}", names(b), names(a)));
+    }
+    a.2.iter()
+        .zip(&b.2)
+        .find(|((_, x), (_, y))| x != y)
+        .map(|((n, _), _)| format!("the bytes of {n}"))
+}
+
+/// The same input gives the same exit code, stderr (but the times) and
+/// bytes of OUT and every `--tables` file with `--threads 1`, `2` and `8`,
+/// with the SQL steps forced onto all threads, and from a copy of the home
+/// whose files were created in the reverse order (mtimes kept).
 #[test]
 fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     let runner = Runner::new()?;
     let home = fixture("nanobot/home-a");
+    let files = [runner.out(), runner.base.path().join("out/tables")];
     let mut outs = Vec::new();
     for t in ["1", "2", "8"] {
-        runner.run(&home, &["--threads", t], false)?;
-        outs.push(std::fs::read(runner.out())?);
+        let o = runner.run(&home, &["--threads", t], false)?;
+        outs.push((format!("--threads {t}"), outcome(&o, &files)?));
     }
     // a home this small runs its SQL steps on one thread (`steps::StepThreads`):
     // once more with them on all eight
@@ -1454,18 +1504,18 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
         all_stderr.contains("\nsql plan: chain=tables join=hash step_threads=all\n"),
         "{all_stderr}"
     );
-    outs.push(std::fs::read(runner.out())?);
+    outs.push(("the steps on all threads".into(), outcome(&all, &files)?));
     // a copy whose files were created in the reverse order, mtimes kept
     let copy = tempfile::tempdir()?;
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&home)
+    let mut home_files: Vec<PathBuf> = walkdir::WalkDir::new(&home)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())
         .collect();
-    files.sort();
-    files.reverse();
-    for f in &files {
+    home_files.sort();
+    home_files.reverse();
+    for f in &home_files {
         let rel = f.strip_prefix(&home)?;
         let dst = copy.path().join(rel);
         std::fs::create_dir_all(dst.parent().ok_or("parent")?)?;
@@ -1473,17 +1523,62 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
         let md = std::fs::metadata(f)?;
         filetime::set_file_mtime(&dst, filetime::FileTime::from_last_modification_time(&md))?;
     }
-    runner.run(copy.path(), &[], false)?;
-    let reordered = std::fs::read(runner.out())?;
-    // OUT holds no path of HOME itself, so the copy gives the same bytes
-    assert!(
-        outs.iter().all(|o| *o == outs[0]),
-        "thread count changed the bytes"
-    );
-    assert!(
-        reordered == outs[0],
-        "file creation order changed the bytes"
-    );
+    // OUT and stderr hold no path of HOME itself, so the copy gives the same
+    let o = runner.run(copy.path(), &[], false)?;
+    outs.push((
+        "the copy made in reverse order".into(),
+        outcome(&o, &files)?,
+    ));
+    assert_eq!(outs[0].1.0, Some(1), "{}", outs[0].1.1);
+    for (what, o) in &outs[1..] {
+        if let Some(d) = outcome_difference(&outs[0].1, o) {
+            return Err(format!("{what} changed {d}").into());
+        }
+    }
+    Ok(())
+}
+
+/// `--tables` and `--db` are the same bytes whatever `--threads` (1, 2, 4,
+/// and 2 again), as are OUT, the exit code and stderr (but the times), on a
+/// nanobot and a nanoclaw home.
+#[test]
+fn tables_and_db_are_the_same_bytes_across_thread_counts() -> TestResult {
+    for rel in ["nanobot/home-a", "nanoclaw/home-a"] {
+        let home = crate::fixture_homes::materialize(rel)?;
+        let mut outs: Vec<(String, Outcome)> = Vec::new();
+        for t in ["1", "2", "4", "2"] {
+            let dir = tempfile::tempdir()?;
+            let (out, tables, db) = (
+                dir.path().join("out.parquet"),
+                dir.path().join("tables"),
+                dir.path().join("all.duckdb"),
+            );
+            let o = output_within(
+                Command::new(bin())
+                    .arg(home.path())
+                    .arg(&out)
+                    .arg("--tables")
+                    .arg(&tables)
+                    .arg("--db")
+                    .arg(&db)
+                    .args(["--threads", t, "--progress", "never"]),
+                HANG_LIMIT,
+                &format!("{rel} --threads {t}"),
+            )?;
+            // the files by their names in the run's own directory
+            let mut got = outcome(&o, &[out, tables, db])?;
+            for (name, _) in got.2.iter_mut() {
+                *name = name.replace(&dir.path().display().to_string(), "DIR");
+            }
+            outs.push((format!("--threads {t}"), got));
+        }
+        assert_eq!(outs[0].1.2.len(), 7, "{rel}: {:?}", outs[0].1.1);
+        for (what, o) in &outs[1..] {
+            if let Some(d) = outcome_difference(&outs[0].1, o) {
+                return Err(format!("{rel}: {what} changed {d}").into());
+            }
+        }
+    }
     Ok(())
 }
 
