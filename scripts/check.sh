@@ -9,7 +9,8 @@
 # cargo builds, and awaited before the tests: the DuckDB CLI (a test opens
 # the --db file with it), the harness venv, the Spark venv (tests/spark/:
 # PySpark reads the --dataset output in tests/dataset.rs), the notebook
-# venv (tests/notebook/: examples/analysis.ipynb run headless), the
+# venv (tests/notebook/: examples/analysis.ipynb run headless), cargo-fuzz
+# (fuzz/run.sh runs every fuzz target for 20 s from the committed corpus), the
 # detect-secrets venv (tests/detect_secrets/: Yelp's detect-secrets, a second
 # opinion on whether a secret reached an output, never verifying a key
 # online), the OTLP venv (tests/otlp/: a real Arize Phoenix server on loopback
@@ -18,7 +19,22 @@
 # playwright-core, which open every fixture's `nanoload report` in
 # tests/report.rs). Each phase's
 # duration is printed. With CI=true a missing tool fails the run; nothing is skipped.
+#
+# Under CI (CI set, not empty) a variable that blesses goldens or snapshots
+# stops the run before anything starts: NANOLOAD_BLESS (any value),
+# INSTA_UPDATE other than `no`, INSTA_FORCE_PASS (any value). A blessed run
+# passes whatever the code does, so CI never runs one
+# (ci::ci_refuses_every_bless_variable_before_anything_runs).
 set -euo pipefail
+if [ -n "${CI:-}" ]; then
+  for var in NANOLOAD_BLESS INSTA_UPDATE INSTA_FORCE_PASS; do
+    if [ -n "${!var+set}" ] && { [ "$var" != INSTA_UPDATE ] || [ "${!var}" != no ]; }; then
+      printf 'check.sh: CI is set (CI=%s) and so is %s="%s": CI never blesses goldens or snapshots; unset %s\n' \
+        "$CI" "$var" "${!var}" "$var" >&2
+      exit 2
+    fi
+  done
+fi
 cd "$(dirname "$0")/.."
 export INSTA_UPDATE=no
 
@@ -70,6 +86,15 @@ export PATH="$scripts_dir:$PATH"
 duckdb_pid=$!
 (
   s=$(date +%s)
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install --quiet --locked --version 0.13.2 cargo-fuzz
+  fi
+  cargo fuzz --version
+  echo "cargo-fuzz ready in $(( $(date +%s) - s ))s"
+) >"$logs/cargo_fuzz.log" 2>&1 &
+cargo_fuzz_pid=$!
+(
+  s=$(date +%s)
   tests/realwriter/setup.sh
   echo "harness venv ready in $(( $(date +%s) - s ))s"
 ) >"$logs/venv.log" 2>&1 &
@@ -110,13 +135,20 @@ phase "cargo fmt --check" cargo fmt --check
 phase "clippy (all targets, engine)" cargo clippy --all-targets --locked -- -D warnings
 # the library without the engine (what the fuzz crate links)
 phase "clippy (library, no engine)" cargo clippy --lib --no-default-features --locked -- -D warnings
-# the fuzz targets: their own crate over the engine-free library, type-checked
-# on stable (fuzzing itself needs nightly's cargo-fuzz: fuzz/run.sh)
-phase "fuzz crate: check" cargo check --manifest-path fuzz/Cargo.toml --locked
 # the Criterion benches: their own crate over the engine-free library
 phase "benches: fmt, clippy" sh -c 'cargo fmt --check --manifest-path benches/criterion/Cargo.toml &&
   cargo clippy --manifest-path benches/criterion/Cargo.toml --all-targets --locked -- -D warnings'
 phase "build test binaries" cargo test --locked --no-run
+
+# --- fuzzing ---------------------------------------------------------------
+# every target of fuzz/ (their own crate over the engine-free library) built
+# by cargo-fuzz, unoptimised with overflow checks (half the build time of
+# an optimised build), and run for 20 s from the committed corpus
+# fuzz/corpus/; a crash, a failed assertion, a timeout or running out of
+# memory fails CI
+await "cargo-fuzz install" "$cargo_fuzz_pid" "$logs/cargo_fuzz.log"
+tail -n 2 "$logs/cargo_fuzz.log"
+phase "fuzz (6 targets, 20 s each)" fuzz/run.sh 20 --dev
 
 # --- the real-writer harness -----------------------------------------------
 await "duckdb CLI install" "$duckdb_pid" "$logs/duckdb.log"

@@ -20,7 +20,7 @@ use crate::prices::PriceTable;
 use crate::schema::Agent;
 use crate::stage::Staged;
 use crate::steps::{Chain, PlanJoin, StepThreads};
-use crate::timings::{Phase, Timings};
+use crate::timings::{Phase, SqlPlan, Timings};
 
 /// Output tables besides `events`, in `--tables` / `--db` order.
 pub const TABLES: [&str; 5] = [
@@ -256,27 +256,25 @@ impl Engine {
     /// `NANOLOAD_TEST_PLAN_JOIN=hash|sort` forces one), and the steps run
     /// on one thread or on all as the staged rows say
     /// ([`StepThreads::for_stage`]; `NANOLOAD_TEST_STEP_THREADS=one|all`
-    /// forces one); what runs after them has all the threads again.
+    /// forces one; any other value of the three is an error); what runs
+    /// after them has all the threads again. The timings say which of each
+    /// ran ([`Timings::sql_plan`]).
     pub fn run_steps(
         &self,
         mut starting: impl FnMut(usize, usize, &str),
     ) -> Result<Timings, EngineError> {
         let count = crate::steps::STEPS.len() + 1;
         let mut tell = |i: usize, file: &str| starting(i, count, file.trim_end_matches(".sql"));
-        let forced = |var: &str| std::env::var(var).ok();
         // from the Parquet footers: no row is read
         let rows: i64 = self
             .conn
             .query_row("SELECT count(*) FROM stage_events", [], |r| r.get(0))?;
         let rows = rows.max(0) as u64;
-        let chain = forced("NANOLOAD_TEST_SQL_CHAIN")
-            .and_then(|s| Chain::parse(&s))
+        let chain = forced("NANOLOAD_TEST_SQL_CHAIN", Chain::parse, "views, tables")?
             .unwrap_or_else(|| Chain::for_stage(rows, self.staged_bytes.get()));
-        let plan = forced("NANOLOAD_TEST_PLAN_JOIN")
-            .and_then(|s| PlanJoin::parse(&s))
+        let plan = forced("NANOLOAD_TEST_PLAN_JOIN", PlanJoin::parse, "hash, sort")?
             .unwrap_or_else(|| PlanJoin::for_stage(rows, self.memory_limit));
-        let threads = forced("NANOLOAD_TEST_STEP_THREADS")
-            .and_then(|s| StepThreads::parse(&s))
+        let threads = forced("NANOLOAD_TEST_STEP_THREADS", StepThreads::parse, "one, all")?
             .unwrap_or_else(|| StepThreads::for_stage(rows));
         let times = threads.around(&self.conn, self.threads, || {
             crate::steps::run_all(&self.conn, (chain, plan), &mut tell)
@@ -290,6 +288,11 @@ impl Engine {
                     ..p
                 })
                 .collect(),
+            sql_plan: Some(SqlPlan {
+                chain: chain.as_str(),
+                join: plan.as_str(),
+                step_threads: threads.as_str(),
+            }),
             ..Timings::default()
         })
     }
@@ -363,6 +366,26 @@ impl Engine {
 /// 80 % of the machine's memory, which one query of an agent over MCP
 /// should not be able to take.
 pub const READER_MEMORY_LIMIT: u64 = 1 << 30;
+
+/// The value of the test variable `var` (a mode of the SQL steps the tests
+/// force): `None` when it is not set; a value `parse` does not know is an
+/// error naming the variable and the `known` values, never a silent fall
+/// back to the mode the stage would get.
+fn forced<T>(
+    var: &str,
+    parse: fn(&str) -> Option<T>,
+    known: &str,
+) -> Result<Option<T>, EngineError> {
+    let Some(value) = std::env::var_os(var) else {
+        return Ok(None);
+    };
+    value.to_str().and_then(parse).map(Some).ok_or_else(|| {
+        EngineError(format!(
+            "{var}={:?} is not one of {known} (a variable of the tests)",
+            value.to_string_lossy()
+        ))
+    })
+}
 
 /// An in-memory DuckDB to read a load's output back with (`nanoload
 /// report`, `nanoload usage`): no extension installed or loaded on its own,

@@ -190,8 +190,21 @@ impl Outputs {
             .map_err(|e| OutputError::new(&p.dest, e))?;
         }
         if let Some(p) = &self.db {
+            // The same bytes whatever --threads, run after run: DuckDB lays
+            // out a database written on several threads in the order its
+            // workers finish, and its FSST, bitpacking and ALP segments
+            // carry bytes that differ from run to run even on one thread
+            // (docs/design.md "Atomic output"). So the file is written on
+            // one thread without those four, and the engine's settings are
+            // put back after it.
+            let threads: i64 = conn
+                .query_row("SELECT current_setting('threads')::BIGINT", [], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| OutputError::new(&p.dest, e))?;
             let mut script = format!(
-                "ATTACH {} AS outdb (STORAGE_VERSION 'v1.0.0');\n",
+                "SET threads = 1;\nSET disabled_compression_methods = 'fsst,bitpacking,alp,alprd';\n\
+                 ATTACH {} AS outdb (STORAGE_VERSION 'v1.0.0');\n",
                 sql_str(&p.tmp)
             );
             // OUT.parquet is already in order: copy it rather than sort again
@@ -205,7 +218,9 @@ impl Outputs {
                     crate::engine::side_table_rows(t, load_id)
                 ));
             }
-            script.push_str("DETACH outdb;");
+            script.push_str(&format!(
+                "DETACH outdb;\nSET threads = {threads};\nRESET disabled_compression_methods;"
+            ));
             conn.execute_batch(&script)
                 .map_err(|e| OutputError::new(&p.dest, e))?;
         }

@@ -207,6 +207,10 @@ impl Summary {
             "outputs": self.outputs.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
             "totals": totals,
         });
+        if let (Some(p), Some(o)) = (self.timings.sql_plan, v.as_object_mut()) {
+            let plan = json!({"chain": p.chain, "join": p.join, "step_threads": p.step_threads});
+            o.insert("sql_plan".into(), plan);
+        }
         if let (Some(c), Some(o)) = (self.cache, v.as_object_mut()) {
             let cache = json!({"reused": c.reused, "extracted": c.extracted,
                 "not_cacheable": c.not_cacheable});

@@ -2,6 +2,10 @@
 
 use serde_json::{Map, Value};
 
+#[path = "../tests/bless.rs"]
+mod bless_rule;
+pub use bless_rule::bless;
+
 /// A JSON object literal (an empty map when `s` is not one).
 pub fn obj(s: &str) -> Map<String, Value> {
     serde_json::from_str::<Value>(s)

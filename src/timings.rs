@@ -3,6 +3,7 @@
 //! (`getrusage`).
 //!
 //! ```text
+//! sql plan: chain=tables join=hash step_threads=one
 //! timings (s):
 //!   discover                                     0.004   0.2%  cpu     0.004
 //!   extract                                      1.210  61.0%  cpu     2.310
@@ -30,10 +31,27 @@ pub struct Phase {
     pub cpu: Duration,
 }
 
+/// How the SQL steps ran (`steps::Chain`, `steps::PlanJoin`,
+/// `steps::StepThreads`, each as its name): what the stage decided, or
+/// what a test variable forced. `--timings` and `--summary-json` show it,
+/// so a test that forces a mode can see it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqlPlan {
+    /// `tables` or `views`: the events chain.
+    pub chain: &'static str,
+    /// `hash` or `sort`: V016's join of the rows to their ordinals.
+    pub join: &'static str,
+    /// `one` or `all`: the threads of the SQL steps.
+    pub step_threads: &'static str,
+}
+
 /// Phases in the order they ran.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timings {
     pub phases: Vec<Phase>,
+    /// How the SQL steps ran (set by the engine; the last run's when the
+    /// steps ran again at a higher memory limit).
+    pub sql_plan: Option<SqlPlan>,
     /// The whole run's wall time (set when it ends).
     pub total: Duration,
     /// The whole run's CPU time, every thread (set when it ends).
@@ -100,16 +118,27 @@ impl Timings {
         v
     }
 
-    /// Append the phases of a part of the run (extraction, the SQL steps).
+    /// Append the phases of a part of the run (extraction, the SQL steps),
+    /// and its SQL plan when it has one.
     pub fn extend(&mut self, other: Timings) {
         self.phases.extend(other.phases);
+        self.sql_plan = other.sql_plan.or(self.sql_plan);
     }
 
-    /// The `--timings` block: each phase's wall seconds, its share of the
-    /// total wall time and its CPU seconds.
+    /// The `--timings` block: how the SQL steps ran (when they did), then
+    /// each phase's wall seconds, its share of the total wall time and its
+    /// CPU seconds.
     pub fn render(&self) -> String {
         let all = self.total.as_secs_f64().max(f64::MIN_POSITIVE);
-        let mut s = String::from("timings (s):\n");
+        let mut s = String::new();
+        if let Some(p) = self.sql_plan {
+            let _ = writeln!(
+                s,
+                "sql plan: chain={} join={} step_threads={}",
+                p.chain, p.join, p.step_threads
+            );
+        }
+        s.push_str("timings (s):\n");
         for p in &self.phases {
             let _ = writeln!(
                 s,
@@ -142,10 +171,11 @@ mod tests {
             wall: Duration::from_millis(wall),
             cpu: Duration::from_millis(cpu),
         };
-        let t = Timings {
+        let mut t = Timings {
             phases: vec![phase("discover", 250, 240), phase("write", 750, 1490)],
             total: Duration::from_secs(1),
             total_cpu: Duration::from_millis(1750),
+            sql_plan: None,
         };
         assert_eq!(
             t.render(),
@@ -163,6 +193,20 @@ mod tests {
                 "1.000",
                 "1.750"
             )
+        );
+        // the SQL plan, when the steps ran, on the line before the phases
+        t.sql_plan = Some(SqlPlan {
+            chain: "views",
+            join: "sort",
+            step_threads: "all",
+        });
+        let with_plan = t.render();
+        assert_eq!(
+            with_plan.lines().take(2).collect::<Vec<_>>(),
+            [
+                "sql plan: chain=views join=sort step_threads=all",
+                "timings (s):"
+            ]
         );
     }
 

@@ -6,14 +6,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Child, Output, Stdio};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use duckdb::Connection;
 use sha2::{Digest, Sha256};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[path = "bless.rs"]
+mod bless_rule;
+pub use bless_rule::{bless, bless_from};
 
 /// The WebUI session key of `fixtures/nanobot/home-a` (EXPECTED.md).
 pub const WS: &str = "websocket:b8e1c3f2-5d7a-4e61-9f0b-2a4c6d8e0f13";
@@ -114,6 +118,84 @@ pub fn query(c: &Connection, sql: &str) -> Result<Vec<Vec<String>>, duckdb::Erro
     Ok(out)
 }
 
+/// How long one run of the binary, or of a script of the tests, may take
+/// before the watchdog kills it ([`output_within`]): far above the slowest
+/// fixture load of a debug build on a busy machine. The tests assert no
+/// speed; this bound only turns a hang into a failure that names its case.
+pub const HANG_LIMIT: Duration = Duration::from_secs(600);
+
+/// Run `cmd` (stdin closed, stdout and stderr captured) in a process group
+/// of its own, waiting at most `limit`: past it the whole group is killed
+/// and the error names `case`, so a hung run fails its test instead of
+/// hanging the suite.
+pub fn output_within(
+    cmd: &mut std::process::Command,
+    limit: Duration,
+    case: &str,
+) -> Result<Output, Box<dyn std::error::Error>> {
+    use std::os::unix::process::CommandExt;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("{case}: cannot start {:?}: {e}", cmd.get_program()))?;
+    wait_within(child, limit, case)
+}
+
+/// Wait for a spawned `child` at most `limit` ([`output_within`]), reading
+/// whatever of its stdout and stderr was piped.
+pub fn wait_within(
+    child: Child,
+    limit: Duration,
+    case: &str,
+) -> Result<Output, Box<dyn std::error::Error>> {
+    use std::io::Read;
+    fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    }
+    let mut child = child;
+    let (out, err) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if start.elapsed() >= limit {
+            // its group first (a script's children hold the pipes too), then
+            // the child itself, in case it was not spawned as a group leader
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .stderr(Stdio::null())
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "{case}: killed after {} s without finishing (a hang)",
+                limit.as_secs()
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let joined = |h: std::thread::JoinHandle<Vec<u8>>| {
+        h.join()
+            .map_err(|_| format!("{case}: the thread reading its output panicked"))
+    };
+    Ok(Output {
+        status,
+        stdout: joined(out)?,
+        stderr: joined(err)?,
+    })
+}
+
 /// Run `nanoload HOME <tmp>/out.parquet --tables <tmp>/tables [extra…]`.
 ///
 /// A committed fixture home (under `fixtures/`) is loaded once per (home,
@@ -180,13 +262,14 @@ fn fresh_run(home: &Path, extra: &[&str], tmp: &Path) -> Result<Run, Box<dyn std
     let dir = tempfile::tempdir_in(tmp)?;
     let out = dir.path().join("out.parquet");
     let tables = dir.path().join("tables");
-    let mut cmd = Command::cargo_bin("nanoload")?;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"));
     cmd.arg(home)
         .arg(&out)
         .arg("--tables")
         .arg(&tables)
         .args(extra);
-    let output = cmd.output()?;
+    let case = format!("nanoload {} {extra:?}", home.display());
+    let output = output_within(&mut cmd, HANG_LIMIT, &case)?;
     Ok(Run {
         dir,
         out,

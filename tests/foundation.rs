@@ -325,6 +325,65 @@ fn relay_rows_and_session_start_template() -> TestResult {
     Ok(())
 }
 
+/// A `--db` file inside HOME is refused before any work, however the path
+/// reaches HOME (directly, in a store's directory, through `..`, through a
+/// symbolic link from outside): exit 2, one line naming the file and HOME,
+/// no output written (OUT, `--tables`, the database or its `.wal`), HOME
+/// unchanged.
+#[test]
+fn a_db_inside_home_is_refused_and_nothing_is_written() -> TestResult {
+    let home = copy_home(&home_a())?;
+    let real_home = home.path().canonicalize()?;
+    let out_dir = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(home.path(), out_dir.path().join("link"))?;
+    let before = tree(home.path());
+    for (db, resolved) in [
+        (home.path().join("all.duckdb"), real_home.join("all.duckdb")),
+        (
+            home.path().join(".nanobot/all.duckdb"),
+            real_home.join(".nanobot/all.duckdb"),
+        ),
+        (
+            home.path().join(".nanobot/../all.duckdb"),
+            real_home.join("all.duckdb"),
+        ),
+        (
+            out_dir.path().join("link/all.duckdb"),
+            real_home.join("all.duckdb"),
+        ),
+    ] {
+        let out = out_dir.path().join("out.parquet");
+        let tables = out_dir.path().join("tables");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"));
+        cmd.arg(home.path())
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables)
+            .arg("--db")
+            .arg(&db);
+        let o = output_within(&mut cmd, HANG_LIMIT, &format!("--db {}", db.display()))?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", db.display());
+        assert_eq!(
+            err,
+            format!(
+                "nanoload: error: cannot write {}: it is inside HOME ({}); nanoload never writes inside HOME\n",
+                resolved.display(),
+                real_home.display()
+            )
+        );
+        assert!(!out.exists() && !tables.exists(), "{}", db.display());
+        assert_eq!(tree(home.path()), before, "{}", db.display());
+    }
+    let mut left: Vec<String> = std::fs::read_dir(out_dir.path())?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["link"]);
+    Ok(())
+}
+
 #[test]
 fn exit_codes_and_no_partial_output() -> TestResult {
     let r = run_home(std::path::Path::new("/nonexistent/home"), &[])?;

@@ -16,8 +16,9 @@
 //! The homes are loaded by `fixture_homes` (copied to a temp dir, every
 //! file's mtime set to `fixture_homes::MTIME`, so `load_id` and mtime-stamped
 //! rows do not depend on the checkout), once for this module and `audits`.
-//! `NANOLOAD_BLESS=1 cargo test golden` rewrites the files; review their
-//! diff like code.
+//! `NANOLOAD_BLESS=1 cargo test golden` rewrites the files (only that value,
+//! and never under CI: there any `NANOLOAD_BLESS` fails the tests); review
+//! their diff like code.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -77,11 +78,12 @@ fn first_differences(want: &str, got: &str) -> String {
     s
 }
 
-/// Compare (or, with `NANOLOAD_BLESS`, write) the golden files of every
-/// fixture home that `pick` selects from its parts: one failure per file
-/// that differs.
+/// Compare (or, with `NANOLOAD_BLESS=1` outside CI, write) the golden files
+/// of every fixture home that `pick` selects from its parts: one failure per
+/// file that differs. Under CI any `NANOLOAD_BLESS` fails at once
+/// (`common::bless`).
 fn check(pick: fn(&str) -> bool) -> TestResult {
-    let bless = std::env::var_os("NANOLOAD_BLESS").is_some();
+    let bless = bless()?;
     let mut failures = Vec::new();
     for home in homes()? {
         let dir = golden_home(&home);
@@ -147,4 +149,59 @@ fn every_golden_file_has_its_fixture() -> TestResult {
     on_disk.sort();
     assert_eq!(on_disk, want);
     Ok(())
+}
+
+/// Under `CI` the golden tests never rewrite their files: with
+/// `NANOLOAD_BLESS` set to any value, `1` included, this test binary run
+/// again on a golden test fails at once, naming the variable and why.
+#[test]
+fn ci_never_blesses_the_goldens() -> TestResult {
+    for value in ["1", "0"] {
+        let mut cmd = std::process::Command::new(std::env::current_exe()?);
+        cmd.args([
+            "golden::every_fixture_writes_its_golden_bytes",
+            "--exact",
+            "--test-threads",
+            "1",
+        ])
+        .env("CI", "true")
+        .env("NANOLOAD_BLESS", value);
+        let o = output_within(&mut cmd, HANG_LIMIT, &format!("NANOLOAD_BLESS={value}"))?;
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(101),
+            "NANOLOAD_BLESS={value}: {stdout}"
+        );
+        // the test's error, as the test harness prints it
+        let want = format!(
+            "Error: {:?}",
+            format!(
+                "NANOLOAD_BLESS={value:?} under CI=\"true\": CI never blesses; unset NANOLOAD_BLESS"
+            )
+        );
+        assert!(stdout.contains(&want), "NANOLOAD_BLESS={value}: {stdout}");
+    }
+    Ok(())
+}
+
+/// Only `NANOLOAD_BLESS=1` blesses, and only outside CI; under CI (set, not
+/// empty) any value of it is an error naming the variable.
+#[test]
+fn only_bless_1_outside_ci_blesses() {
+    assert_eq!(bless_from(None, None), Ok(false));
+    assert_eq!(bless_from(None, Some("1")), Ok(true));
+    assert_eq!(bless_from(Some(""), Some("1")), Ok(true));
+    for b in ["0", "", "yes", "true"] {
+        assert_eq!(bless_from(None, Some(b)), Ok(false), "{b:?}");
+    }
+    assert_eq!(bless_from(Some("true"), None), Ok(false));
+    assert_eq!(
+        bless_from(Some("true"), Some("0")),
+        Err(
+            "NANOLOAD_BLESS=\"0\" under CI=\"true\": CI never blesses; unset NANOLOAD_BLESS"
+                .to_string()
+        )
+    );
+    assert!(bless_from(Some("1"), Some("1")).is_err());
 }

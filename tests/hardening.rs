@@ -96,7 +96,14 @@ impl Runner {
         c
     }
 
-    fn run(&self, home: &Path, args: &[&str], nobody: bool) -> Result<Output, std::io::Error> {
+    /// Run and wait, at most [`HANG_LIMIT`]: a run that hangs is killed and
+    /// the error names it.
+    fn run(
+        &self,
+        home: &Path,
+        args: &[&str],
+        nobody: bool,
+    ) -> Result<Output, Box<dyn std::error::Error>> {
         self.run_with_env(home, args, nobody, &[])
     }
 
@@ -107,12 +114,15 @@ impl Runner {
         args: &[&str],
         nobody: bool,
         env: &[(&str, &str)],
-    ) -> Result<Output, std::io::Error> {
+    ) -> Result<Output, Box<dyn std::error::Error>> {
         let _ = std::fs::remove_dir_all(self.base.path().join("out/tables"));
         let _ = std::fs::remove_file(self.out());
-        self.command(home, args, nobody)
-            .envs(env.iter().copied())
-            .output()
+        let case = format!("nanoload {} {args:?} {env:?}", home.display());
+        output_within(
+            self.command(home, args, nobody).envs(env.iter().copied()),
+            HANG_LIMIT,
+            &case,
+        )
     }
 
     /// Spawn with `NANOLOAD_TEST_PAUSE=<stage>:<signal>` and return once the
@@ -126,7 +136,7 @@ impl Runner {
         stderr: Stdio,
     ) -> Result<(std::process::Child, PathBuf), Box<dyn std::error::Error>> {
         let signal = self.base.path().join("paused");
-        let child = self
+        let mut child = self
             .command(home, args, nobody)
             .env(
                 "NANOLOAD_TEST_PAUSE",
@@ -134,7 +144,12 @@ impl Runner {
             )
             .stderr(stderr)
             .spawn()?;
-        wait_for(&signal)?;
+        if let Err(e) = wait_for(&signal) {
+            // a run that never reaches its pause is not left running
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
         Ok((child, signal))
     }
 
@@ -671,9 +686,10 @@ fn bad_input_matrix() -> TestResult {
             }
         }
         let before = tree(home.path());
-        let start = Instant::now();
-        let o = match case.paused {
-            None => runner.run(home.path(), case.args, case.nobody)?,
+        // no case may hang: the watchdog kills a run past HANG_LIMIT and
+        // the case fails by its name
+        let ran = match case.paused {
+            None => runner.run(home.path(), case.args, case.nobody),
             Some(during) => {
                 let (child, signal) = runner.spawn_paused(
                     home.path(),
@@ -684,14 +700,18 @@ fn bad_input_matrix() -> TestResult {
                 )?;
                 during(home.path())?;
                 std::fs::remove_file(&signal)?;
-                child.wait_with_output()?
+                wait_within(child, HANG_LIMIT, case.name)
+            }
+        };
+        let o = match ran {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.name));
+                continue;
             }
         };
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
         let mut problems = Vec::new();
-        if start.elapsed() > Duration::from_secs(300) {
-            problems.push("took over 5 minutes".to_string());
-        }
         if o.status.code() != Some(case.exit) {
             problems.push(format!("exit {:?}, want {}", o.status.code(), case.exit));
         }
@@ -746,6 +766,53 @@ fn bad_input_matrix() -> TestResult {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+/// A run that hangs is killed by the tests' watchdog (`common::output_within`)
+/// and fails with its case's name, rather than hanging the suite: a run held
+/// at discovery (`NANOLOAD_TEST_PAUSE`, whose signal file nobody removes)
+/// under a 5 s limit is killed, and its process is gone.
+#[test]
+fn the_watchdog_kills_a_hung_run_and_names_its_case() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp)?;
+    let mut cmd = Command::new(bin());
+    cmd.arg(fixture("nanobot/home-a"))
+        .arg(dir.path().join("out.parquet"))
+        .env("TMPDIR", &tmp)
+        .env(
+            "NANOLOAD_TEST_PAUSE",
+            format!("discovered:{}", dir.path().join("paused").display()),
+        );
+    let err = match output_within(&mut cmd, Duration::from_secs(5), "the held run") {
+        Ok(o) => return Err(format!("the held run was not killed: {o:?}").into()),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        err,
+        "the held run: killed after 5 s without finishing (a hang)"
+    );
+    // the run made its private temp dir, named by its pid, before it was held
+    let pids: Vec<u32> = std::fs::read_dir(&tmp)?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("nanoload-")?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    assert!(
+        !nanoload::rundir::process_alive(pids[0]),
+        "{} still runs",
+        pids[0]
+    );
+    assert!(!dir.path().join("out.parquet").exists());
     Ok(())
 }
 
@@ -1129,7 +1196,7 @@ fn a_killed_run_leaves_no_output_and_the_next_run_cleans_up() -> TestResult {
             .count())
     };
     assert_eq!(stale_dirs(&format!("nanoload-{pid}-"))?, 1);
-    let o = runner.command(&home, &[], false).output()?;
+    let o = runner.run(&home, &[], false)?;
     assert_eq!(o.status.code(), Some(1));
     assert!(runner.out().exists());
     assert!(!temp_out.exists(), "stale temp output not cleaned");
@@ -1242,13 +1309,15 @@ fn a_running_loads_temps_are_left_to_it() -> TestResult {
         std::fs::create_dir_all(f.parent().ok_or("parent")?)?;
         std::fs::write(f, b"in progress")?;
     }
-    let o = runner
-        .command(
+    let o = output_within(
+        &mut runner.command(
             home.path(),
             &["--dataset", dataset.to_str().ok_or("path")?, "--host", "h"],
             false,
-        )
-        .output()?;
+        ),
+        HANG_LIMIT,
+        "a dataset load beside a live writer",
+    )?;
     live.kill()?;
     live.wait()?;
     assert_eq!(
@@ -1277,12 +1346,20 @@ fn an_output_that_cannot_be_replaced_stops_the_run_before_any_is() -> TestResult
     let out = runner.out();
     let tables = runner.base.path().join("out/tables");
     // an earlier load's OUT, which this run would replace
-    let earlier = runner.command(home.path(), &[], false).output()?;
+    let earlier = output_within(
+        &mut runner.command(home.path(), &[], false),
+        HANG_LIMIT,
+        "the earlier load",
+    )?;
     assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
     let earlier = std::fs::read(&out)?;
     std::fs::remove_dir_all(&tables)?;
     std::fs::create_dir_all(tables.join("sessions.parquet"))?;
-    let o = runner.command(home.path(), &[], false).output()?;
+    let o = output_within(
+        &mut runner.command(home.path(), &[], false),
+        HANG_LIMIT,
+        "the load onto a directory",
+    )?;
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
@@ -1321,7 +1398,13 @@ fn no_command_replaces_a_ledger_or_a_file_nanoload_did_not_write() -> TestResult
     let d = tempfile::tempdir()?;
     let p = |n: &str| d.path().join(n);
     let home = fixture("nanoclaw/home-a");
-    let run = |args: &[&std::ffi::OsStr]| Command::new(bin()).args(args).output();
+    let run = |args: &[&std::ffi::OsStr]| {
+        output_within(
+            Command::new(bin()).args(args),
+            HANG_LIMIT,
+            &format!("nanoload {args:?}"),
+        )
+    };
     let os = |s: &Path| s.as_os_str().to_owned();
     // nanoload's own outputs, and a ledger
     let first = run(&[
@@ -1545,7 +1628,11 @@ fn a_rename_that_fails_after_the_checks_names_each_output_new_or_old() -> TestRe
     let summary = runner.base.path().join("out/summary.json");
     // an earlier load's OUT (a file of another program would be refused
     // before any work), without its tables
-    let earlier = runner.command(home.path(), &[], false).output()?;
+    let earlier = output_within(
+        &mut runner.command(home.path(), &[], false),
+        HANG_LIMIT,
+        "the earlier load",
+    )?;
     assert_eq!(earlier.status.code(), Some(0), "{earlier:?}");
     std::fs::remove_dir_all(&tables)?;
     let args = ["--summary-json", summary.to_str().ok_or("path")?];
@@ -1601,35 +1688,90 @@ fn a_rename_that_fails_after_the_checks_names_each_output_new_or_old() -> TestRe
     Ok(())
 }
 
+/// What a run gave, for comparing runs: its exit code, its stderr with the
+/// times taken out (`took 0.42s`, the `--timings` block), and the bytes of
+/// OUT and of every `--tables` file, by name.
+type Outcome = (Option<i32>, String, Vec<(String, Vec<u8>)>);
+
+fn outcome(o: &Output, files: &[PathBuf]) -> Result<Outcome, Box<dyn std::error::Error>> {
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = stderr.split("sql plan: ").next().unwrap_or_default();
+    let took = regex::Regex::new(r"took \d+\.\d+s")?;
+    let stderr = took.replace_all(stderr, "took _s").into_owned();
+    let mut bytes = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            let mut names: Vec<PathBuf> = std::fs::read_dir(f)?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<Result<_, _>>()?;
+            names.sort();
+            for n in names {
+                bytes.push((n.display().to_string(), std::fs::read(&n)?));
+            }
+        } else {
+            bytes.push((f.display().to_string(), std::fs::read(f)?));
+        }
+    }
+    Ok((o.status.code(), stderr, bytes))
+}
+
+/// The first difference between two outcomes, named (`None` when equal).
+fn outcome_difference(a: &Outcome, b: &Outcome) -> Option<String> {
+    if a.0 != b.0 {
+        return Some(format!("exit {:?} against {:?}", b.0, a.0));
+    }
+    if a.1 != b.1 {
+        return Some(format!("stderr\n{}\nagainst\n{}", b.1, a.1));
+    }
+    let names = |o: &Outcome| o.2.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    if names(a) != names(b) {
+        return Some(format!("files {:?} against {:?}", names(b), names(a)));
+    }
+    a.2.iter()
+        .zip(&b.2)
+        .find(|((_, x), (_, y))| x != y)
+        .map(|((n, _), _)| format!("the bytes of {n}"))
+}
+
+/// The same input gives the same exit code, stderr (but the times) and
+/// bytes of OUT and every `--tables` file with `--threads 1`, `2` and `8`,
+/// with the SQL steps forced onto all threads, and from a copy of the home
+/// whose files were created in the reverse order (mtimes kept).
 #[test]
 fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
     let runner = Runner::new()?;
     let home = fixture("nanobot/home-a");
+    let files = [runner.out(), runner.base.path().join("out/tables")];
     let mut outs = Vec::new();
     for t in ["1", "2", "8"] {
-        runner.run(&home, &["--threads", t], false)?;
-        outs.push(std::fs::read(runner.out())?);
+        let o = runner.run(&home, &["--threads", t], false)?;
+        outs.push((format!("--threads {t}"), outcome(&o, &files)?));
     }
     // a home this small runs its SQL steps on one thread (`steps::StepThreads`):
     // once more with them on all eight
-    runner.run_with_env(
+    let all = runner.run_with_env(
         &home,
-        &["--threads", "8"],
+        &["--threads", "8", "--timings"],
         false,
         &[("NANOLOAD_TEST_STEP_THREADS", "all")],
     )?;
-    outs.push(std::fs::read(runner.out())?);
+    let all_stderr = String::from_utf8_lossy(&all.stderr);
+    assert!(
+        all_stderr.contains("\nsql plan: chain=tables join=hash step_threads=all\n"),
+        "{all_stderr}"
+    );
+    outs.push(("the steps on all threads".into(), outcome(&all, &files)?));
     // a copy whose files were created in the reverse order, mtimes kept
     let copy = tempfile::tempdir()?;
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&home)
+    let mut home_files: Vec<PathBuf> = walkdir::WalkDir::new(&home)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())
         .collect();
-    files.sort();
-    files.reverse();
-    for f in &files {
+    home_files.sort();
+    home_files.reverse();
+    for f in &home_files {
         let rel = f.strip_prefix(&home)?;
         let dst = copy.path().join(rel);
         std::fs::create_dir_all(dst.parent().ok_or("parent")?)?;
@@ -1637,17 +1779,62 @@ fn same_bytes_across_threads_and_file_creation_order() -> TestResult {
         let md = std::fs::metadata(f)?;
         filetime::set_file_mtime(&dst, filetime::FileTime::from_last_modification_time(&md))?;
     }
-    runner.run(copy.path(), &[], false)?;
-    let reordered = std::fs::read(runner.out())?;
-    // OUT holds no path of HOME itself, so the copy gives the same bytes
-    assert!(
-        outs.iter().all(|o| *o == outs[0]),
-        "thread count changed the bytes"
-    );
-    assert!(
-        reordered == outs[0],
-        "file creation order changed the bytes"
-    );
+    // OUT and stderr hold no path of HOME itself, so the copy gives the same
+    let o = runner.run(copy.path(), &[], false)?;
+    outs.push((
+        "the copy made in reverse order".into(),
+        outcome(&o, &files)?,
+    ));
+    assert_eq!(outs[0].1.0, Some(1), "{}", outs[0].1.1);
+    for (what, o) in &outs[1..] {
+        if let Some(d) = outcome_difference(&outs[0].1, o) {
+            return Err(format!("{what} changed {d}").into());
+        }
+    }
+    Ok(())
+}
+
+/// `--tables` and `--db` are the same bytes whatever `--threads` (1, 2, 4,
+/// and 2 again), as are OUT, the exit code and stderr (but the times), on a
+/// nanobot and a nanoclaw home.
+#[test]
+fn tables_and_db_are_the_same_bytes_across_thread_counts() -> TestResult {
+    for rel in ["nanobot/home-a", "nanoclaw/home-a"] {
+        let home = crate::fixture_homes::materialize(rel)?;
+        let mut outs: Vec<(String, Outcome)> = Vec::new();
+        for t in ["1", "2", "4", "2"] {
+            let dir = tempfile::tempdir()?;
+            let (out, tables, db) = (
+                dir.path().join("out.parquet"),
+                dir.path().join("tables"),
+                dir.path().join("all.duckdb"),
+            );
+            let o = output_within(
+                Command::new(bin())
+                    .arg(home.path())
+                    .arg(&out)
+                    .arg("--tables")
+                    .arg(&tables)
+                    .arg("--db")
+                    .arg(&db)
+                    .args(["--threads", t, "--progress", "never"]),
+                HANG_LIMIT,
+                &format!("{rel} --threads {t}"),
+            )?;
+            // the files by their names in the run's own directory
+            let mut got = outcome(&o, &[out, tables, db])?;
+            for (name, _) in got.2.iter_mut() {
+                *name = name.replace(&dir.path().display().to_string(), "DIR");
+            }
+            outs.push((format!("--threads {t}"), got));
+        }
+        assert_eq!(outs[0].1.2.len(), 7, "{rel}: {:?}", outs[0].1.1);
+        for (what, o) in &outs[1..] {
+            if let Some(d) = outcome_difference(&outs[0].1, o) {
+                return Err(format!("{rel}: {what} changed {d}").into());
+            }
+        }
+    }
     Ok(())
 }
 
@@ -2080,7 +2267,8 @@ fn credential_files_are_never_opened() -> TestResult {
     }
     let out = tempfile::tempdir()?;
     let trace = out.path().join("trace");
-    let status = Command::new("strace")
+    let mut status = Command::new("strace");
+    status
         .args(["-f", "-qq", "-e", "trace=open,openat,openat2,creat", "-o"])
         .arg(&trace)
         .arg(bin())
@@ -2089,10 +2277,8 @@ fn credential_files_are_never_opened() -> TestResult {
         .arg("--tables")
         .arg(out.path().join("tables"))
         .arg("--cache")
-        .arg(out.path().join("cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
+        .arg(out.path().join("cache"));
+    let status = output_within(&mut status, HANG_LIMIT, "the run under strace")
         .map_err(|e| format!("strace (Debian package strace) must be installed: {e}"))?;
     assert_eq!(
         status.status.code(),
@@ -2187,7 +2373,10 @@ fn every_home_loads_as_shared(env: (&str, &str), what: &str) -> TestResult {
 /// check it against the shared load of it (`fixture_homes::load`): the same
 /// exit code and, unless that is 2, the same bytes of OUT and of every
 /// `--tables` file (`what` says how this load differs, for the messages).
-/// Its stderr and how many files were compared.
+/// When `env` forces a mode of the SQL steps ([`forced_mode`]), the load's
+/// `--summary-json` says that mode ran and the shared load's says the other
+/// one did, so a hook that is lost fails here. Its stderr and how many files
+/// were compared.
 fn load_again_as_shared(
     rel: &str,
     (key, value): (&str, &str),
@@ -2197,14 +2386,20 @@ fn load_again_as_shared(
     let home = crate::fixture_homes::materialize(rel)?;
     let dir = tempfile::tempdir()?;
     let (out, tables) = (dir.path().join("out.parquet"), dir.path().join("tables"));
-    let o = Command::new(bin())
-        .arg(home.path())
-        .arg(&out)
-        .arg("--tables")
-        .arg(&tables)
-        .args(["--threads", "2", "--progress", "never"])
-        .env(key, value)
-        .output()?;
+    let summary = dir.path().join("summary.json");
+    let o = output_within(
+        Command::new(bin())
+            .arg(home.path())
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables)
+            .args(["--threads", "2", "--progress", "never"])
+            .arg("--summary-json")
+            .arg(&summary)
+            .env(key, value),
+        HANG_LIMIT,
+        &format!("{rel} {what}"),
+    )?;
     let code = o.status.code().unwrap_or(-1);
     assert!(
         shared.rendering.starts_with(&format!("exit {code}\n")),
@@ -2212,6 +2407,26 @@ fn load_again_as_shared(
         shared.rendering.lines().next()
     );
     let mut compared = 0;
+    if let (Some(mode), true) = (forced_mode(key), code != 2) {
+        let plan = |json: &[u8]| -> Result<String, Box<dyn std::error::Error>> {
+            let v: serde_json::Value = serde_json::from_slice(json)?;
+            Ok(v["sql_plan"][mode].as_str().unwrap_or("(none)").to_string())
+        };
+        assert_eq!(
+            plan(&std::fs::read(&summary)?)?,
+            value,
+            "{rel}: {mode} {what}"
+        );
+        let shared_summary = shared
+            .files
+            .get("summary.json")
+            .ok_or("no shared summary")?;
+        assert_ne!(
+            plan(shared_summary)?,
+            value,
+            "{rel}: {mode} of the shared load"
+        );
+    }
     if code != 2 {
         for (name, bytes) in shared.files.iter() {
             if name == "summary.json" {
@@ -2223,6 +2438,55 @@ fn load_again_as_shared(
         }
     }
     Ok((String::from_utf8(o.stderr)?, compared))
+}
+
+/// The mode of the SQL steps a test variable forces, by its key in
+/// `--summary-json`'s `sql_plan` (docs/design.md "Progress and summary").
+fn forced_mode(var: &str) -> Option<&'static str> {
+    match var {
+        "NANOLOAD_TEST_SQL_CHAIN" => Some("chain"),
+        "NANOLOAD_TEST_PLAN_JOIN" => Some("join"),
+        "NANOLOAD_TEST_STEP_THREADS" => Some("step_threads"),
+        _ => None,
+    }
+}
+
+/// A value of a test variable the engine does not know is an error (exit 2,
+/// one line naming the variable and the values it takes, nothing written),
+/// never a silent fall back to the mode the stage would get.
+#[test]
+fn an_unknown_value_of_a_mode_variable_is_an_error() -> TestResult {
+    for (var, value, known) in [
+        ("NANOLOAD_TEST_SQL_CHAIN", "view", "views, tables"),
+        ("NANOLOAD_TEST_PLAN_JOIN", "", "hash, sort"),
+        ("NANOLOAD_TEST_STEP_THREADS", "ALL", "one, all"),
+    ] {
+        let dir = tempfile::tempdir()?;
+        let out = dir.path().join("out.parquet");
+        let o = output_within(
+            Command::new(bin())
+                .arg(fixture("nanobot/home-a"))
+                .arg(&out)
+                .args(["--progress", "never"])
+                .env(var, value),
+            HANG_LIMIT,
+            &format!("{var}={value}"),
+        )?;
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{var}={value:?}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "nanoload: error: {var}={value:?} is not one of {known} (a variable of the tests)\n"
+            )
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path())?.count(),
+            0,
+            "{var}: a file was written"
+        );
+    }
+    Ok(())
 }
 
 /// A load that runs out of DuckDB memory goes on at twice and then four
@@ -2261,12 +2525,15 @@ fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
     let home = crate::fixture_homes::materialize("nanobot/home-a")?;
     let dir = tempfile::tempdir()?;
     let out = dir.path().join("out.parquet");
-    let o = Command::new(bin())
-        .arg(home.path())
-        .arg(&out)
-        .args(["--threads", "2", "--progress", "never"])
-        .env("NANOLOAD_TEST_MEMORY_LIMIT", (1u64 << 20).to_string())
-        .output()?;
+    let o = output_within(
+        Command::new(bin())
+            .arg(home.path())
+            .arg(&out)
+            .args(["--threads", "2", "--progress", "never"])
+            .env("NANOLOAD_TEST_MEMORY_LIMIT", (1u64 << 20).to_string()),
+        HANG_LIMIT,
+        "home-a from a 1 MiB memory limit",
+    )?;
     assert_eq!(o.status.code(), Some(2));
     let stderr = String::from_utf8(o.stderr)?;
     let lines: Vec<&str> = stderr.lines().collect();

@@ -65,7 +65,7 @@ fn paused(
     point: &str,
 ) -> Result<(Child, PathBuf), Box<dyn std::error::Error>> {
     let signal = ledger.with_extension("paused");
-    let child = sync_cmd(home, ledger)?
+    let mut child = sync_cmd(home, ledger)?
         .env(
             "NANOLOAD_TEST_PAUSE",
             format!("{point}:{}", signal.display()),
@@ -75,6 +75,8 @@ fn paused(
     let start = Instant::now();
     while !signal.exists() {
         if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
             return Err("the sync never paused".into());
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -5,6 +5,7 @@
 
 mod audits; // sql/audits/ invariants hold on every fixture home and can fail
 mod cache; // --cache: unchanged stores staged from the cache, same output bytes
+mod ci; // .ci/run and scripts/check.sh: CI never blesses, refused before anything runs
 mod cli; // --help, argument errors, the end-of-run summary
 mod common; // shared: run the binary, read outputs, run audits, home-a facts
 mod cost; // llm_calls.cost_usd and sessions.cost_usd from the price table (--prices)

@@ -452,6 +452,17 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
     assert!(wall > 0.0 && wall <= *total_wall, "{wall} > {total_wall}");
     assert!(cpu > 0.0 && cpu <= *total_cpu, "{cpu} > {total_cpu}");
 
+    // how the SQL steps ran: what a home this small gets, and the line
+    // --timings prints before its phases
+    assert_eq!(
+        j["sql_plan"],
+        serde_json::json!({"chain": "tables", "join": "hash", "step_threads": "one"})
+    );
+    assert!(
+        err.contains("\nsql plan: chain=tables join=hash step_threads=one\ntimings (s):\n"),
+        "{err}"
+    );
+
     // outputs, the JSON file last; renamed into place, no temp left
     let mut outputs = vec![run.out.display().to_string()];
     outputs.extend(nanoload::sink::TABLES.iter().map(|t| {

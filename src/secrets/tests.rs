@@ -1053,11 +1053,13 @@ fn the_memo_remembers_only_what_was_found_clean() {
 /// every negative stays verbatim. The JSON contexts are the raw JSON text a
 /// tool call's arguments hold. Recall and precision per family and per
 /// context are `tests/secrets/REPORT.md`, which this test rewrites with
-/// `NANOLOAD_BLESS=1` and otherwise must equal. (The same corpus planted in
+/// `NANOLOAD_BLESS=1` (never under CI, where the variable fails it) and
+/// otherwise must equal. (The same corpus planted in
 /// a home by nanobot's own code, through every output:
 /// `secrets::the_corpus_planted_by_nanobot_leaves_no_secret_in_any_output_byte`.)
 #[test]
 fn the_corpus_in_every_context_at_the_scanner() -> Result<(), Box<dyn std::error::Error>> {
+    let bless = crate::testutil::bless()?;
     use serde_json::Value;
     use std::collections::BTreeMap;
     let root = env!("CARGO_MANIFEST_DIR");
@@ -1193,7 +1195,7 @@ fn the_corpus_in_every_context_at_the_scanner() -> Result<(), Box<dyn std::error
         table("context", &by_context, &|_| String::new()),
     );
     let path = format!("{root}/tests/secrets/REPORT.md");
-    if std::env::var("NANOLOAD_BLESS").as_deref() == Ok("1") {
+    if bless {
         std::fs::write(&path, &report)?;
     }
     assert_eq!(
@@ -1201,6 +1203,33 @@ fn the_corpus_in_every_context_at_the_scanner() -> Result<(), Box<dyn std::error
         report,
         "tests/secrets/REPORT.md is stale: NANOLOAD_BLESS=1"
     );
+    Ok(())
+}
+
+/// Under `CI` the corpus report is never rewritten: with `NANOLOAD_BLESS=1`
+/// this test binary run again on the corpus test fails at once, naming the
+/// variable and why.
+#[test]
+fn ci_never_blesses_the_corpus_report() -> Result<(), Box<dyn std::error::Error>> {
+    let o = std::process::Command::new(std::env::current_exe()?)
+        .args([
+            "secrets::tests::the_corpus_in_every_context_at_the_scanner",
+            "--exact",
+            "--test-threads",
+            "1",
+        ])
+        .env("CI", "true")
+        .env("NANOLOAD_BLESS", "1")
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(101), "{stdout}");
+    // the test's error, as the test harness prints it
+    let want = format!(
+        "Error: {:?}",
+        "NANOLOAD_BLESS=\"1\" under CI=\"true\": CI never blesses; unset NANOLOAD_BLESS"
+    );
+    assert!(stdout.contains(&want), "{stdout}");
     Ok(())
 }
 

@@ -128,6 +128,14 @@ impl Chain {
             _ => None,
         }
     }
+
+    /// Its name, as [`Chain::parse`] reads it (`--timings`, `--summary-json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chain::Views => "views",
+            Chain::Tables => "tables",
+        }
+    }
 }
 
 /// How many threads DuckDB runs the SQL steps on. The output is the same
@@ -166,6 +174,14 @@ impl StepThreads {
             "one" => Some(StepThreads::One),
             "all" => Some(StepThreads::All),
             _ => None,
+        }
+    }
+
+    /// Its name, as [`StepThreads::parse`] reads it (`--timings`, `--summary-json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepThreads::One => "one",
+            StepThreads::All => "all",
         }
     }
 
@@ -230,6 +246,14 @@ impl PlanJoin {
             "hash" => Some(PlanJoin::Hash),
             "sort" => Some(PlanJoin::Sort),
             _ => None,
+        }
+    }
+
+    /// Its name, as [`PlanJoin::parse`] reads it (`--timings`, `--summary-json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanJoin::Hash => "hash",
+            PlanJoin::Sort => "sort",
         }
     }
 
