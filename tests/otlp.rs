@@ -869,13 +869,15 @@ fn peer(answer: fn(std::net::TcpStream)) -> Result<String, Box<dyn std::error::E
     Ok(url)
 }
 
-/// `nanoload otlp OUT --tables DIR --endpoint URL ARGS…`, killed if it is
-/// still running after a minute: its output and how long it took.
+/// `nanoload otlp OUT --tables DIR --endpoint URL ARGS…` under the tests'
+/// watchdog: killed, and the test failed, if it is still running at
+/// `limit` (set below any deadline the case must not reach).
 fn send_to(
     r: &Run,
     url: &str,
     args: &[&str],
-) -> Result<(std::process::Output, std::time::Duration), Box<dyn std::error::Error>> {
+    limit: std::time::Duration,
+) -> Result<std::process::Output, Box<dyn std::error::Error>> {
     let mut cmd = Process::cargo_bin("nanoload")?;
     cmd.args([
         "otlp",
@@ -886,7 +888,7 @@ fn send_to(
         url,
     ])
     .args(args);
-    crate::common::output_within(&mut cmd, std::time::Duration::from_secs(60))
+    crate::common::output_within(&mut cmd, limit, &format!("otlp {args:?}"))
 }
 
 /// A peer that trickles its answer a byte at a time, never finishing it,
@@ -905,13 +907,14 @@ fn sending_gives_up_on_a_trickling_peer_at_the_deadline() -> TestResult {
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
     })?;
-    let (o, took) = send_to(&r, &url, &["--timeout", "2"])?;
+    let o = send_to(
+        &r,
+        &url,
+        &["--timeout", "2"],
+        std::time::Duration::from_secs(15),
+    )?;
     let err = String::from_utf8(o.stderr)?;
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        took < std::time::Duration::from_secs(5),
-        "gave up after {took:?}"
-    );
     assert!(
         err.ends_with(&format!(
             "nanoload: error: sending to {url} failed: no complete answer within 2 s (--timeout)\n"
@@ -944,16 +947,17 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
     }
     // exactly the announced bytes, the connection kept open
     let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))?;
-    let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
+    let o = send_to(
+        &r,
+        &url,
+        &["--timeout", "20"],
+        std::time::Duration::from_secs(15),
+    )?;
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        took < Duration::from_secs(10),
-        "{traces} requests took {took:?}"
     );
     // more than announced, kept open
     let url = peer(|s| {
@@ -962,16 +966,17 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}and more bytes than announced",
         )
     })?;
-    let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
+    let o = send_to(
+        &r,
+        &url,
+        &["--timeout", "20"],
+        std::time::Duration::from_secs(15),
+    )?;
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        took < Duration::from_secs(10),
-        "{traces} requests took {took:?}"
     );
     // chunked, kept open: read to its last chunk
     let url = peer(|s| {
@@ -980,22 +985,28 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
         )
     })?;
-    let (o, took) = send_to(&r, &url, &["--timeout", "20"])?;
+    let o = send_to(
+        &r,
+        &url,
+        &["--timeout", "20"],
+        std::time::Duration::from_secs(15),
+    )?;
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(
-        took < Duration::from_secs(10),
-        "{traces} requests took {took:?}"
-    );
     // less than announced, then closed: a failure, tried three times
     let url = peer(|mut s| {
         let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}");
     })?;
-    let (o, _) = send_to(&r, &url, &["--timeout", "20"])?;
+    let o = send_to(
+        &r,
+        &url,
+        &["--timeout", "20"],
+        std::time::Duration::from_secs(60),
+    )?;
     let err = String::from_utf8(o.stderr)?;
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -1006,10 +1017,14 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
     );
     // less than announced, kept open: the deadline
     let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}"))?;
-    let (o, took) = send_to(&r, &url, &["--timeout", "2"])?;
+    let o = send_to(
+        &r,
+        &url,
+        &["--timeout", "2"],
+        std::time::Duration::from_secs(15),
+    )?;
     let err = String::from_utf8(o.stderr)?;
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(took < Duration::from_secs(5), "gave up after {took:?}");
     assert!(
         err.ends_with(&format!(
             "nanoload: error: sending to {url} failed: no complete answer within 2 s (--timeout)\n"

