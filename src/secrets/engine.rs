@@ -55,6 +55,9 @@ pub enum Needle {
     DotsApart(usize),
     /// A check of the whole text (a shape too short for a literal).
     Custom(fn(&[u8]) -> bool),
+    /// A check at each `.` of the text (the text, the dot's index): the
+    /// rules whose shape is anchored on a dot share one pass over the dots.
+    AtDot(fn(&[u8], usize) -> bool),
     /// An `=` or `:` after a name ending in `key`, `token`, `secret`,
     /// `pass`, `pwd`, `passwd` or `password` in lower, upper or title case
     /// (a quote, an escaped quote and blanks may stand between): one of
@@ -163,12 +166,18 @@ pub(super) struct Prepass {
     dots: Vec<(usize, usize)>,
     /// (rule, check) of each [`Needle::Custom`].
     custom: Vec<(usize, Check)>,
+    /// (rule, check) of each [`Needle::AtDot`], and their rules together.
+    at_dot: Vec<(usize, DotCheck)>,
+    at_dot_rules: u128,
     /// The rules of [`Needle::Assign`].
     assign: u128,
 }
 
 /// A [`Needle::Custom`] check of a whole text.
 type Check = fn(&[u8]) -> bool;
+
+/// A [`Needle::AtDot`] check at one dot.
+type DotCheck = fn(&[u8], usize) -> bool;
 
 /// A literal's low nybbles in the fingerprinted bytes, and the (low, high)
 /// nybble sets of its unit's literals per byte ([`bucket_order`]).
@@ -474,11 +483,13 @@ impl Prepass {
         let lits = literals(rules);
         let mut dots = Vec::new();
         let mut custom = Vec::new();
+        let mut at_dot: Vec<(usize, DotCheck)> = Vec::new();
         let mut assign = 0u128;
         for (i, r) in rules.iter().enumerate() {
             match r.needle {
                 Needle::DotsApart(n) => dots.push((i, n)),
                 Needle::Custom(f) => custom.push((i, f)),
+                Needle::AtDot(f) => at_dot.push((i, f)),
                 Needle::Assign => assign |= 1 << i,
                 Needle::Any(_) => {}
             }
@@ -538,6 +549,8 @@ impl Prepass {
             rules_of: lits.iter().map(|(_, m)| *m).collect(),
             dots,
             custom,
+            at_dot_rules: at_dot.iter().fold(0, |a, (i, _)| a | 1 << i),
+            at_dot,
             assign,
         }
     }
@@ -598,6 +611,18 @@ impl Prepass {
         for &(rule, f) in &self.custom {
             if hit & (1 << rule) == 0 && f(hay) {
                 hit |= 1 << rule;
+            }
+        }
+        if self.at_dot_rules & !hit != 0 {
+            for i in memchr::memchr_iter(b'.', hay) {
+                for &(rule, f) in &self.at_dot {
+                    if hit & (1 << rule) == 0 && f(hay, i) {
+                        hit |= 1 << rule;
+                    }
+                }
+                if self.at_dot_rules & !hit == 0 {
+                    break;
+                }
             }
         }
         hit

@@ -372,38 +372,63 @@ fn kube_secret_context(text: &str, start: usize, _end: usize) -> bool {
         })
 }
 
-/// A `.`, and the 24 token characters (`[A-Za-z0-9_-]`) before it: where a
-/// Discord bot token's first segment ends.
-fn discord_dot(hay: &[u8]) -> bool {
-    memchr::memchr_iter(b'.', hay).any(|i| {
-        i >= 24
-            && hay[i - 24..i]
-                .iter()
-                .rev()
-                .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
-    })
-}
-
-/// A `.` with `pat` 17 bytes before it: where an Airtable token's dot
-/// stands (a literal `pat` would find every `path`).
-fn airtable_dot(hay: &[u8]) -> bool {
-    memchr::memchr_iter(b'.', hay).any(|i| i >= 17 && &hay[i - 17..i - 14] == b"pat")
-}
-
-/// A `.pgpass` line's port field: a `:`, one to five digits or `*`, a `:`.
-fn pgpass_port(hay: &[u8]) -> bool {
-    memchr::memchr_iter(b':', hay).any(|i| {
-        let rest = &hay[i + 1..];
-        let digits = rest
+/// The dot at `i` has the 24 token characters (`[A-Za-z0-9_-]`) before
+/// it: where a Discord bot token's first segment ends.
+fn discord_dot(hay: &[u8], i: usize) -> bool {
+    i >= 24
+        && hay[i - 24..i]
             .iter()
-            .take(6)
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        match rest.first() {
-            Some(b'*') => rest.get(1) == Some(&b':'),
-            Some(_) => (1..=5).contains(&digits) && rest.get(digits) == Some(&b':'),
-            None => false,
+            .rev()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+}
+
+/// The dot at `i` has `pat` 17 bytes before it: where an Airtable token's
+/// dot stands (a literal `pat` would find every `path`).
+fn airtable_dot(hay: &[u8], i: usize) -> bool {
+    i >= 17 && &hay[i - 17..i - 14] == b"pat"
+}
+
+/// A `.pgpass` line's shape: a host's character, a `:`, one to five digits
+/// or `*`, then three fields each ended by a `:` and a fourth begun. Most
+/// `:` in text and JSON (a clock's `12:30:45`, a key's `"a":1`) are not
+/// that, and then the rule's regex does not run. A field's byte is
+/// anything but `:`, `[`, `]` and an ASCII blank: what the rule's fields
+/// take, and the `\` of a JSON escape (`\"`, `\u0001`), so a line inside a
+/// serialized value shows the shape too.
+fn pgpass_port(hay: &[u8]) -> bool {
+    let field = |from: usize| -> usize {
+        hay[from..]
+            .iter()
+            .take_while(|b| !matches!(b, b':' | b'[' | b']') && !b.is_ascii_whitespace())
+            .count()
+    };
+    memchr::memchr_iter(b':', hay).any(|i| {
+        if i == 0 || !pgpass_host_char(hay[i - 1]) {
+            return false;
         }
+        let rest = &hay[i + 1..];
+        let port = match rest.first() {
+            Some(b'*') => 1,
+            Some(_) => rest
+                .iter()
+                .take(6)
+                .take_while(|b| b.is_ascii_digit())
+                .count(),
+            None => 0,
+        };
+        if !(1..=5).contains(&port) || rest.get(port) != Some(&b':') {
+            return false;
+        }
+        // the database and the user, each ended by a `:`, then a password
+        let mut at = i + 1 + port + 1;
+        for _ in 0..2 {
+            let n = field(at);
+            if n == 0 || hay.get(at + n) != Some(&b':') {
+                return false;
+            }
+            at += n + 1;
+        }
+        field(at) > 0
     })
 }
 
@@ -847,7 +872,7 @@ pub const RULES: &[Rule] = &[
         pattern: r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
         group: 0,
         check: Some(discord_token),
-        needle: Needle::Custom(discord_dot),
+        needle: Needle::AtDot(discord_dot),
         left: None,
         right: Some(token),
         near: None,
@@ -1233,7 +1258,7 @@ pub const RULES: &[Rule] = &[
         pattern: r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
         group: 0,
         check: None,
-        needle: Needle::Custom(airtable_dot),
+        needle: Needle::AtDot(airtable_dot),
         left: None,
         right: Some(alnum),
         near: None,

@@ -1695,3 +1695,39 @@ fn a_value_glued_to_markup_is_redacted_up_to_the_tag() {
         assert_eq!(redact(text).0, want, "{text}");
     }
 }
+
+/// The `.pgpass` rule runs only on a text with a whole `.pgpass` line's
+/// shape (host, port, three fields): a clock's `12:30:45` or a port
+/// mapping's `8080:80:tcp` does not wake it, as its `:port:` alone did; a
+/// line whose fields hold a `"` still does in a native's JSON, where the
+/// quote is escaped.
+#[test]
+fn the_pgpass_rule_runs_only_on_a_pgpass_shaped_text() {
+    let bit = RULES
+        .iter()
+        .position(|r| r.name == "password_file" && matches!(r.needle, Needle::Custom(_)))
+        .map(|i| 1u128 << i)
+        .unwrap_or_default();
+    assert_ne!(bit, 0, "no .pgpass rule");
+    let runs = |t: &str, json: bool| SCANNER.prepass.rules_of_text(t, json) & bit != 0;
+    for no in [
+        "at 12:30:45 the build ran",
+        "ports: 8080:80:tcp and 9090:90:udp",
+        "db.internal:5432:app:alice:",
+        "psql -h db:5432:app then alice",
+    ] {
+        assert!(!runs(no, false), "{no}");
+    }
+    let line = "db.internal:5432:a\"pp:alice:s3cr3tPw";
+    assert!(runs(line, false));
+    assert!(runs("*:*:*:alice:s3cr3tPw", false));
+    let value = serde_json::json!({ "line": line });
+    let json = value.to_string();
+    assert!(runs(&json, true), "{json}");
+    let map = value.as_object().cloned().unwrap_or_default();
+    assert!(SCANNER.may_match_native(&map, &json));
+    assert_eq!(
+        redact(line).0,
+        "db.internal:5432:a\"pp:alice:[redacted:password_file]"
+    );
+}
