@@ -105,6 +105,7 @@ impl RunError {
 pub fn run(opts: &Options) -> Result<Summary, RunError> {
     let started = Clock::start();
     let mut t = Timings::default();
+    check_test_hooks()?;
     let config = Config::new(opts)?;
     let outputs = Outputs::prepare(&config.outputs)?;
     let run_dir = RunDir::create(&config.home)?;
@@ -239,6 +240,43 @@ pub(crate) fn with_memory_retries<T>(
 fn memory_limits(first: u64) -> Vec<u64> {
     let first = test_memory_limit().unwrap_or(first);
     vec![first, first.max(1) * 2, first.max(1) * 4]
+}
+
+/// The places [`test_pause`] can hold a run at.
+const PAUSE_POINTS: &[&str] = &["discovered", "staged", "written", "probed", "merged"];
+
+/// The test-only hooks' variables, when set, are well formed: a test whose
+/// hook is mistyped fails at once (exit 2) instead of testing a run that
+/// never paused or never ran short of memory.
+pub(crate) fn check_test_hooks() -> Result<(), EngineError> {
+    let bad = |var: &str, value: std::ffi::OsString, want: &str| {
+        EngineError(format!(
+            "{var}={:?} is not {want} (a variable of the tests)",
+            value.to_string_lossy()
+        ))
+    };
+    if let Some(v) = std::env::var_os("NANOLOAD_TEST_PAUSE") {
+        let ok = v
+            .to_str()
+            .and_then(|s| s.split_once(':'))
+            .is_some_and(|(p, f)| PAUSE_POINTS.contains(&p) && !f.is_empty());
+        if !ok {
+            return Err(bad(
+                "NANOLOAD_TEST_PAUSE",
+                v,
+                &format!(
+                    "<point>:<file> with <point> one of {}",
+                    PAUSE_POINTS.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(v) = std::env::var_os("NANOLOAD_TEST_MEMORY_LIMIT")
+        && v.to_str().and_then(|s| s.parse::<u64>().ok()).is_none()
+    {
+        return Err(bad("NANOLOAD_TEST_MEMORY_LIMIT", v, "a number of bytes"));
+    }
+    Ok(())
 }
 
 /// Test-only hook: `NANOLOAD_TEST_MEMORY_LIMIT=<bytes>` replaces the first
