@@ -30,6 +30,11 @@ pub enum Unopened {
     Other(String),
 }
 
+/// Whether a file's first bytes are DuckDB's file header: "DUCK" at byte 8.
+pub fn is_duckdb_head(head: &[u8]) -> bool {
+    head.get(8..12) == Some(b"DUCK")
+}
+
 /// DuckDB's `DUCKDB_ERROR_DATA_CORRUPTION` (`duckdb_error_type`).
 const DATA_CORRUPTION: u32 = 43;
 
@@ -42,7 +47,7 @@ pub fn why_unopened(path: &Path, error: &duckdb::Error, writing: bool) -> Unopen
         Ok(n) => n,
         Err(e) => return Unopened::Io(e),
     };
-    if n < head.len() || &head[8..12] != b"DUCK" {
+    if !is_duckdb_head(&head[..n]) {
         return Unopened::Corrupt("not a DuckDB database file".into());
     }
     if let Some(pid) = lock_holder(path, writing) {

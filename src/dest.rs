@@ -298,7 +298,7 @@ pub fn not_duckdb(path: &Path) -> std::io::Result<Option<What>> {
     if meta.is_file() {
         let mut head = [0u8; 12];
         let n = std::fs::File::open(path)?.read(&mut head)?;
-        if n == 0 || head.get(8..12) == Some(b"DUCK") {
+        if n == 0 || crate::dbfile::is_duckdb_head(&head[..n]) {
             return Ok(None);
         }
     }
@@ -311,7 +311,7 @@ fn classify(path: &Path, head: &[u8], bytes: u64) -> What {
             columns: parquet_columns(path),
         };
     }
-    if head.get(8..12) == Some(b"DUCK") {
+    if crate::dbfile::is_duckdb_head(head) {
         return What::DuckDb {
             tables: duckdb_tables(path),
         };

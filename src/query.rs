@@ -207,11 +207,6 @@ pub fn within<T: Send + 'static>(
     }
 }
 
-/// DuckDB's file header: "DUCK" at byte 8.
-fn is_duckdb_file(head: &[u8]) -> bool {
-    head.len() >= 12 && &head[8..12] == b"DUCK"
-}
-
 /// A view name for `DIR/<stem>.parquet`: the stem when it is a plain
 /// identifier.
 fn table_name(p: &Path) -> Option<String> {
@@ -304,7 +299,7 @@ impl Source {
                 f.read(&mut head)
                     .map_err(|e| input(&source, &e.to_string()))?
             };
-            if is_duckdb_file(&head[..n]) {
+            if crate::dbfile::is_duckdb_head(&head[..n]) {
                 if tables.is_some() {
                     return Err(input(
                         &source,
