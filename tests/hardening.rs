@@ -1406,17 +1406,20 @@ fn no_command_replaces_a_ledger_or_a_file_nanoload_did_not_write() -> TestResult
         )
     };
     let os = |s: &Path| s.as_os_str().to_owned();
-    // nanoload's own outputs, and a ledger
-    let first = run(&[
-        home.as_os_str(),
-        &os(&p("out.parquet")),
-        "--tables".as_ref(),
-        &os(&p("tables")),
-        "--db".as_ref(),
-        &os(&p("out.duckdb")),
-        "--summary-json".as_ref(),
-        &os(&p("summary.json")),
-    ])?;
+    // nanoload's own outputs (the load writes every kind), and a ledger
+    let load_all = || {
+        run(&[
+            home.as_os_str(),
+            &os(&p("out.parquet")),
+            "--tables".as_ref(),
+            &os(&p("tables")),
+            "--db".as_ref(),
+            &os(&p("out.duckdb")),
+            "--summary-json".as_ref(),
+            &os(&p("summary.json")),
+        ])
+    };
+    let first = load_all()?;
     assert_eq!(first.status.code(), Some(0), "{first:?}");
     let synced = run(&["sync".as_ref(), home.as_os_str(), &os(&p("history.duckdb"))])?;
     assert_eq!(synced.status.code(), Some(0), "{synced:?}");
@@ -1552,16 +1555,7 @@ fn no_command_replaces_a_ledger_or_a_file_nanoload_did_not_write() -> TestResult
     let again = run(&["sync".as_ref(), home.as_os_str(), ledger.as_os_str()])?;
     assert_eq!(again.status.code(), Some(0), "{again:?}");
     // nanoload's own outputs are replaced by the same outputs again
-    let second = run(&[
-        home.as_os_str(),
-        &os(&p("out.parquet")),
-        "--tables".as_ref(),
-        &os(&p("tables")),
-        "--db".as_ref(),
-        &os(&p("out.duckdb")),
-        "--summary-json".as_ref(),
-        &os(&p("summary.json")),
-    ])?;
+    let second = load_all()?;
     assert_eq!(second.status.code(), Some(0), "{second:?}");
     for (args, what) in [
         (
