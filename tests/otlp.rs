@@ -834,7 +834,9 @@ fn finish_reasons_are_an_array_of_strings() -> TestResult {
 /// A peer in the test: reads each request whole (head and Content-Length
 /// bytes), then answers with `answer` on a thread of its own; every thread
 /// ends by itself within a minute.
-fn peer(answer: fn(std::net::TcpStream)) -> Result<String, Box<dyn std::error::Error>> {
+fn peer(
+    answer: impl Fn(std::net::TcpStream) + Copy + Send + 'static,
+) -> Result<String, Box<dyn std::error::Error>> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let url = format!(
         "http://127.0.0.1:{}/v1/traces",
@@ -945,58 +947,37 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
             std::thread::sleep(Duration::from_secs(30));
         }
     }
-    // exactly the announced bytes, the connection kept open
-    let url = peer(|s| hold(s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))?;
-    let o = send_to(
-        &r,
-        &url,
-        &["--timeout", "20"],
-        std::time::Duration::from_secs(15),
-    )?;
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    // more than announced, kept open
-    let url = peer(|s| {
-        hold(
-            s,
+    // each answer whole, the connection kept open: the answer is read to
+    // its end (Content-Length, the last chunk), not to the close
+    let answers: [(&str, &'static [u8]); 3] = [
+        (
+            "exactly the announced bytes",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+        ),
+        (
+            "more than announced",
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}and more bytes than announced",
-        )
-    })?;
-    let o = send_to(
-        &r,
-        &url,
-        &["--timeout", "20"],
-        std::time::Duration::from_secs(15),
-    )?;
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    // chunked, kept open: read to its last chunk
-    let url = peer(|s| {
-        hold(
-            s,
+        ),
+        (
+            "chunked",
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
-        )
-    })?;
-    let o = send_to(
-        &r,
-        &url,
-        &["--timeout", "20"],
-        std::time::Duration::from_secs(15),
-    )?;
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+        ),
+    ];
+    for (what, answer) in answers {
+        let url = peer(move |s| hold(s, answer))?;
+        let o = send_to(
+            &r,
+            &url,
+            &["--timeout", "20"],
+            std::time::Duration::from_secs(15),
+        )?;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
     // less than announced, then closed: a failure, tried three times
     let url = peer(|mut s| {
         let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}");
