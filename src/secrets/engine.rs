@@ -197,8 +197,16 @@ pub(super) enum Search {
 /// The literals the pre-pass searches for, each with the rules it stands
 /// for. A literal that starts with another is folded into it (the search
 /// reports one literal per start, so the longer one could hide): wherever
-/// the longer one is, the shorter one is too.
+/// the longer one is, the shorter one is too. So is a literal that holds
+/// another anywhere (`sk_live_` holds `k_live_`), unless that one is a
+/// name end: its sign is looked for after its own end, and its rules
+/// would run on every text with a `key` in it.
 pub(super) fn literals(rules: &[Rule]) -> Vec<(String, u128)> {
+    let assign = rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.needle, Needle::Assign))
+        .fold(0u128, |a, (i, _)| a | 1 << i);
     let mut by: BTreeMap<String, u128> = BTreeMap::new();
     for (i, r) in rules.iter().enumerate() {
         let ls = match r.needle {
@@ -214,7 +222,9 @@ pub(super) fn literals(rules: &[Rule]) -> Vec<(String, u128)> {
     all.sort_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.0.cmp(&b.0)));
     let mut kept: Vec<(String, u128)> = Vec::new();
     for (lit, mask) in all {
-        match kept.iter_mut().find(|(k, _)| lit.starts_with(k.as_str())) {
+        match kept.iter_mut().find(|(k, m)| {
+            lit.starts_with(k.as_str()) || (*m & assign == 0 && lit.contains(k.as_str()))
+        }) {
             Some((_, m)) => *m |= mask,
             None => kept.push((lit, mask)),
         }
@@ -478,6 +488,30 @@ pub(super) fn bucket_order(lits: &[(String, u128)]) -> Vec<usize> {
         .collect()
 }
 
+/// The most literals a slim Teddy searcher takes (it scans twice the
+/// bytes a step of a fat one, which takes up to [`TEDDY_LITERALS`]).
+const SLIM_LITERALS: usize = 32;
+
+/// Keep the long literals to one searcher: past [`TEDDY_LITERALS`], those
+/// whose first three bytes are rarest in text ([`byte_weight`]) join the
+/// 3-byte searchers `into` while each stays slim. A second pass over each
+/// long text costs more than the few candidates they add there.
+fn spill(long: &mut Vec<(String, u128)>, into: [&mut Vec<(String, u128)>; 2]) {
+    if long.len() <= TEDDY_LITERALS {
+        return;
+    }
+    let weight = |l: &str| l.bytes().take(3).map(byte_weight).product::<f64>();
+    // the most common first, so the rarest are popped off the end
+    long.sort_by(|a, b| weight(&b.0).total_cmp(&weight(&a.0)).then(a.0.cmp(&b.0)));
+    for class in into {
+        while long.len() > TEDDY_LITERALS && class.len() < SLIM_LITERALS {
+            if let Some(l) = long.pop() {
+                class.push(l);
+            }
+        }
+    }
+}
+
 impl Prepass {
     fn new(rules: &[Rule], search: Search) -> Prepass {
         let lits = literals(rules);
@@ -501,9 +535,11 @@ impl Prepass {
         // of all text, and its verification drowns in candidates
         // the name ends, common words, search apart (their searcher stops
         // at the first assignment)
-        let (ends, rest): (Vec<_>, Vec<_>) =
+        let (mut ends, rest): (Vec<_>, Vec<_>) =
             lits.iter().cloned().partition(|(_, m)| m & assign != 0);
-        let (short, long): (Vec<_>, Vec<_>) = rest.into_iter().partition(|(l, _)| l.len() < 4);
+        let (mut short, mut long): (Vec<_>, Vec<_>) =
+            rest.into_iter().partition(|(l, _)| l.len() < 4);
+        spill(&mut long, [&mut short, &mut ends]);
         let teddy: Vec<(packed::Searcher, Vec<u128>)> = if matches!(search, Search::Teddy) {
             ends.chunks(TEDDY_LITERALS)
                 .chain(short.chunks(TEDDY_LITERALS))
@@ -826,8 +862,7 @@ fn has_secret_name(m: &serde_json::Map<String, serde_json::Value>) -> bool {
             _ => false,
         }
     }
-    m.iter()
-        .any(|(k, v)| (ends_secretish(k.as_bytes()) && secret_name(k)) || any(v))
+    m.iter().any(|(k, v)| secret_name(k) || any(v))
 }
 
 /// The built-in rules' pre-pass, built once (its bucket packing is the
@@ -839,7 +874,38 @@ static NAME: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(SECRET_NAME).
 /// Whether a JSON key names a secret (`API_KEY`, `password`, `apiKey`,
 /// `GITHUB_TOKEN`; not `session_key`, `max_tokens`).
 pub fn secret_name(key: &str) -> bool {
-    NAME.as_ref().is_some_and(|re| re.is_match(key))
+    // every such name ends in one of [`ends_secretish`]'s words: the byte
+    // compare rules out most keys before the regex runs
+    if !ends_secretish(key.as_bytes()) {
+        return false;
+    }
+    // the few keys that pass (`session_key` on every line of a session)
+    // repeat: each thread remembers its answers for short ones
+    if key.len() > NAME_MEMO_KEY {
+        return NAME.as_ref().is_some_and(|re| re.is_match(key));
+    }
+    NAME_MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(&yes) = memo.get(key) {
+            return yes;
+        }
+        let yes = NAME.as_ref().is_some_and(|re| re.is_match(key));
+        if memo.len() >= NAME_MEMO_LEN {
+            memo.clear();
+        }
+        memo.insert(key.to_owned(), yes);
+        yes
+    })
+}
+
+/// The longest key [`secret_name`] remembers, and how many it holds per
+/// thread before it starts over.
+const NAME_MEMO_KEY: usize = 64;
+const NAME_MEMO_LEN: usize = 1024;
+
+thread_local! {
+    static NAME_MEMO: std::cell::RefCell<std::collections::HashMap<String, bool>> =
+        std::cell::RefCell::default();
 }
 
 /// The texts and serialized natives a scanner (and its clones) found
@@ -1266,25 +1332,49 @@ impl Compiled {
         // that ends there (so `\z` stands for the `…`)
         let ends = memchr::memmem::find_iter(text.as_bytes(), "…".as_bytes())
             .chain(std::iter::once(text.len()));
+        // the secret: the cut's group 1 if it has one, else the match
+        // without the preview's `…`
+        let mut take = |c: &regex::Captures| {
+            let Some(w) = c.get(0) else { return };
+            let (s, e) = match c.get(1) {
+                Some(g) => (g.start(), g.end()),
+                None => (
+                    w.start(),
+                    w.as_str()
+                        .strip_suffix('…')
+                        .map_or(w.end(), |t| w.start() + t.len()),
+                ),
+            };
+            if accept_with(cut_check, w.start(), s, e) {
+                found.push((s, e, i));
+            }
+        };
         for end in ends {
-            let mut at = floor_char_boundary(text, end.saturating_sub(CUT_REACH));
+            let from = floor_char_boundary(text, end.saturating_sub(CUT_REACH));
             let upto = &text[..end];
+            if self.windowed {
+                // an assignment's cut start holds its sign, and its value
+                // runs on to this end without a blank: only the windows of
+                // such signs are searched, not the whole stretch
+                let b = upto.as_bytes();
+                for sign in memchr::memchr2_iter(b'=', b':', &b[from..]).map(|k| k + from) {
+                    if !ends_secretish(&b[..name_end(b, sign)]) {
+                        continue;
+                    }
+                    let (ws, we) = assignment_window(upto, sign);
+                    if we == end
+                        && ws >= from
+                        && let Some(c) = cut.captures_at(upto, ws)
+                    {
+                        take(&c);
+                    }
+                }
+                continue;
+            }
+            let mut at = from;
             while let Some(c) = cut.captures_at(upto, at) {
                 let Some(w) = c.get(0) else { break };
-                // the secret: the cut's group 1 if it has one, else the match
-                // without the preview's `…`
-                let (s, e) = match c.get(1) {
-                    Some(g) => (g.start(), g.end()),
-                    None => (
-                        w.start(),
-                        w.as_str()
-                            .strip_suffix('…')
-                            .map_or(w.end(), |t| w.start() + t.len()),
-                    ),
-                };
-                if accept_with(cut_check, w.start(), s, e) {
-                    found.push((s, e, i));
-                }
+                take(&c);
                 at = w.start() + upto[w.start()..].chars().next().map_or(1, char::len_utf8);
                 if at > upto.len() {
                     break;

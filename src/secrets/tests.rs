@@ -472,8 +472,9 @@ fn json_strings_keys_and_secret_named_values_are_redacted_in_place() {
 }
 
 /// The search reports one literal per start, so a literal that starts with
-/// another is folded into it; what is left has no prefix pairs, and every
-/// rule's literals still lead to it.
+/// another is folded into it (and one that holds another, not a name end);
+/// what is left has no prefix pairs, and every rule's literals still lead
+/// to a literal they hold.
 #[test]
 fn literals_fold_prefixes_and_keep_every_rule() {
     let lits = literals(RULES);
@@ -490,7 +491,7 @@ fn literals_fold_prefixes_and_keep_every_rule() {
             for l in ls {
                 assert!(
                     lits.iter()
-                        .any(|(k, m)| l.starts_with(k.as_str()) && m & (1 << i) != 0),
+                        .any(|(k, m)| l.contains(k.as_str()) && m & (1 << i) != 0),
                     "{}: {l}",
                     r.name
                 );
@@ -1730,4 +1731,20 @@ fn the_pgpass_rule_runs_only_on_a_pgpass_shaped_text() {
         redact(line).0,
         "db.internal:5432:a\"pp:alice:[redacted:password_file]"
     );
+}
+
+/// A flag's value after a tab is a flag's value (`--pass\tX`, as a
+/// script's tab-separated arguments give it), like one after a blank or
+/// an `=`: the pre-pass looks for the flag's name, whatever follows it.
+#[test]
+fn a_flag_value_after_a_tab_is_redacted() {
+    let s = Scanner::new(&[]);
+    for text in [
+        "pg_dump --pass\tHx7pQ2vLm9Zk",
+        "pg_dump --pass Hx7pQ2vLm9Zk",
+        "tool --client-secret\tHx7pQ2vLm9Zk",
+    ] {
+        let found: Vec<&str> = s.find(text).into_iter().map(|(_, _, r)| r).collect();
+        assert_eq!(found, ["cli_secret"], "{text:?}");
+    }
 }
