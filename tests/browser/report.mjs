@@ -88,12 +88,19 @@ function fits() {
       }
     }
   }
-  // a date (and its time) is on one line
+  // a date (and its time) is on one line; no text runs out of the page
+  // (a text overflowing its box leaves the box inside)
   const broken = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const date = /\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?/g;
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     if (n.parentElement.closest('svg') || !shown(n.parentElement)) continue;
+    const all = document.createRange();
+    all.selectNodeContents(n);
+    const r = all.getBoundingClientRect();
+    if ((r.width > 0 || r.height > 0) && (r.left < -0.5 || r.right > width + 0.5)) {
+      outside.push(`${Math.round(r.left)}..${Math.round(r.right)} px: the text "${n.textContent.trim().slice(0, 40)}" of ${what(n.parentElement)}`);
+    }
     for (const m of n.textContent.matchAll(date)) {
       const range = document.createRange();
       range.setStart(n, m.index);
