@@ -5,7 +5,7 @@
 //!
 //! It fits a phone as well as a desktop ([`STYLE`]'s media queries): each
 //! chart is drawn for both widths and the page shows the one drawn for its
-//! width; below 640 px every table reflows, a row a block of its cells, each
+//! width; below 900 px every table reflows, a row a block of its cells, each
 //! cell named by its column (`data-c`); a date and its time never break.
 
 use std::fmt::Write as _;
@@ -317,9 +317,10 @@ fn table_body(html: &mut String, data: &Data) {
     }
 }
 
-/// The style sheet: a desktop's layout, then what changes below 900 px
-/// (the charts drawn for a phone) and below 640 px (tables reflow, a row a
-/// block of its cells named by their column; tighter margins).
+/// The style sheet: a desktop's layout, then what changes below 900 px,
+/// where a desktop's chart would be drawn below its size (its text below
+/// 11 px): the charts drawn for a phone, tables reflowed (a row a block of
+/// its cells, each named by its column), tighter margins.
 pub(super) const STYLE: &str = "
 body{font-family:'DejaVu Sans',sans-serif;color:#222;background:#fff;margin:0 auto;padding:8px 24px 40px;max-width:1240px}
 h1{font-size:24px;margin:16px 0 4px;overflow-wrap:anywhere}h2{font-size:19px;margin:0 0 4px;border-bottom:2px solid #1f77b4;padding-bottom:3px}
@@ -338,19 +339,19 @@ figcaption{flex:1 0 100%;font-weight:bold;font-size:15px}.rows{font-weight:norma
 .tbl{border:1px solid #ddd;flex:1 1 300px;min-width:0}
 figure.wide .tbl{flex-basis:100%}
 table{border-collapse:collapse;font-size:12px;width:100%}
-th{background:#f3f3f3;text-align:left;padding:3px 6px}
+th{background:#f3f3f3;text-align:left;padding:3px 6px;overflow-wrap:anywhere}
 td{padding:2px 6px;border-top:1px solid #eee;overflow-wrap:anywhere}
-th.n,td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+th.n,td.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}
 td.d{white-space:nowrap}
 tfoot td{font-weight:bold;border-top:2px solid #bbb}
 details{margin:28px 0}summary{cursor:pointer}summary h2{display:inline-block;border:0}
 details h3{font-size:16px;margin:0 0 4px;border-bottom:1px solid #1f77b4}
 .empty{color:#777;font-style:italic}
 code{font-size:13px;background:#f4f4f4;padding:0 3px}
-@media (max-width:899px){.svg.desk{display:none}.svg.phone{display:block}}
-@media (max-width:639px){
+@media (max-width:899px){
+.svg.desk{display:none}.svg.phone{display:block}
 body{padding:4px 12px 32px}h1{font-size:20px}section,details{margin:22px 0}
-figure{padding:6px;gap:10px}.key{white-space:normal;margin-left:6px}
+figure{padding:6px;gap:10px}.key{white-space:normal;overflow-wrap:anywhere;margin-left:6px}
 .card{flex:1 1 130px;min-width:0;padding:6px 10px}.card-value{font-size:19px}
 .tbl table,.tbl tbody,.tbl tfoot{display:block}.tbl thead{display:none}
 .tbl tr{display:flex;flex-wrap:wrap;gap:1px 12px;padding:4px 6px;border-top:1px solid #eee}
