@@ -53,6 +53,34 @@ struct Page {
     collapsed: Vec<String>,
     hidden: Vec<String>,
     wide: Vec<String>,
+    /// How the open page fits 1400 px, then 390 px.
+    fit: [Fit; 2],
+}
+
+/// How a page fits one viewport width (every group open).
+#[derive(Debug, serde::Deserialize)]
+struct Fit {
+    width: u32,
+    scroll_width: u32,
+    height: u32,
+    /// Texts rendered below 11 px (SVG text at its drawn scale).
+    small: Vec<String>,
+    /// Boxes reaching left or right of the page.
+    outside: Vec<String>,
+    /// Chart texts reaching outside their SVG.
+    svg_outside: Vec<String>,
+    /// Dates (with their time) broken over lines.
+    broken: Vec<String>,
+    charts: Vec<FitChart>,
+}
+
+/// A chart's SVG as shown at one width.
+#[derive(Debug, serde::Deserialize)]
+struct FitChart {
+    id: String,
+    marks: usize,
+    svg_px: [u32; 2],
+    texts: Vec<String>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -67,6 +95,8 @@ struct Case {
     name: String,
     html: PathBuf,
     png: PathBuf,
+    /// The screenshot at 390 px.
+    phone_png: PathBuf,
     expected: Expected,
 }
 
@@ -79,6 +109,8 @@ struct Expected {
     facts: BTreeMap<&'static str, String>,
     lists: BTreeMap<&'static str, Vec<Vec<String>>>,
     missing: Vec<&'static str>,
+    /// The times the session timeline draws: (some are local, some UTC only).
+    timeline_times: (bool, bool),
 }
 
 /// A DuckDB connection over a load's output in `dir` (events, and the
@@ -460,6 +492,20 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
             "diagnostics",
         ];
     }
+    // the sessions the timeline draws: do their events have local times,
+    // UTC times only, or both
+    let times = query(
+        &c,
+        "WITH s AS (
+           SELECT session_uid,
+                  max(coalesce(timestamp_local, CAST(timestamp_utc AS TIMESTAMP))) AS l,
+                  bool_or(timestamp_local IS NOT NULL) AS local,
+                  bool_or(timestamp_local IS NULL AND timestamp_utc IS NOT NULL) AS utc
+           FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid),
+         drawn AS (SELECT * FROM s WHERE l IS NOT NULL ORDER BY l DESC, session_uid LIMIT 50)
+         SELECT coalesce(bool_or(local), false), coalesce(bool_or(utc), false) FROM drawn",
+    )?;
+    e.timeline_times = (times[0][0] == "true", times[0][1] == "true");
     let f = query(
         &c,
         "SELECT count(*), count(DISTINCT session_uid),
@@ -583,7 +629,7 @@ fn browse(cases: &[Case], work: &Path) -> Result<Browser, Box<dyn std::error::Er
     }
     let mut pages: Vec<serde_json::Value> = cases
         .iter()
-        .map(|c| serde_json::json!({"html": c.html, "screenshot": c.png}))
+        .map(|c| serde_json::json!({"html": c.html, "screenshot": c.png, "phone": c.phone_png}))
         .collect();
     // NANOLOAD_REPORT_PNG=docs/report.png: the README's picture, the top of
     // the mixed home's report (both agents)
@@ -647,6 +693,7 @@ fn cases_of(home: &str, work: &Path) -> Result<(Vec<Case>, f64, f64), Box<dyn st
         cases.push(Case {
             name: format!("{home}{suffix}"),
             png: work.join(format!("{name}{suffix}.png")),
+            phone_png: work.join(format!("{name}{suffix}-390.png")),
             expected: expected(&dir, tables)?,
             html,
         });
@@ -784,7 +831,101 @@ fn differences(case: &Case, page: &Page) -> Result<Vec<String>, Box<dyn std::err
         png_size(&png) == Some((1400, page.height)) && png.len() > 50_000,
         format!("screenshot {:?}, {} bytes", png_size(&png), png.len()),
     );
+    for fit in &page.fit {
+        for line in fits(case, page, fit) {
+            check(false, line);
+        }
+    }
+    let phone = &page.fit[1];
+    let png = std::fs::read(&case.phone_png)?;
+    check(
+        png_size(&png) == Some((390, phone.height)),
+        format!("390 px screenshot {:?}", png_size(&png)),
+    );
     Ok(bad)
+}
+
+/// Where a page does not fit one viewport width: it scrolls sideways, a
+/// text is rendered below 11 px, a box reaches outside the page, a date
+/// breaks over lines, a chart's text leaves its SVG; each chart shown
+/// draws its bars at a size that fits; the timeline's axis says what its
+/// times are.
+fn fits(case: &Case, page: &Page, fit: &Fit) -> Vec<String> {
+    let w = fit.width;
+    let mut bad = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            bad.push(format!("at {w} px: {what}"));
+        }
+    };
+    // a few of each, and how many in all
+    let few = |v: &[String]| format!("{} in all: {:#?}", v.len(), &v[..v.len().min(4)]);
+    check(
+        fit.scroll_width <= w,
+        format!(
+            "the page is {} px wide (scrolls sideways)",
+            fit.scroll_width
+        ),
+    );
+    check(
+        fit.small.is_empty(),
+        format!("text below 11 px, {}", few(&fit.small)),
+    );
+    check(
+        fit.outside.is_empty(),
+        format!("boxes outside the page, {}", few(&fit.outside)),
+    );
+    check(
+        fit.broken.is_empty(),
+        format!("dates broken over lines, {}", few(&fit.broken)),
+    );
+    check(
+        fit.svg_outside.is_empty(),
+        format!("chart texts outside their SVG, {}", few(&fit.svg_outside)),
+    );
+    let ids: Vec<&str> = fit.charts.iter().map(|c| c.id.as_str()).collect();
+    let want: Vec<&str> = page.charts.iter().map(|c| c.id.as_str()).collect();
+    check(ids == want, format!("charts {ids:?}, want {want:?}"));
+    for (c, shown) in page.charts.iter().zip(&fit.charts) {
+        let id = &c.id;
+        check(
+            shown.marks == marks(c),
+            format!("{id} draws {} bars, want {}", shown.marks, marks(c)),
+        );
+        let [x, y] = shown.svg_px;
+        check(
+            if c.rows.is_empty() {
+                shown.svg_px == [0, 0]
+            } else {
+                // at 1400 px as wide as before, on a phone most of its width
+                x >= if w >= 1000 { 600 } else { w * 3 / 4 } && x <= w && y >= 80
+            },
+            format!(
+                "{id} svg of {:?} px for {} rows",
+                shown.svg_px,
+                c.rows.len()
+            ),
+        );
+    }
+    // the timeline's time axis: local where an offset is known, UTC where not
+    if let Some(t) = fit
+        .charts
+        .iter()
+        .find(|c| c.id == "sessions-timeline" && !c.texts.is_empty())
+    {
+        let says = |w: &str| t.texts.iter().any(|s| s.contains(w));
+        let (local, utc) = case.expected.timeline_times;
+        check(
+            says("local") == local && says("UTC") == utc,
+            format!(
+                "the timeline's texts {:?}: its times are{} local and{} UTC",
+                t.texts,
+                if local { "" } else { " not" },
+                if utc { "" } else { " not" }
+            ),
+        );
+    }
+    bad
 }
 
 /// Every fixture home's report, and a mixed home's (`common::mixed_home`), with

@@ -5,6 +5,13 @@
 //! length only; vertical bars per day or label ([`vbars`]), horizontal bars
 //! per label ([`hbars`]) and ranges from a start to an end per label
 //! ([`ranges`]) differ only in what they draw in it.
+//!
+//! Each chart is drawn twice, for a [`Fit`]: [`DESKTOP`] and [`PHONE`]
+//! (the page shows one by its width). An SVG scaled down shrinks its text
+//! with it, so each is drawn at the width it is shown at and its text is
+//! 12 px there; labels are as many and as long as that width holds (a text
+//! is estimated at [`CHAR_PX`] a character), and the margins hold the
+//! outermost labels and the notes beside range bars.
 
 use std::ops::Range;
 
@@ -37,7 +44,64 @@ pub(super) fn hex(c: RGBColor) -> String {
 }
 
 const FONT: &str = "sans-serif";
-const WIDTH: u32 = 720;
+/// The size of every chart text, in plotters' points: its SVG backend
+/// writes a font size of points / 1.24, so 15 is 12.1 px (11 px or more
+/// while the SVG is drawn at 91 % of its width or more).
+const TEXT: u32 = 15;
+/// A character of chart text, in pixels, rounded up (DejaVu Sans' digits
+/// are 7.7 px at 12.1 px).
+const CHAR_PX: u32 = 8;
+
+/// The width a chart is drawn for.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Fit {
+    /// Its SVG's width, in pixels.
+    width: u32,
+    /// A range chart's width (one row of labels on the left, a note beside
+    /// each bar).
+    range_width: u32,
+    /// A row's label is cut to this many characters (the table holds it whole).
+    label_chars: usize,
+    /// The notes beside range bars keep their parenthesis.
+    detail: bool,
+    /// The blank margin around the frame.
+    margin: u32,
+    /// The SVG's class: which page width shows it.
+    pub(super) class: &'static str,
+}
+
+/// For a page 900 px wide or more: charts 720 px wide (ranges 900), shown
+/// at their size.
+pub(super) const DESKTOP: Fit = Fit {
+    width: 720,
+    range_width: 900,
+    label_chars: 40,
+    detail: true,
+    margin: 12,
+    class: "desk",
+};
+
+/// For a page narrower than 900 px: charts 340 px wide, a phone's width
+/// (390 px) less the page's padding.
+pub(super) const PHONE: Fit = Fit {
+    width: 340,
+    range_width: 340,
+    label_chars: 14,
+    detail: false,
+    margin: 8,
+    class: "phone",
+};
+
+/// The pixels a text of `chars` characters takes.
+fn text_px(chars: usize) -> u32 {
+    chars as u32 * CHAR_PX
+}
+
+/// How many labels of `chars` characters an axis `px` long holds side by
+/// side, at least 1 and at most `most`.
+fn fitting(px: u32, chars: usize, most: usize) -> usize {
+    (px / (text_px(chars) + 2 * CHAR_PX)).clamp(1, most.max(1) as u32) as usize
+}
 
 /// A number on an axis: short (1.2k, 3.4M), at most 4 decimals.
 fn axis_num(v: f64) -> String {
@@ -63,15 +127,23 @@ fn axis_count(v: f64) -> String {
     }
 }
 
-/// How many labels a value axis up to `top` gets — at most 6, and for
-/// counts no more than there are integers on it (so every tick is one) —
-/// and how each is written.
-fn value_ticks(top: f64, counts: bool) -> (usize, fn(&f64) -> String) {
+/// How many labels a value axis up to `top` gets — at most `most`, and
+/// for counts no more than there are integers on it (so every tick is one)
+/// — and how each is written.
+fn value_ticks(top: f64, counts: bool, most: usize) -> (usize, fn(&f64) -> String) {
     if counts {
-        ((top.floor() as usize + 1).clamp(2, 6), |v| axis_count(*v))
+        ((top.floor() as usize + 1).clamp(2, most.max(2)), |v| {
+            axis_count(*v)
+        })
     } else {
-        (6, |v| axis_num(*v))
+        (most.max(2), |v| axis_num(*v))
     }
+}
+
+/// The most characters a value axis label up to `top` takes (`12.3k`,
+/// `0.0125`).
+fn value_chars(top: f64, counts: bool) -> usize {
+    if counts || top >= 1e4 { 6 } else { 7 }
 }
 
 /// A label cut to `n` characters (the table beside holds it whole).
@@ -125,6 +197,7 @@ pub(super) struct Value<'a> {
 }
 
 /// Where bars of a vertical chart stand on the x axis.
+#[derive(Clone, Copy)]
 pub(super) enum XAxis<'a> {
     /// Days since 1970-01-01, labelled as dates.
     Days,
@@ -156,6 +229,16 @@ struct Frame<'a> {
     y: Axis<'a>,
     vertical: bool,
     desc: &'a str,
+    /// The blank margin around the frame, and on the right (room for the
+    /// half of the last x label that passes the plot's end).
+    margin: u32,
+    right: u32,
+}
+
+/// The room an x axis label of `chars` characters needs right of the plot:
+/// half of it (labels are centred on their tick), at least the margin.
+fn right_margin(fit: Fit, chars: usize) -> u32 {
+    (text_px(chars) / 2 + 4).max(fit.margin)
 }
 
 type Chart2d<'a, 'b> =
@@ -172,7 +255,8 @@ fn plot(
         let root = SVGBackend::with_string(&mut svg, f.size).into_drawing_area();
         root.fill(&BG).map_err(chart_err(id))?;
         let mut chart = ChartBuilder::on(&root)
-            .margin(12)
+            .margin(f.margin)
+            .margin_right(f.right)
             .x_label_area_size(f.x.area)
             .y_label_area_size(f.y.area)
             .build_cartesian_2d(f.x.range, f.y.range)
@@ -187,8 +271,8 @@ fn plot(
             .y_labels(f.y.labels)
             .x_label_formatter(f.x.label)
             .y_label_formatter(f.y.label)
-            .label_style((FONT, 13).into_font().color(&INK))
-            .axis_desc_style((FONT, 14).into_font().color(&INK))
+            .label_style((FONT, TEXT).into_font().color(&INK))
+            .axis_desc_style((FONT, TEXT).into_font().color(&INK))
             .draw()
             .map_err(chart_err(id))?;
         draw(&mut chart)?;
@@ -228,6 +312,7 @@ pub(super) fn vbars(
     stacks: &[Stack],
     y: Value,
     flagged: &[bool],
+    fit: Fit,
 ) -> Result<String, ReportError> {
     let (lo, hi) = xs
         .iter()
@@ -237,33 +322,43 @@ pub(super) fn vbars(
     } else {
         (lo - 0.6, hi + 0.6)
     };
-    let n_labels = match axis {
-        XAxis::Days => 8,
-        XAxis::Labels(l) => l.len().clamp(1, 24),
+    // the x labels: dates, or the labels given (as many as fit)
+    let (x_chars, most) = match axis {
+        XAxis::Days => (10, 8),
+        XAxis::Labels(l) => (
+            l.iter().map(|s| s.chars().count()).max().unwrap_or(1),
+            l.len().clamp(1, 24),
+        ),
     };
     let fmt = |x: &f64| match axis {
         XAxis::Days => day_label(*x),
         XAxis::Labels(l) => index_label(l, *x),
     };
     let top = top(stacks);
-    let (n_values, value_label) = value_ticks(top, y.counts);
+    let (n_values, value_label) = value_ticks(top, y.counts, 6);
+    // the value labels beside the axis description, turned upright
+    let y_area = text_px(value_chars(top, y.counts)) + 3 * CHAR_PX;
+    let right = right_margin(fit, x_chars);
+    let plot_w = fit.width.saturating_sub(fit.margin + right + y_area);
     let frame = Frame {
         id,
-        size: (WIDTH, 300),
+        size: (fit.width, if fit.detail { 300 } else { 240 }),
         x: Axis {
             range: x0..x1,
-            labels: n_labels,
+            labels: fitting(plot_w, x_chars, most),
             label: &fmt,
-            area: 36,
+            area: 40,
         },
         y: Axis {
             range: 0f64..top,
             labels: n_values,
             label: &value_label,
-            area: 64,
+            area: y_area,
         },
         vertical: true,
         desc: y.desc,
+        margin: fit.margin,
+        right,
     };
     plot(frame, |chart| {
         let rects = xs.iter().zip(stacks).flat_map(|(x, stack)| {
@@ -283,7 +378,7 @@ pub(super) fn vbars(
                     Text::new(
                         "*".to_string(),
                         (*x - 0.15, h + top * 0.06),
-                        (FONT, 16).into_font().color(&INK),
+                        (FONT, TEXT + 3).into_font().color(&INK),
                     )
                 });
         chart.draw_series(stars).map_err(chart_err(id))?;
@@ -292,11 +387,12 @@ pub(super) fn vbars(
 }
 
 /// The labels of rows drawn from the top (row i at y = n - 1 - i), cut to
-/// 44 characters, and the room they need.
-fn row_labels(labels: &[String]) -> (Vec<String>, u32) {
-    let shown: Vec<String> = labels.iter().map(|l| cut(l, 44)).collect();
-    let px = shown.iter().map(|l| l.chars().count()).max().unwrap_or(4) as u32 * 7 + 16;
-    (shown.into_iter().rev().collect(), px.min(340))
+/// what `fit` holds, and the room they need.
+fn row_labels(labels: &[String], fit: Fit) -> (Vec<String>, u32) {
+    let shown: Vec<String> = labels.iter().map(|l| cut(l, fit.label_chars)).collect();
+    let chars = shown.iter().map(|l| l.chars().count()).max().unwrap_or(4);
+    let px = text_px(chars.min(fit.label_chars)) + 2 * CHAR_PX;
+    (shown.into_iter().rev().collect(), px)
 }
 
 /// Horizontal stacked bars, one per label, the first on top.
@@ -305,19 +401,23 @@ pub(super) fn hbars(
     labels: &[String],
     stacks: &[Stack],
     x: Value,
+    fit: Fit,
 ) -> Result<String, ReportError> {
     let n = labels.len();
-    let (by_y, label_px) = row_labels(labels);
+    let (by_y, label_px) = row_labels(labels, fit);
     let top = top(stacks);
-    let (n_values, value_label) = value_ticks(top, x.counts);
+    let chars = value_chars(top, x.counts);
+    let right = right_margin(fit, chars);
+    let plot_w = fit.width.saturating_sub(fit.margin + right + label_px);
+    let (n_values, value_label) = value_ticks(top, x.counts, fitting(plot_w, chars, 6));
     let frame = Frame {
         id,
-        size: (WIDTH, 70 + 20 * n.max(1) as u32),
+        size: (fit.width, 76 + 20 * n.max(1) as u32),
         x: Axis {
             range: 0f64..top,
             labels: n_values,
             label: &value_label,
-            area: 40,
+            area: 44,
         },
         y: Axis {
             range: -0.5f64..(n.max(1) as f64 - 0.5),
@@ -327,6 +427,8 @@ pub(super) fn hbars(
         },
         vertical: false,
         desc: x.desc,
+        margin: fit.margin,
+        right,
     };
     plot(frame, |chart| {
         let rects = stacks.iter().enumerate().flat_map(|(i, stack)| {
@@ -341,7 +443,8 @@ pub(super) fn hbars(
 }
 
 /// One bar of a range chart: its row (a label index), its start and end on
-/// the x axis, colour and a text drawn beside it.
+/// the x axis, colour and a note drawn beside it (a phone's drops what
+/// stands in parentheses: the table beside holds it).
 pub(super) struct Span {
     pub(super) row: usize,
     pub(super) start: f64,
@@ -350,16 +453,45 @@ pub(super) struct Span {
     pub(super) text: String,
 }
 
+/// What the x axis of a range chart measures: local days, or times —
+/// local where an offset is known, UTC where not — as its description
+/// says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Times {
+    /// Local days (`tz_offsets`).
+    Days,
+    /// Every time drawn is local.
+    Local,
+    /// Every time drawn is UTC (no offset is known: nanoclaw).
+    Utc,
+    /// Some are local, some UTC.
+    Mixed,
+}
+
+impl Times {
+    fn desc(self, fit: Fit) -> &'static str {
+        match self {
+            Times::Days => "local day",
+            Times::Local => "local time",
+            Times::Utc => "UTC time",
+            Times::Mixed if fit.detail => "local time; UTC where no offset is known",
+            Times::Mixed => "local or UTC time",
+        }
+    }
+}
+
 /// Bars from start to end on rows of labels (the first on top); x as
-/// seconds (`days` false: labelled as dates or times) or days.
+/// seconds (labelled as dates or times) or, for [`Times::Days`], days.
 pub(super) fn ranges(
     id: &'static str,
     labels: &[String],
     spans: &[Span],
-    days: bool,
+    times: Times,
+    fit: Fit,
 ) -> Result<String, ReportError> {
+    let days = times == Times::Days;
     let n = labels.len().max(1);
-    let (by_y, label_px) = row_labels(labels);
+    let (by_y, label_px) = row_labels(labels, fit);
     let (lo, hi) = spans.iter().fold((f64::MAX, f64::MIN), |(a, b), s| {
         (a.min(s.start), b.max(s.end))
     });
@@ -370,34 +502,63 @@ pub(super) fn ranges(
     };
     let unit = if days { 1.0 } else { 60.0 };
     let pad = ((hi - lo) * 0.03).max(unit);
-    let (x0, x1) = (lo - pad, hi + pad * 4.0);
+    let notes: Vec<String> = spans
+        .iter()
+        .map(|s| match s.text.find(" (") {
+            Some(i) if !fit.detail => s.text[..i].to_string(),
+            _ => s.text.clone(),
+        })
+        .collect();
+    // room for the longest x label's half: `%m-%d %H:%M`
+    let right = right_margin(fit, 11);
+    let plot_w = fit
+        .range_width
+        .saturating_sub(fit.margin + right + label_px) as f64;
+    // the axis runs on until each bar's note fits after it: a note of r of
+    // the plot's width after a bar ending at e needs x1 >= x0 + (e - x0) /
+    // (1 - r) (r taken at most 0.6: a longer note on a narrow chart is cut)
+    let x0 = lo - pad;
+    let x1 = spans
+        .iter()
+        .zip(&notes)
+        .map(|(s, note)| {
+            let r = ((text_px(note.chars().count()) + CHAR_PX) as f64 / plot_w.max(1.0) + 0.01)
+                .min(0.6);
+            x0 + (s.end - x0) / (1.0 - r)
+        })
+        .fold(hi + pad, f64::max);
     // a bar is at least 0.4% of the axis wide: a one-message session shows
     let min_w = (x1 - x0) * 0.004;
-    let span_days = (x1 - x0) / if days { 1.0 } else { 86_400.0 };
+    // times of one day are labelled by the hour and the day said once
+    let at = |x: f64| chrono::DateTime::from_timestamp(x as i64, 0).map(|t| t.date_naive());
+    let (format, x_chars, day) = if days || (x1 - x0) / 86_400.0 > 3.0 {
+        ("%Y-%m-%d", 10, None)
+    } else if at(x0) == at(x1) {
+        ("%H:%M", 5, at(x0))
+    } else {
+        ("%m-%d %H:%M", 11, None)
+    };
+    let desc = match day {
+        Some(d) => format!("{}, {}", times.desc(fit), d.format("%Y-%m-%d")),
+        None => times.desc(fit).to_string(),
+    };
     let fmt = |x: &f64| {
         if days {
             day_label(x.round())
         } else {
             chrono::DateTime::from_timestamp(*x as i64, 0)
-                .map(|t| {
-                    let f = if span_days > 3.0 {
-                        "%Y-%m-%d"
-                    } else {
-                        "%m-%d %H:%M"
-                    };
-                    t.naive_utc().format(f).to_string()
-                })
+                .map(|t| t.naive_utc().format(format).to_string())
                 .unwrap_or_default()
         }
     };
     let frame = Frame {
         id,
-        size: (WIDTH + 180, 70 + 20 * n as u32),
+        size: (fit.range_width, 76 + 20 * n as u32),
         x: Axis {
             range: x0..x1,
-            labels: 6,
+            labels: fitting(plot_w as u32, x_chars, 6),
             label: &fmt,
-            area: 40,
+            area: 44,
         },
         y: Axis {
             range: -0.5f64..(n as f64 - 0.5),
@@ -406,7 +567,9 @@ pub(super) fn ranges(
             area: label_px,
         },
         vertical: false,
-        desc: if days { "local day" } else { "local time" },
+        desc: &desc,
+        margin: fit.margin,
+        right,
     };
     plot(frame, |chart| {
         chart
@@ -417,15 +580,21 @@ pub(super) fn ranges(
             }))
             .map_err(chart_err(id))?;
         chart
-            .draw_series(spans.iter().filter(|s| !s.text.is_empty()).map(|s| {
-                let y = (n - 1 - s.row) as f64;
-                let end = s.end.max(s.start + min_w);
-                Text::new(
-                    s.text.clone(),
-                    (end + min_w, y + 0.3),
-                    (FONT, 12).into_font().color(&INK),
-                )
-            }))
+            .draw_series(
+                spans
+                    .iter()
+                    .zip(&notes)
+                    .filter(|(_, note)| !note.is_empty())
+                    .map(|(s, note)| {
+                        let y = (n - 1 - s.row) as f64;
+                        let end = s.end.max(s.start + min_w);
+                        Text::new(
+                            note.clone(),
+                            (end + min_w, y + 0.3),
+                            (FONT, TEXT).into_font().color(&INK),
+                        )
+                    }),
+            )
             .map_err(chart_err(id))?;
         Ok(())
     })

@@ -11,6 +11,7 @@
 //!
 //! Sections, each chart a `<figure data-chart=ID data-series=COLUMNS>` drawn
 //! by plotters (its SVG backend; no font files, the browser sets the text)
+//! twice, for a desktop and for a phone (the page shows one by its width),
 //! with a `<table data-chart-table=ID>` beside it holding exactly the numbers
 //! drawn (`data-series` names the columns drawn as bars, one bar segment per
 //! non-zero value; a chart without it draws one bar per row):
@@ -21,7 +22,8 @@
 //! 1. **activity** (events): events per local day (`timestamp_local`),
 //!    stacked by `turn_type`; events per local hour 0–23.
 //! 2. **sessions** (events): the 50 sessions whose last local time is the
-//!    latest, each a bar from its first to its last local time.
+//!    latest, each a bar from its first to its last local time; the axis
+//!    says whether those times are local, UTC (no offset known) or both.
 //! 3. **tokens and cost** (llm_calls, both agents): tokens and cost per
 //!    local day (`started_at_local`, the UTC day where no offset is known)
 //!    and per provider and model (30 largest); a cost no price table row

@@ -2,6 +2,11 @@
 //! script, nothing fetched), sections of prose, charts each beside the
 //! table of exactly the numbers drawn, and lists; every data string
 //! escaped ([`esc`]).
+//!
+//! It fits a phone as well as a desktop ([`STYLE`]'s media queries): each
+//! chart is drawn for both widths and the page shows the one drawn for its
+//! width; below 900 px every table reflows, a row a block of its cells, each
+//! cell named by its column (`data-c`); a date and its time never break.
 
 use std::fmt::Write as _;
 
@@ -34,7 +39,9 @@ pub(super) struct Chart {
     /// Columns drawn as bar segments, with their colours; empty for a range
     /// chart (one bar per row).
     pub(super) series: Vec<(String, RGBColor)>,
-    pub(super) svg: String,
+    /// The SVGs, each with the class of the page width it is drawn for
+    /// (`desk`, `phone`).
+    pub(super) svgs: Vec<(&'static str, String)>,
 }
 
 #[derive(Default)]
@@ -134,7 +141,13 @@ impl Page {
         if c.data.rows.is_empty() {
             self.html.push_str("<p class=\"empty\">no rows</p>\n");
         } else {
-            let _ = writeln!(self.html, "<div class=\"svg\">{}</div>", c.svg.trim_end());
+            for (class, svg) in &c.svgs {
+                let _ = writeln!(
+                    self.html,
+                    "<div class=\"svg {class}\">{}</div>",
+                    svg.trim_end()
+                );
+            }
         }
         let _ = writeln!(
             self.html,
@@ -160,6 +173,9 @@ impl Page {
 pub(super) enum Cell {
     /// As it is, left-aligned.
     Text,
+    /// A date or a date and time (`2026-03-05 13:59:00`): as it is,
+    /// left-aligned, never broken over lines.
+    Date,
     /// A count: thousands separators, right-aligned.
     Count,
     /// USD: to the cent, more digits only below a cent (`unknown` as it
@@ -188,10 +204,16 @@ const LABEL_COLUMNS: [&str; 9] = [
 /// numeric only when every value is a number (or an unknown cost).
 pub(super) fn cell_kind(data: &Data, i: usize) -> Cell {
     let name = data.columns[i].as_str();
+    let values = || data.rows.iter().chain(&data.total).map(|r| r[i].as_str());
+    // a TOTAL row's label does not make a column of dates text
+    let dated = data.rows.iter().any(|r| !r[i].is_empty())
+        && data.rows.iter().all(|r| r[i].is_empty() || is_date(&r[i]));
+    if dated {
+        return Cell::Date;
+    }
     if LABEL_COLUMNS.contains(&name) {
         return Cell::Text;
     }
-    let values = || data.rows.iter().chain(&data.total).map(|r| r[i].as_str());
     let usd = name.contains("cost") || name == "total" || data.usd.contains(&i);
     let all = |f: &dyn Fn(&str) -> bool| values().all(|v| v.is_empty() || f(v));
     // an empty column is text, unless it is a rate (as before)
@@ -209,10 +231,27 @@ pub(super) fn cell_kind(data: &Data, i: usize) -> Cell {
     }
 }
 
+/// `YYYY-MM-DD`, alone or followed by ` HH:MM` or ` HH:MM:SS`.
+fn is_date(v: &str) -> bool {
+    let shape = |s: &str, p: &str| {
+        s.len() == p.len()
+            && s.bytes().zip(p.bytes()).all(|(c, p)| {
+                if p == b'9' {
+                    c.is_ascii_digit()
+                } else {
+                    c == p
+                }
+            })
+    };
+    ["9999-99-99", "9999-99-99 99:99", "9999-99-99 99:99:99"]
+        .iter()
+        .any(|p| shape(v, p))
+}
+
 /// A cell's text as shown.
 pub(super) fn shown(kind: Cell, v: &str) -> String {
     match kind {
-        Cell::Text | Cell::Decimal => v.to_string(),
+        Cell::Text | Cell::Date | Cell::Decimal => v.to_string(),
         _ if v.is_empty() => String::new(),
         Cell::Count => v
             .parse::<i64>()
@@ -226,25 +265,43 @@ fn table_body(html: &mut String, data: &Data) {
     let kinds: Vec<Cell> = (0..data.columns.len())
         .map(|i| cell_kind(data, i))
         .collect();
-    let class = |k: Cell| if k == Cell::Text { "" } else { " class=\"n\"" };
+    let class = |k: Cell| match k {
+        Cell::Text => "",
+        Cell::Date => " class=\"d\"",
+        _ => " class=\"n\"",
+    };
     html.push_str("<thead><tr>");
     for (c, k) in data.columns.iter().zip(&kinds) {
-        let _ = write!(html, "<th{}>{}</th>", class(*k), esc(c));
+        let k = if *k == Cell::Date { Cell::Text } else { *k };
+        let _ = write!(html, "<th{}>{}</th>", class(k), esc(c));
     }
     html.push_str("</tr></thead>\n<tbody>\n");
+    // each cell names its column (`data-c`): a phone shows the name
+    // beside the value when the row reflows
+    let names: Vec<String> = data.columns.iter().map(|c| esc(c)).collect();
     let row = |html: &mut String, r: &[String]| {
         html.push_str("<tr>");
-        for (v, k) in r.iter().zip(&kinds) {
-            if *k == Cell::Text {
-                let _ = write!(html, "<td>{}</td>", esc(v));
-            } else {
-                // the value as computed, then as shown
-                let _ = write!(
-                    html,
-                    "<td class=\"n\" data-v=\"{}\">{}</td>",
-                    esc(v),
-                    esc(&shown(*k, v))
-                );
+        for ((v, k), c) in r.iter().zip(&kinds).zip(&names) {
+            match k {
+                Cell::Text => {
+                    let _ = write!(html, "<td data-c=\"{c}\">{}</td>", esc(v));
+                }
+                // a TOTAL row's label in a column of dates
+                Cell::Date if !is_date(v) => {
+                    let _ = write!(html, "<td data-c=\"{c}\">{}</td>", esc(v));
+                }
+                Cell::Date => {
+                    let _ = write!(html, "<td class=\"d\" data-c=\"{c}\">{}</td>", esc(v));
+                }
+                _ => {
+                    // the value as computed, then as shown
+                    let _ = write!(
+                        html,
+                        "<td class=\"n\" data-c=\"{c}\" data-v=\"{}\">{}</td>",
+                        esc(v),
+                        esc(&shown(*k, v))
+                    );
+                }
             }
         }
         html.push_str("</tr>\n");
@@ -260,30 +317,48 @@ fn table_body(html: &mut String, data: &Data) {
     }
 }
 
+/// The style sheet: a desktop's layout, then what changes below 900 px,
+/// where a desktop's chart would be drawn below its size (its text below
+/// 11 px): the charts drawn for a phone, tables reflowed (a row a block of
+/// its cells, each named by its column), tighter margins.
 pub(super) const STYLE: &str = "
 body{font-family:'DejaVu Sans',sans-serif;color:#222;background:#fff;margin:0 auto;padding:8px 24px 40px;max-width:1240px}
-h1{font-size:24px;margin:16px 0 4px}h2{font-size:19px;margin:0 0 4px;border-bottom:2px solid #1f77b4;padding-bottom:3px}
-section{margin:28px 0}p{margin:6px 0;font-size:14px}.intro{color:#444}.note{color:#555;font-size:13px}
+h1{font-size:24px;margin:16px 0 4px;overflow-wrap:anywhere}h2{font-size:19px;margin:0 0 4px;border-bottom:2px solid #1f77b4;padding-bottom:3px}
+section{margin:28px 0}p{margin:6px 0;font-size:14px;overflow-wrap:break-word}.intro{color:#444}.note{color:#555;font-size:13px}
 .missing{background:#fff4e0;border-left:4px solid #ff7f0e;padding:6px 10px}
-dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-size:14px;margin:8px 0}
-dl.facts dt{color:#555}dl.facts dd{margin:0;font-weight:bold}
+dl.facts{display:grid;grid-template-columns:max-content minmax(0,auto);gap:2px 14px;font-size:14px;margin:8px 0}
+dl.facts dt{color:#555}dl.facts dd{margin:0;font-weight:bold;overflow-wrap:anywhere}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
 .card{border:1px solid #d8d8d8;border-radius:6px;padding:8px 14px;min-width:150px}
-.card-label{display:block;color:#555;font-size:13px}.card-value{display:block;font-size:22px;font-weight:bold;text-align:right}
+.card-label{display:block;color:#555;font-size:13px}.card-value{display:block;font-size:22px;font-weight:bold;text-align:right;overflow-wrap:break-word}
 figure{display:flex;flex-wrap:wrap;gap:12px 18px;align-items:flex-start;margin:14px 0;padding:8px;border:1px solid #e4e4e4;border-radius:4px}
 figcaption{flex:1 0 100%;font-weight:bold;font-size:15px}.rows{font-weight:normal;color:#777;font-size:13px}
 .key{font-weight:normal;font-size:13px;margin-left:10px;white-space:nowrap}
 .sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
-.svg svg{display:block;max-width:100%;height:auto}
+.svg svg{display:block;max-width:100%;height:auto}.svg.phone{display:none}
 .tbl{border:1px solid #ddd;flex:1 1 300px;min-width:0}
 figure.wide .tbl{flex-basis:100%}
 table{border-collapse:collapse;font-size:12px;width:100%}
-th{background:#f3f3f3;text-align:left;padding:3px 6px}
+th{background:#f3f3f3;text-align:left;padding:3px 6px;overflow-wrap:anywhere}
 td{padding:2px 6px;border-top:1px solid #eee;overflow-wrap:anywhere}
-th.n,td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+th.n,td.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}
+td.d{white-space:nowrap}
 tfoot td{font-weight:bold;border-top:2px solid #bbb}
 details{margin:28px 0}summary{cursor:pointer}summary h2{display:inline-block;border:0}
 details h3{font-size:16px;margin:0 0 4px;border-bottom:1px solid #1f77b4}
 .empty{color:#777;font-style:italic}
 code{font-size:13px;background:#f4f4f4;padding:0 3px}
+@media (max-width:899px){
+.svg.desk{display:none}.svg.phone{display:block}
+body{padding:4px 12px 32px}h1{font-size:20px}section,details{margin:22px 0}
+figure{padding:6px;gap:10px}.key{white-space:normal;overflow-wrap:anywhere;margin-left:6px}
+.card{flex:1 1 130px;min-width:0;padding:6px 10px}.card-value{font-size:19px}
+.tbl table,.tbl tbody,.tbl tfoot{display:block}.tbl thead{display:none}
+.tbl tr{display:flex;flex-wrap:wrap;gap:1px 12px;padding:4px 6px;border-top:1px solid #eee}
+.tbl td{padding:0;border:0;min-width:0;max-width:100%}
+.tbl td::before{content:attr(data-c) ' ';color:#777;font-weight:normal;white-space:normal;overflow-wrap:anywhere}
+.tbl td:first-child{font-weight:bold}.tbl td:first-child::before{content:none}
+.tbl td:empty{display:none}.tbl tbody tr:first-child{border-top:0}
+.tbl tfoot tr{border-top:2px solid #bbb}
+}
 ";

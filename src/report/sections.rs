@@ -8,8 +8,8 @@ use duckdb::Connection;
 use plotters::prelude::RGBColor;
 
 use super::chart::{
-    BLUE_, BROWN, GREEN_, GREY, MODEL_COLORS, ORANGE, PURPLE, RED_, Span, TEAL, Value, XAxis,
-    epoch_day, epoch_seconds, hbars, ranges, stacks, vbars,
+    BLUE_, BROWN, DESKTOP, GREEN_, GREY, MODEL_COLORS, ORANGE, PHONE, PURPLE, RED_, Span, TEAL,
+    Times, Value, XAxis, epoch_day, epoch_seconds, hbars, ranges, stacks, vbars,
 };
 use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
@@ -616,6 +616,28 @@ pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
              FROM recent ORDER BY first, last, session_uid"
         ),
     )?;
+    // what the drawn sessions' times are: local where an offset is known,
+    // UTC where not (nanoclaw stores UTC only)
+    let times = fetch(
+        conn,
+        &["local", "utc"],
+        &format!(
+            "WITH s AS (
+               SELECT session_uid, max({EVENT_TIME}) AS last,
+                      bool_or(timestamp_local IS NOT NULL) AS local,
+                      bool_or(timestamp_local IS NULL AND timestamp_utc IS NOT NULL) AS utc
+               FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid),
+             recent AS (
+               SELECT * FROM s WHERE last IS NOT NULL
+               ORDER BY last DESC, session_uid LIMIT {MAX_SESSIONS})
+             SELECT coalesce(bool_or(local), false), coalesce(bool_or(utc), false) FROM recent"
+        ),
+    )?;
+    let times = match times.rows.first().map(|r| (r[0] == "true", r[1] == "true")) {
+        Some((true, true)) => Times::Mixed,
+        Some((false, true)) => Times::Utc,
+        _ => Times::Local,
+    };
     let shown = data.rows.len();
     let timed_n = timed.parse::<usize>().unwrap_or(0);
     p.note(&if shown == timed_n {
@@ -651,7 +673,7 @@ pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
         "sessions-timeline",
         "Sessions from first to last time (nanobot blue, nanoclaw orange; events beside)",
         data,
-        Draw::Ranges(&labels, &spans, false),
+        Draw::Ranges(&labels, &spans, times),
     )?;
     Ok(())
 }
@@ -805,7 +827,7 @@ pub(super) fn offsets(
             "offsets",
             "UTC offset ranges per instance (tz_offsets)",
             data,
-            Draw::Ranges(&instances, &spans, true),
+            Draw::Ranges(&instances, &spans, Times::Days),
         )?;
     } else {
         p.missing("tz_offsets", "The offset ranges");
@@ -909,10 +931,11 @@ enum Draw<'a> {
     Horizontal(&'a [String], Series, Value<'a>),
     /// Spans from a start to an end on rows of labels, over days or
     /// seconds (one bar per span, no series).
-    Ranges(&'a [String], &'a [Span], bool),
+    Ranges(&'a [String], &'a [Span], Times),
 }
 
-/// A chart of `data` added to the page: drawn, then shown beside its table.
+/// A chart of `data` added to the page: drawn for a desktop and for a
+/// phone, then shown beside its table.
 fn add(
     p: &mut Page,
     id: &'static str,
@@ -920,30 +943,40 @@ fn add(
     data: Data,
     draw: Draw,
 ) -> Result<(), ReportError> {
-    let (svg, series) = match draw {
-        Draw::Vertical(axis, series, value, flagged) => {
-            let xs: Vec<f64> = match axis {
-                XAxis::Days => data
-                    .rows
-                    .iter()
-                    .map(|r| epoch_day(&r[0]).unwrap_or(0) as f64)
-                    .collect(),
-                XAxis::Labels(_) => (0..data.rows.len()).map(|i| i as f64).collect(),
-            };
-            let bars = vbars(id, &xs, axis, &stacks(&data, &series), value, flagged)?;
-            (bars, series)
-        }
-        Draw::Horizontal(labels, series, value) => {
-            (hbars(id, labels, &stacks(&data, &series), value)?, series)
-        }
-        Draw::Ranges(labels, spans, days) => (ranges(id, labels, spans, days)?, Vec::new()),
-    };
+    let mut svgs = Vec::new();
+    let mut drawn = Vec::new();
+    for fit in [DESKTOP, PHONE] {
+        let (svg, series) = match &draw {
+            Draw::Vertical(axis, series, value, flagged) => {
+                let xs: Vec<f64> = match axis {
+                    XAxis::Days => data
+                        .rows
+                        .iter()
+                        .map(|r| epoch_day(&r[0]).unwrap_or(0) as f64)
+                        .collect(),
+                    XAxis::Labels(_) => (0..data.rows.len()).map(|i| i as f64).collect(),
+                };
+                let stacks = stacks(&data, series);
+                let bars = vbars(id, &xs, *axis, &stacks, *value, flagged, fit)?;
+                (bars, series.clone())
+            }
+            Draw::Horizontal(labels, series, value) => (
+                hbars(id, labels, &stacks(&data, series), *value, fit)?,
+                series.clone(),
+            ),
+            Draw::Ranges(labels, spans, times) => {
+                (ranges(id, labels, spans, *times, fit)?, Vec::new())
+            }
+        };
+        svgs.push((fit.class, svg));
+        drawn = series;
+    }
     p.chart(Chart {
         id,
         title: title.into(),
         data,
-        series,
-        svg,
+        series: drawn,
+        svgs,
     });
     Ok(())
 }

@@ -83,7 +83,8 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
         &html,
     )?;
     assert_eq!(w.charts, 13);
-    let page = std::fs::read_to_string(&html)?;
+    let raw = std::fs::read_to_string(&html)?;
+    let page = unnamed(&raw);
     // the only tags are the page's own: no script, link, image or URL
     assert!(!page.contains("<script"), "a data string became a tag");
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp"));
@@ -125,7 +126,7 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
     }
     // the costliest sessions: the one session, unknown (a call unpriced)
     assert!(page.contains(
-        "<tr><td>cli:&lt;b&gt;&amp;x</td><td>nanobot</td><td>2026-10-01 08:30:00</td>\
+        "<tr><td>cli:&lt;b&gt;&amp;x</td><td>nanobot</td><td class=\"d\">2026-10-01 08:30:00</td>\
          <td>00:30:00</td><td>m&amp;1, m2</td><td class=\"n\" data-v=\"1\">1</td>\
          <td class=\"n\" data-v=\"2\">2</td><td class=\"n\" data-v=\"unknown\">unknown</td></tr>"
     ));
@@ -148,7 +149,7 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
         Some(&dir.path().join("tables")),
         &again,
     )?;
-    assert_eq!(std::fs::read(&again)?, page.as_bytes());
+    assert_eq!(std::fs::read(&again)?, raw.as_bytes());
     Ok(())
 }
 
@@ -247,6 +248,21 @@ fn bad_inputs_name_their_path_and_write_nothing() -> Result<(), Box<dyn std::err
     Ok(())
 }
 
+/// The page without each cell's column name (`data-c`, which
+/// [`every_cell_names_its_column_and_a_date_is_marked`] checks): the
+/// markup the other tests spell out.
+fn unnamed(page: &str) -> String {
+    let mut out = String::with_capacity(page.len());
+    let mut rest = page;
+    while let Some(i) = rest.find(" data-c=\"") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " data-c=\"".len()..];
+        rest = after.find('"').map_or("", |j| &after[j + 1..]);
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The `<td>` cells of the table `attr` (e.g. `data-chart-table="tools"`),
 /// per row, as written (a number cell with its `data-v`).
 fn table_rows(page: &str, attr: &str) -> Vec<String> {
@@ -269,7 +285,7 @@ fn tools_count_failed_calls_of_both_agents() -> Result<(), Box<dyn std::error::E
     write_inputs(dir.path())?;
     let html = dir.path().join("r.html");
     report(&dir.path().join("out.parquet"), None, &html)?;
-    let page = std::fs::read_to_string(&html)?;
+    let page = unnamed(&std::fs::read_to_string(&html)?);
     let rows = table_rows(&page, "data-chart-table=\"tools\"");
     // nanoclaw's is_error and nanobot's retry hint; the rest succeeded
     assert_eq!(
@@ -299,7 +315,8 @@ fn tools_count_failed_calls_of_both_agents() -> Result<(), Box<dyn std::error::E
     assert!(
         table_rows(&page, "data-chart-table=\"activity-day\"")
             .iter()
-            .any(|r| r.starts_with("<td>2026-10-02</td><td class=\"n\" data-v=\"5\">5</td>")),
+            .any(|r| r
+                .starts_with("<td class=\"d\">2026-10-02</td><td class=\"n\" data-v=\"5\">5</td>")),
         "{page}"
     );
     Ok(())
@@ -333,7 +350,7 @@ fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
         Some(&dir.path().join("tables")),
         &html,
     )?;
-    let page = std::fs::read_to_string(&html)?;
+    let page = unnamed(&std::fs::read_to_string(&html)?);
     let rows = table_rows(&page, "data-chart-table=\"cost-day\"");
     let head = |r: &str| -> Vec<String> {
         r.split("</th>")
@@ -369,7 +386,7 @@ fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
     // 2026-09-21: the even models (m0 $12.50 … m8 $2.50, the other models
     // m8 alone); 2026-09-22: the odd ones, the other models m7 and m9
     // ($3.75 + $1.25), m9's second call unpriced
-    assert!(rows[1].starts_with("<td>2026-09-21</td><td class=\"n\" data-v=\"12.500000\">$12.50</td><td class=\"n\" data-v=\"\"></td>"), "{}", rows[1]);
+    assert!(rows[1].starts_with("<td class=\"d\">2026-09-21</td><td class=\"n\" data-v=\"12.500000\">$12.50</td><td class=\"n\" data-v=\"\"></td>"), "{}", rows[1]);
     assert!(rows[1].contains("<td class=\"n\" data-v=\"2.500000\">$2.50</td><td class=\"n\" data-v=\"37.500000\">$37.50</td><td class=\"n\" data-v=\"0\">0</td><td></td>"), "{}", rows[1]);
     assert!(rows[2].contains("<td class=\"n\" data-v=\"5.000000\">$5.00</td><td class=\"n\" data-v=\"31.250000\">$31.25</td><td class=\"n\" data-v=\"1\">1</td><td>partial</td>"), "{}", rows[2]);
     // the TOTAL: every call, $68.75 priced, one unpriced
@@ -381,5 +398,130 @@ fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
     let start = page.find("data-chart=\"cost-day\"").ok_or("no chart")?;
     let svg = &page[start..start + page[start..].find("</svg>").ok_or("no svg")?];
     assert_eq!(svg.matches(">\n*\n</text>").count(), 1, "{svg}");
+    Ok(())
+}
+
+/// Every cell of every table names its column (`data-c`, what a phone
+/// shows beside the value when a row reflows), and a cell holding a date
+/// (with its time) is marked `d`, which never breaks.
+#[test]
+fn every_cell_names_its_column_and_a_date_is_marked() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    write_inputs(dir.path())?;
+    let html = dir.path().join("r.html");
+    report(
+        &dir.path().join("out.parquet"),
+        Some(&dir.path().join("tables")),
+        &html,
+    )?;
+    let page = std::fs::read_to_string(&html)?;
+    let th = regex::Regex::new(r"<th[^>]*>([^<]*)</th>")?;
+    let td = regex::Regex::new(
+        r#"<td(?: class="([a-z])")? data-c="([^"]*)"(?: data-v="[^"]*")?>([^<]*)</td>"#,
+    )?;
+    let date = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?$")?;
+    let (mut tables, mut cells, mut dates) = (0, 0, 0);
+    for table in page.split("<table").skip(1) {
+        let table = table.split("</table>").next().unwrap_or_default();
+        let names: Vec<&str> = th
+            .captures_iter(table)
+            .filter_map(|c| c.get(1))
+            .map(|m| m.as_str())
+            .collect();
+        tables += 1;
+        for row in table.split("<tr>").skip(2) {
+            let row = row.split("</tr>").next().unwrap_or_default();
+            let tds: Vec<_> = td.captures_iter(row).collect();
+            assert_eq!(
+                tds.len(),
+                row.matches("<td").count(),
+                "a cell without its column: {row}"
+            );
+            assert_eq!(tds.len(), names.len(), "{row}");
+            for (c, name) in tds.iter().zip(&names) {
+                cells += 1;
+                assert_eq!(&c[2], *name, "{row}");
+                let is_date = date.is_match(&c[3]);
+                dates += usize::from(is_date);
+                assert_eq!(
+                    c.get(1).map(|m| m.as_str()) == Some("d"),
+                    is_date,
+                    "{}: {row}",
+                    &c[3]
+                );
+            }
+        }
+    }
+    // 13 charts' tables and the two lists; the dates of activity, cost,
+    // tokens, the costliest session and the timeline
+    assert_eq!(tables, 15);
+    assert!(cells > 100, "{cells} cells");
+    assert!(dates >= 8, "{dates} dates");
+    Ok(())
+}
+
+/// The texts of the SVGs of chart `id` drawn for `class` (`desk`, `phone`).
+fn svg_texts(page: &str, id: &str, class: &str) -> Vec<String> {
+    let Some(start) = page.find(&format!("data-chart=\"{id}\"")) else {
+        return Vec::new();
+    };
+    let figure = &page[start..];
+    let figure = &figure[..figure.find("</figure>").unwrap_or(figure.len())];
+    // a page of one SVG per chart: that one
+    let Some(svg) = figure
+        .split(&format!("<div class=\"svg {class}\">"))
+        .nth(1)
+        .or_else(|| figure.split("<div class=\"svg\">").nth(1))
+    else {
+        return Vec::new();
+    };
+    let svg = svg.split("</svg>").next().unwrap_or_default();
+    svg.split("</text>")
+        .filter_map(|t| t.rsplit('>').next())
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// The session timeline's time axis says what its times are: local where
+/// an offset is known (nanobot), UTC where not (nanoclaw stores UTC only),
+/// on the desktop's and on the phone's chart.
+#[test]
+fn the_timeline_says_whether_its_times_are_local_or_utc() -> Result<(), Box<dyn std::error::Error>>
+{
+    let dir = tempfile::tempdir()?;
+    write_inputs(dir.path())?;
+    let out = dir.path().join("out.parquet");
+    let c = Connection::open_in_memory()?;
+    for agent in ["nanobot", "nanoclaw"] {
+        c.execute_batch(&format!(
+            "COPY (SELECT * FROM read_parquet({}) WHERE agent = '{agent}') TO {};",
+            sql_str(&out),
+            sql_str(&dir.path().join(format!("{agent}.parquet")))
+        ))?;
+    }
+    let mut said = Vec::new();
+    for input in ["out", "nanobot", "nanoclaw"] {
+        let html = dir.path().join(format!("{input}.html"));
+        report(&dir.path().join(format!("{input}.parquet")), None, &html)?;
+        let page = std::fs::read_to_string(&html)?;
+        for class in ["desk", "phone"] {
+            let texts = svg_texts(&page, "sessions-timeline", class);
+            let desc: Vec<String> = texts.into_iter().filter(|t| t.contains("time")).collect();
+            said.push((input, class, desc));
+        }
+    }
+    let d = |s: &str| vec![s.to_string()];
+    assert_eq!(
+        said,
+        [
+            ("out", "desk", d("local time; UTC where no offset is known")),
+            ("out", "phone", d("local or UTC time")),
+            ("nanobot", "desk", d("local time, 2026-10-01")),
+            ("nanobot", "phone", d("local time, 2026-10-01")),
+            ("nanoclaw", "desk", d("UTC time, 2026-10-02")),
+            ("nanoclaw", "phone", d("UTC time, 2026-10-02")),
+        ]
+    );
     Ok(())
 }

@@ -7,10 +7,17 @@
 // behind a scroll bar, the console errors and every request that was not
 // for a file (blocked and counted: the page must fetch nothing). The
 // screenshot shows the page as it opens (collapsed groups closed); then
-// every group is opened and read.
+// every group is opened and read. Then, with every group open, how the page
+// fits a desktop (1400 px) and a phone (390 px): its scroll width, the
+// text rendered below 11 px (an SVG's text at its font size times the
+// scale its viewBox is drawn at), the boxes reaching outside the page,
+// the dates broken over two lines, the chart texts outside their SVG, and
+// each chart's SVG as shown (bars, size, texts); at 390 px a second
+// screenshot.
 //
 //   node report.mjs SPEC.json
 //   SPEC: {"pages": [{"html": "/abs/report.html", "screenshot": "/abs/shot.png",
+//                     "phone": "/abs/shot-390.png" (optional: the 390 px screenshot),
 //                     "clip_height": 3000 (optional: only the top of the page)}]}
 //
 // Chromium: $NANOLOAD_CHROMIUM or /usr/bin/chromium, with a fresh
@@ -36,6 +43,91 @@ const context = await chromium.launchPersistentContext(userDataDir, {
   deviceScaleFactor: 1,
 });
 const result = { chromium: context.browser()?.version() ?? null, pages: [] };
+
+// How the open page fits its viewport (run in the page).
+function fits() {
+  const width = document.documentElement.clientWidth;
+  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const what = (e) => e.outerHTML.replace(/\s+/g, ' ').slice(0, 90);
+  const chartOf = (e) => e.closest('figure[data-chart]')?.dataset.chart ?? '?';
+  const small = [];
+  const outside = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (!shown(e)) continue;
+    const r = e.getBoundingClientRect();
+    if ((r.width > 0 || r.height > 0) && (r.left < -0.5 || r.right > width + 0.5)) {
+      outside.push(`${Math.round(r.left)}..${Math.round(r.right)} px: ${what(e)}`);
+    }
+    if (e instanceof SVGElement) continue;
+    const own = [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    const px = parseFloat(getComputedStyle(e).fontSize);
+    if (own && px < 11) small.push(`${px} px: ${what(e)}`);
+    for (const pseudo of ['::before', '::after']) {
+      const p = getComputedStyle(e, pseudo);
+      const text = p.content && !['none', 'normal', '""'].includes(p.content);
+      if (text && p.display !== 'none' && parseFloat(p.fontSize) < 11) {
+        small.push(`${p.fontSize} (${pseudo} ${p.content}): ${what(e)}`);
+      }
+    }
+  }
+  // SVG text: its font size in user units times the scale it is drawn at
+  const svgOutside = [];
+  for (const svg of document.querySelectorAll('figure svg')) {
+    if (!shown(svg)) continue;
+    const box = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll('text')) {
+      const m = t.getScreenCTM();
+      const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      const label = `${chartOf(svg)}: "${t.textContent.trim()}"`;
+      if (px < 11) small.push(`${px.toFixed(1)} px: ${label}`);
+      const r = t.getBoundingClientRect();
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5
+          || r.bottom > box.bottom + 0.5) {
+        svgOutside.push(`${label} at ${Math.round(r.left - box.left)}..${Math.round(r.right - box.left)}`
+          + ` of ${Math.round(box.width)} px`);
+      }
+    }
+  }
+  // a date (and its time) is on one line; no text runs out of the page
+  // (a text overflowing its box leaves the box inside)
+  const broken = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const date = /\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?/g;
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement.closest('svg') || !shown(n.parentElement)) continue;
+    const all = document.createRange();
+    all.selectNodeContents(n);
+    const r = all.getBoundingClientRect();
+    if ((r.width > 0 || r.height > 0) && (r.left < -0.5 || r.right > width + 0.5)) {
+      outside.push(`${Math.round(r.left)}..${Math.round(r.right)} px: the text "${n.textContent.trim().slice(0, 40)}" of ${what(n.parentElement)}`);
+    }
+    for (const m of n.textContent.matchAll(date)) {
+      const range = document.createRange();
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.bottom)));
+      if (tops.size > 1) broken.push(`"${m[0]}" on ${tops.size} lines: ${what(n.parentElement)}`);
+    }
+  }
+  // each chart's SVG as shown
+  const charts = [...document.querySelectorAll('figure[data-chart]')].map((f) => {
+    const svg = [...f.querySelectorAll('svg')].find(shown);
+    const box = svg ? svg.getBoundingClientRect() : null;
+    return {
+      id: f.dataset.chart,
+      marks: svg ? [...svg.querySelectorAll('rect')]
+        .filter((r) => (r.getAttribute('fill') || '').toUpperCase() !== '#FFFFFF').length : 0,
+      svg_px: box ? [Math.round(box.width), Math.round(box.height)] : [0, 0],
+      texts: svg ? [...svg.querySelectorAll('text')].map((t) => t.textContent.trim()) : [],
+    };
+  });
+  return {
+    width,
+    scroll_width: document.documentElement.scrollWidth,
+    height: document.documentElement.scrollHeight,
+    small, outside, svg_outside: svgOutside, broken, charts,
+  };
+}
 try {
   for (const want of spec.pages) {
     const page = await context.newPage();
@@ -117,7 +209,12 @@ try {
         external: document.querySelectorAll('script, link, img, iframe, object, embed, [src], [href]').length,
       };
     });
-    result.pages.push({ html: want.html, ms: Date.now() - t0, errors, requests, ...opened, ...shown });
+    const desktop = await page.evaluate(fits);
+    await page.setViewportSize({ width: 390, height: 900 });
+    if (want.phone) await page.screenshot({ path: want.phone, fullPage: true });
+    const phone = await page.evaluate(fits);
+    const fit = [desktop, phone];
+    result.pages.push({ html: want.html, ms: Date.now() - t0, errors, requests, ...opened, ...shown, fit });
     await page.close();
   }
 } finally {
