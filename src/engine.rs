@@ -115,7 +115,7 @@ pub const CALL_TOTAL_TOKENS: &str = call_total_tokens!();
 /// nanoclaw install's catalog rows of no session (agent groups, users,
 /// destinations, schema versions: when the install was set up) and its
 /// install marker. Activity, the first and the last event are counted over
-/// these (docs/design.md "Activity").
+/// these (docs/design.md "Totals and activity").
 pub const ACTIVITY: &str = "(source_kind NOT IN ('nanobot.permissions', 'nanoclaw.upgrade_state')
         AND NOT (source_kind = 'nanoclaw.catalog' AND session_uid IS NULL))";
 
@@ -141,7 +141,7 @@ impl CallSums {
     /// empty without calls.
     pub fn priced_part(&self) -> String {
         let (calls, unpriced) = (self.calls, self.unpriced_calls);
-        let n = crate::usage::thousands;
+        let n = crate::prices::thousands;
         if calls == 0 {
             String::new()
         } else if unpriced == 0 {
@@ -171,8 +171,8 @@ impl CallSums {
         match self.cost_usd.as_deref() {
             _ if self.calls == 0 => none.to_string(),
             None => format!("unknown: {part}"),
-            Some(c) if self.unpriced_calls == 0 => format!("{}, {part}", crate::usage::dollars(c)),
-            Some(c) => format!("{} {part}", crate::usage::dollars(c)),
+            Some(c) if self.unpriced_calls == 0 => format!("{}, {part}", crate::prices::dollars(c)),
+            Some(c) => format!("{} {part}", crate::prices::dollars(c)),
         }
     }
 

@@ -542,3 +542,28 @@ fn usage_breakdown_filters_order_and_models() -> TestResult {
     );
     Ok(())
 }
+
+/// `nanoload prices --help`: every flag, no line wider than the 80 columns
+/// given.
+#[test]
+fn prices_help_explains_every_flag() -> TestResult {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"));
+    cmd.args(["prices", "--help"]).env("COLUMNS", "80");
+    let o = output_within(&mut cmd, HANG_LIMIT, "nanoload prices --help")?;
+    assert_eq!(o.status.code(), Some(0));
+    let help = stdout(&o);
+    for line in help.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+    for flag in [
+        "--prices",
+        "--prices-replace",
+        "--price",
+        "--free",
+        "[TEXT]",
+    ] {
+        assert!(help.contains(flag), "{flag}: {help}");
+    }
+    insta::assert_snapshot!("prices_help", help);
+    Ok(())
+}

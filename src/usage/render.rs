@@ -17,25 +17,14 @@
 
 use serde_json::{Map, Value, json};
 
+pub use crate::prices::{dollars, thousands};
+
 use super::{Row, Usage, View};
 
 /// How wide a table may be (`None`: no limit, e.g. a pipe).
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     pub width: Option<usize>,
-}
-
-/// Thousands separated: 1,234,567.
-pub fn thousands(n: i64) -> String {
-    let s = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
 }
 
 /// 1.2K, 34.5M, 1.2B (below 1 000 as it is).
@@ -51,24 +40,6 @@ fn compact(n: i64) -> String {
         return thousands(n);
     };
     format!("{}{v:.1}{unit}", if n < 0 { "-" } else { "" })
-}
-
-/// USD to cents; below a cent to two significant digits ($0.0042).
-pub fn dollars(cost: &str) -> String {
-    let Ok(v) = cost.parse::<f64>() else {
-        return cost.to_string();
-    };
-    if v == 0.0 || v.abs() >= 0.01 {
-        let cents = format!("{:.2}", v.abs());
-        let (whole, frac) = cents.split_once('.').unwrap_or((&cents, "00"));
-        let whole = thousands(whole.parse::<i64>().unwrap_or(0));
-        return format!("{}${whole}.{frac}", if v < 0.0 { "-" } else { "" });
-    }
-    let mut d = 3;
-    while d < 8 && v.abs() * 10f64.powi(d) < 10.0 {
-        d += 1;
-    }
-    format!("${:.*}", d as usize, v)
 }
 
 /// A row's cost as shown: the priced sum, `+` when some calls have no
