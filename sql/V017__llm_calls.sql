@@ -22,7 +22,7 @@
 -- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), utc_locals (V006), session_turns (V007),
 --          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
 --          (V015), events (V016's view: Claude Code rows with counted
---          usage; its tables), prices, diagnostics; drops ordinals (V015).
+--          usage; its tables), prices, free_models, diagnostics; drops ordinals (V015).
 -- Output:  turns (instance, session_id, session_uid, call_source,
 --          turn_start, turn_end: the span, end + 10 s; answered_at: its
 --          end, the final answer's time), turn_hours (a turn
@@ -43,7 +43,8 @@
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
 --          model_prices (price_model: the prices row, price_step: 1–4 the
---          rule that matched, NULL unmatched; its prices), the macros
+--          rule that matched, 0 a --free pattern (cost 0), NULL unmatched;
+--          its prices), the macros
 --          price_name(s) and call_cost(…) (V018 prices Claude Code usage
 --          with them), llm_calls (the output table; cost_usd, then
 --          started_at_local and utc_offset_minutes appended: the local time
@@ -353,6 +354,15 @@ GROUP BY provider, model;
 
 CREATE TABLE model_prices AS
 WITH matches AS (
+    -- a --free pattern (a case-insensitive glob over the model or
+    -- provider/model) before any price: the user says the model costs 0
+    SELECT u.agent, u.provider, u.model, 0 AS step, 0 AS alias,
+        '--free ' || min(f.pattern) AS price_model
+    FROM model_uses u JOIN free_models f
+      ON lower(u.model) GLOB lower(f.pattern)
+      OR lower(coalesce(u.provider || '/', '') || u.model) GLOB lower(f.pattern)
+    GROUP BY u.agent, u.provider, u.model
+    UNION ALL
     SELECT u.agent, u.provider, u.model, 1 AS step, n.alias, n.price_model
     FROM model_uses u JOIN price_names n ON n.name = u.provider || '/' || u.model
     UNION ALL
@@ -373,7 +383,10 @@ best AS (
                                ORDER BY step, alias, length(price_model), price_model) = 1
 )
 SELECT u.agent, u.provider, u.model, b.price_model, b.step AS price_step,
-    p.input, p.output, p.cache_read, p.cache_write
+    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.input END AS input,
+    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.output END AS output,
+    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.cache_read END AS cache_read,
+    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.cache_write END AS cache_write
 FROM model_uses u
 LEFT JOIN best b ON b.agent = u.agent AND b.provider IS NOT DISTINCT FROM u.provider
                 AND b.model = u.model

@@ -42,7 +42,7 @@ const EXAMPLES: &str = "Examples:
 /// that outlives the agents' own deletions, `export` writes a load's
 /// outputs from it, `prune` removes what is gone from it; `nanoload help
 /// COMMAND` explains each. A HOME named like a command (`report`, `usage`,
-/// `sync`, `export`, `prune`, `help`) is given as `./report`.
+/// `sync`, `export`, `prune`, `prices`, `help`) is given as `./report`.
 #[derive(Debug, Parser)]
 #[command(
     name = "nanoload",
@@ -90,6 +90,8 @@ pub enum Command {
     Mcp(McpArgs),
     #[command(about = "Write a load's sessions as OpenTelemetry traces (OTLP), or send them")]
     Otlp(OtlpArgs),
+    #[command(about = "Print the price table a load prices calls with, its source and age")]
+    Prices(PricesArgs),
     /// One tool call of `nanoload mcp`, in a process of its own (the server
     /// starts it; not for people).
     #[command(name = "mcp-call", hide = true)]
@@ -282,6 +284,42 @@ pub struct McpArgs {
     /// not fit spills to a private temp dir.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
     pub memory_limit: u64,
+}
+
+/// Print the price table a load prices LLM calls with: where it comes
+/// from, how old the built-in prices are, the rows (USD per million
+/// tokens), and how to change it (`--prices FILE`'s format, `--price`,
+/// `--free`).
+///
+/// With the flags a load takes (--prices, --prices-replace, --price,
+/// --free) it prints the table that load would use. A load's costs are
+/// priced when it runs: `report`, `usage OUT.parquet`, `mcp` and `otlp`
+/// show the costs of the load they read.
+///
+/// Exit codes: 0 printed; 2 a bad --prices file, --price or --free.
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
+pub struct PricesArgs {
+    /// Only the models whose name contains TEXT (case-insensitive).
+    #[arg(value_name = "TEXT")]
+    pub pattern: Option<String>,
+
+    /// A price file laid over the built-in table (as a load's --prices).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+
+    /// The --prices FILE alone, not laid over the built-in table.
+    #[arg(long, requires = "prices")]
+    pub prices_replace: bool,
+
+    /// MODEL at IN/OUT USD per million input and output tokens (as a
+    /// load's --price); repeatable.
+    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
+    pub price: Vec<String>,
+
+    /// Models matching PATTERN cost 0 (as a load's --free); repeatable.
+    #[arg(long = "free", value_name = "PATTERN")]
+    pub free: Vec<String>,
 }
 
 /// `nanoload mcp-call SOURCE …`: one tool call, read as JSON from stdin
@@ -580,4 +618,35 @@ pub struct UsageArgs {
     /// `nanoload --prices`); an output's costs were priced by its load.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+
+    /// Price MODEL at IN and OUT USD per million input and output tokens
+    /// when loading HOME (as `nanoload --price`); repeatable.
+    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
+    pub price: Vec<String>,
+
+    /// Models matching PATTERN cost 0 when loading HOME (self-hosted; as
+    /// `nanoload --free`); repeatable.
+    #[arg(long = "free", value_name = "PATTERN")]
+    pub free: Vec<String>,
+
+    /// Under each day, week, month or session, one row per provider and
+    /// model of its calls.
+    #[arg(long, short = 'b')]
+    pub breakdown: bool,
+
+    /// Only the calls of this agent.
+    #[arg(long, value_name = "AGENT", value_parser = ["nanobot", "nanoclaw"])]
+    pub agent: Option<String>,
+
+    /// Only the calls of this instance, as the outputs name it (`.nanobot`,
+    /// `.nanobot-work`, a nanoclaw install root relative to HOME).
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+
+    /// The order of the rows: asc, oldest first (days, weeks, months,
+    /// sessions by their first call; the default), or desc, newest first.
+    /// Models: asc the cheapest first, desc the costliest first (the
+    /// default).
+    #[arg(long, value_enum, value_name = "ORDER")]
+    pub order: Option<crate::usage::Order>,
 }

@@ -135,6 +135,20 @@ pub struct Options {
     #[arg(long, requires = "prices")]
     pub prices_replace: bool,
 
+    /// Price MODEL at IN USD per million input tokens and OUT per million
+    /// output tokens (cached tokens at IN), laid over the price table:
+    /// MODEL as the calls name it (`nanoload prices` shows how a call finds
+    /// its price); repeatable.
+    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
+    pub price: Vec<String>,
+
+    /// Calls of a model matching PATTERN cost 0 (a self-hosted model): a
+    /// model name or a glob (`*` any characters, `?` one), case-insensitive,
+    /// matched against the call's model and its provider/model, e.g.
+    /// 'vllm/*' or '*qwen*'; repeatable.
+    #[arg(long = "free", value_name = "PATTERN")]
+    pub free: Vec<String>,
+
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -185,6 +199,8 @@ impl Options {
             cache: None,
             prices: None,
             prices_replace: false,
+            price: Vec::new(),
+            free: Vec::new(),
             quiet: false,
             progress: When::Never,
             summary_json: None,
@@ -249,6 +265,39 @@ pub struct Config {
     /// fixed order; options left at their defaults are not listed, so a
     /// default run's `load_id` is the files' alone ([`Config::output_options`]).
     pub load_options: Vec<String>,
+}
+
+/// The price table of a run: the built-in one, or with `--prices FILE`
+/// laid over it (or alone with `--prices-replace`), then each `--price`,
+/// and the `--free` patterns; a bad one is a usage error.
+pub fn price_table(opts: &Options) -> Result<PriceTable, ConfigError> {
+    let usage = |e: crate::prices::PriceError| ConfigError::Usage(crate::diag::one_line(&e.0));
+    let mut table = match &opts.prices {
+        None => PriceTable::builtin(),
+        Some(file) => std::fs::read_to_string(file)
+            .map_err(|e| crate::prices::PriceError(e.to_string()))
+            .and_then(|text| PriceTable::parse(&text))
+            .and_then(|file| {
+                if opts.prices_replace {
+                    return Ok(file);
+                }
+                let mut table = PriceTable::builtin()?;
+                table.models.extend(file.models);
+                Ok(table)
+            })
+            .map_err(|e| crate::prices::PriceError(format!("--prices {}: {e}", file.display()))),
+    }
+    .map_err(usage)?;
+    for p in &opts.price {
+        let (model, price) = crate::prices::parse_price_flag(p).map_err(usage)?;
+        table.models.insert(model, price);
+    }
+    for f in &opts.free {
+        table
+            .free
+            .push(crate::prices::check_free(f).map_err(usage)?);
+    }
+    Ok(table)
 }
 
 impl Config {
@@ -320,24 +369,7 @@ impl Config {
                 ));
             }
         }
-        let prices = match &opts.prices {
-            None => PriceTable::builtin(),
-            Some(file) => std::fs::read_to_string(file)
-                .map_err(|e| crate::prices::PriceError(e.to_string()))
-                .and_then(|text| PriceTable::parse(&text))
-                .and_then(|file| {
-                    if opts.prices_replace {
-                        return Ok(file);
-                    }
-                    let mut table = PriceTable::builtin()?;
-                    table.models.extend(file.models);
-                    Ok(table)
-                })
-                .map_err(|e| {
-                    crate::prices::PriceError(format!("--prices {}: {e}", file.display()))
-                }),
-        }
-        .map_err(|e| ConfigError::Usage(crate::diag::one_line(&e.0)))?;
+        let prices = price_table(opts)?;
         let threads = opts
             .threads
             .unwrap_or_else(|| {
@@ -393,7 +425,7 @@ impl Config {
         if opts.follow_links {
             v.push("follow_links".into());
         }
-        if opts.prices.is_some() {
+        if opts.prices.is_some() || !opts.price.is_empty() || !opts.free.is_empty() {
             let builtin = PriceTable::builtin()
                 .map_err(|e| ConfigError::Usage(crate::diag::one_line(&e.0)))?;
             if *prices != builtin {

@@ -5,8 +5,8 @@
 
 use clap::Parser;
 use nanoload::cli::{
-    Args, Command, ExportCli, McpArgs, McpCallArgs, OtlpArgs, PruneArgs, ReportArgs, SqlArgs,
-    SyncArgs, UsageArgs,
+    Args, Command, ExportCli, McpArgs, McpCallArgs, OtlpArgs, PricesArgs, PruneArgs, ReportArgs,
+    SqlArgs, SyncArgs, UsageArgs,
 };
 use nanoload::{ExitCode, run};
 
@@ -137,6 +137,11 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
             message: "no such file or directory (a HOME, or OUT.parquet of a load)".into(),
         });
     }
+    if args.breakdown && args.by == usage::View::Model {
+        return fail(
+            &"--breakdown splits each day, week, month or session by model; --by model has one row per model already",
+        );
+    }
     let mut exit = ExitCode::Ok;
     // a HOME loads into a temp dir that lives until the table is shown
     let work;
@@ -151,7 +156,12 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
             Ok(w) => w,
             Err(e) => return fail(&format!("temp dir: {e}")),
         };
-        match usage::load_home(&args.source, work.path(), args.prices.as_deref()) {
+        let pricing = usage::Pricing {
+            prices: args.prices.clone(),
+            price: args.price.clone(),
+            free: args.free.clone(),
+        };
+        match usage::load_home(&args.source, work.path(), &pricing) {
             Ok(summary) => {
                 for line in summary.stderr_lines(true) {
                     eprintln!("{line}");
@@ -162,9 +172,9 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         }
         work.path().join("tables")
     } else {
-        if args.prices.is_some() {
+        if args.prices.is_some() || !args.price.is_empty() || !args.free.is_empty() {
             return fail(
-                &"--prices prices a HOME's load; an output's costs were priced by its load",
+                &"--prices, --price and --free price a HOME's load; an output's costs were priced by its load (load it again with them)",
             );
         }
         match &args.tables {
@@ -182,6 +192,10 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         since: args.since,
         until: args.until,
         zone: args.timezone.clone().unwrap_or(Zone::Local),
+        agent: args.agent.clone(),
+        instance: args.instance.clone(),
+        order: args.order,
+        breakdown: args.breakdown,
     };
     let shown = usage::open(&tables).and_then(|c| usage::usage(&c, &q));
     let u = match shown {
@@ -295,6 +309,38 @@ fn mcp_main(a: McpArgs) -> std::process::ExitCode {
 /// JSON on stdin, its result as JSON on stdout); at `--timeout` the
 /// timeout is the result, and the process ends with whatever DuckDB is
 /// still computing.
+/// `nanoload prices [TEXT]`: the table a load with these flags prices with.
+fn prices_main(a: PricesArgs) -> std::process::ExitCode {
+    let mut o = nanoload::config::Options::new(".", "out.parquet");
+    o.prices = a.prices.clone();
+    o.prices_replace = a.prices_replace;
+    o.price = a.price.clone();
+    o.free = a.free.clone();
+    let table = match nanoload::config::price_table(&o) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
+    let file = a.prices.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let given: Vec<String> = (a.price.iter())
+        .filter_map(|p| nanoload::prices::parse_price_flag(p).ok().map(|(m, _)| m))
+        .collect();
+    let text = nanoload::prices::listing(
+        &table,
+        file.as_deref().map(|f| (f, a.prices_replace)),
+        &given,
+        a.pattern.as_deref(),
+        chrono::Utc::now().date_naive(),
+    );
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    // a closed pipe (`| head`) is not an error
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    std::process::ExitCode::SUCCESS
+}
+
 fn mcp_call_main(a: McpCallArgs) -> std::process::ExitCode {
     use std::io::{Read, Write};
     let mut request = Vec::new();
@@ -469,6 +515,10 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::Otlp(a)),
             ..
         } => return otlp_main(a),
+        Args {
+            command: Some(Command::Prices(a)),
+            ..
+        } => return prices_main(a),
         Args {
             command: Some(Command::McpCall(a)),
             ..

@@ -190,7 +190,7 @@ pub fn tools() -> Value {
         {
             "name": "usage_by_day",
             "title": "LLM usage per day",
-            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0.",
+            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0; cost_usd is the priced calls' (priced_calls), and cost_basis says what part of the calls that is. total_tokens: input + output where a call reports no total.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -204,7 +204,7 @@ pub fn tools() -> Value {
         {
             "name": "top_sessions_by_cost",
             "title": "Costliest sessions",
-            "description": "The sessions that cost the most (USD), with their agent, instance, session id, first and last event and tokens.",
+            "description": "The sessions that cost the most (USD), with their agent, instance, session id, first and last event and tokens. Only sessions whose every call is priced (a session with an unpriced call has no known cost); cost_basis says how many are left out.",
             "inputSchema": {
                 "type": "object",
                 "properties": {"limit": {"type": "integer", "minimum": 1, "description": "how many (default 10)"}},
@@ -401,16 +401,41 @@ impl Server {
                     CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
                     CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
                     CAST(sum(cache_write_tokens) AS BIGINT) AS cache_write_tokens,
-                    CAST(sum(total_tokens) AS BIGINT) AS total_tokens,
+                    CAST(sum({total}) AS BIGINT) AS total_tokens,
                     round(sum(cost_usd), 6) AS cost_usd,
-                    count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls
+                    count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls,
+                    count(cost_usd) AS priced_calls
              FROM (SELECT *, CAST({local} AS DATE) AS day FROM llm_calls)
              WHERE {filter}
              GROUP BY day ORDER BY day",
             local = crate::usage::LOCAL_TIME,
+            total = crate::engine::CALL_TOTAL_TOKENS,
             filter = filter.join(" AND "),
         );
-        Self::answer(src.query(&sql, self.limits(None, usize::MAX)))
+        let answer = src
+            .query(&sql, self.limits(None, usize::MAX))
+            .map_err(|e| e.to_string())?;
+        // what the cost of these days is of: their calls, priced or not
+        let mut sums = crate::engine::CallSums::default();
+        let mut cost = 0.0;
+        let mut priced = false;
+        for r in &answer.rows {
+            sums.calls += r[1].as_i64().unwrap_or(0);
+            sums.unpriced_calls += r[8].as_i64().unwrap_or(0);
+            if let Some(c) = r[7].as_f64() {
+                cost += c;
+                priced = true;
+            }
+        }
+        sums.cost_usd = priced.then(|| format!("{cost:.6}"));
+        let mut v = answer.to_json();
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "cost_basis".into(),
+                json!(sums.cost_basis("no calls in range")),
+            );
+        }
+        Ok(v)
     }
 
     fn top_sessions_by_cost(&self, src: &Source, args: &Value) -> ToolResult {
@@ -421,7 +446,37 @@ impl Server {
                     llm_calls, input_tokens, output_tokens, round(cost_usd, 6) AS cost_usd
              FROM sessions WHERE cost_usd IS NOT NULL
              ORDER BY cost_usd DESC, session_uid";
-        Self::answer(src.query(sql, self.limits(args["limit"].as_u64(), 10)))
+        let answer = src
+            .query(sql, self.limits(args["limit"].as_u64(), 10))
+            .map_err(|e| e.to_string())?;
+        // a session's cost is unknown when one of its calls has no price:
+        // say how many are left out
+        let counts = src
+            .query(
+                "SELECT count(*) FILTER (WHERE llm_calls > 0),
+                        count(*) FILTER (WHERE llm_calls > 0 AND cost_usd IS NOT NULL)
+                 FROM sessions",
+                self.limits(None, 1),
+            )
+            .map_err(|e| e.to_string())?;
+        let n = |i: usize| {
+            counts
+                .rows
+                .first()
+                .and_then(|r| r.get(i))
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        };
+        let (with_calls, priced) = (n(0), n(1));
+        let basis = format!(
+            "sessions whose every call is priced: {priced} of {with_calls} sessions with calls; {} with an unpriced call are left out",
+            with_calls - priced
+        );
+        let mut v = answer.to_json();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("cost_basis".into(), json!(basis));
+        }
+        Ok(v)
     }
 
     /// Run tool `name` with `args`: in a child process when the server is

@@ -658,6 +658,14 @@ fn chat_span(
         attrs.push(("gen_ai.usage.cost", Attr::Double(cost)));
         attrs.push(("llm.cost.total", Attr::Double(cost)));
     }
+    // a backend sums the costs it is given: an unpriced call must say it
+    // is missing from that sum, not look free
+    let status = if c.cost.is_some() {
+        "priced"
+    } else {
+        "unpriced"
+    };
+    attrs.push(("nanoload.cost.status", Attr::Str(status.into())));
     if let Some(e) = &c.error {
         attrs.push(("error.type", Attr::Str(e.clone())));
     }

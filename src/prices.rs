@@ -7,8 +7,14 @@
 //!   {"litellm_version": …, "litellm_released": …, …,
 //!    "models": {"<LiteLLM key>": {"provider": "anthropic", "input": 3e-06, "output": 1.5e-05,
 //!                                 "cache_read": 3e-07 | null, "cache_write": 3.75e-06 | null}}}
+//!   then each --price MODEL=IN/OUT (USD per million tokens) laid over it
 //! PriceTable::rows → the DuckDB table `prices` (model, provider, input, output,
 //!                    cache_read, cache_write: DECIMAL(38,18) USD per token)
+//! PriceTable::free → the DuckDB table `free_models` (pattern: each --free
+//!                    PATTERN, a case-insensitive glob; a model it matches costs 0)
+//! listing          → `nanoload prices`: the table in use, its source and age,
+//!                    the overlay formats
+//! dollars, thousands → how a cost and a count are shown (usage, report, totals)
 //! ```
 //! Matching a call's model to a row and the cost arithmetic are SQL
 //! (`sql/V017__llm_calls.sql`, `sql/V018__sessions.sql`). No DuckDB here: the
@@ -30,7 +36,8 @@ pub const PRICES_DDL: &str = "CREATE TABLE prices (
     output DECIMAL(38,18) NOT NULL,
     cache_read DECIMAL(38,18),
     cache_write DECIMAL(38,18)
-);\n";
+);
+CREATE TABLE free_models (pattern VARCHAR NOT NULL);\n";
 
 /// The price rows as text, appended by the engine ([`PriceTable::rows`]).
 pub const PRICES_TEXT_DDL: &str = "CREATE TEMP TABLE prices_text (model VARCHAR, provider VARCHAR,
@@ -72,6 +79,61 @@ struct PriceFile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PriceTable {
     pub models: BTreeMap<String, Price>,
+    /// `--free` patterns: a model one matches costs 0, whatever `models`
+    /// says (case-insensitive globs over the call's model and its
+    /// `provider/model`; `sql/V017__llm_calls.sql`).
+    pub free: Vec<String>,
+}
+
+/// The most a `--price` may say, USD per million tokens (the price
+/// file's limit, 1 USD per token).
+const MAX_PER_MILLION: f64 = 1_000_000.0;
+
+/// One `--price MODEL=IN/OUT`: the model and its price per token (cache
+/// reads and writes at the input price).
+pub fn parse_price_flag(s: &str) -> Result<(String, Price), PriceError> {
+    let usage = || {
+        PriceError(format!(
+            "--price {s:?}: give MODEL=IN/OUT, USD per million input and output tokens (e.g. Qwen/Qwen3-32B=0.5/1.5)"
+        ))
+    };
+    let (model, prices) = s.rsplit_once('=').ok_or_else(usage)?;
+    let (input, output) = prices.split_once('/').ok_or_else(usage)?;
+    if model.trim().is_empty() {
+        return Err(usage());
+    }
+    let per_token = |v: &str| -> Result<f64, PriceError> {
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| (0.0..=MAX_PER_MILLION).contains(x))
+            .map(|x| x / 1e6)
+            .ok_or_else(|| {
+                PriceError(format!(
+                    "--price {s:?}: {v:?} is not a price (USD per million tokens, 0 to 1000000)"
+                ))
+            })
+    };
+    Ok((
+        model.to_string(),
+        Price {
+            provider: None,
+            input: per_token(input)?,
+            output: per_token(output)?,
+            cache_read: None,
+            cache_write: None,
+        },
+    ))
+}
+
+/// One `--free PATTERN`: a model name or a glob (`*`, `?`, `[…]`).
+pub fn check_free(s: &str) -> Result<String, PriceError> {
+    if s.trim().is_empty() {
+        return Err(PriceError(
+            "--free: give a model name or a glob (vllm/*)".into(),
+        ));
+    }
+    Ok(s.to_string())
 }
 
 impl PriceTable {
@@ -104,6 +166,7 @@ impl PriceTable {
         }
         Ok(PriceTable {
             models: file.models,
+            free: Vec::new(),
         })
     }
 
@@ -144,9 +207,155 @@ impl PriceTable {
                 }
             }
         }
+        // (no pattern: the digest of the rows alone, as before patterns were)
+        for p in &self.free {
+            h.update(b"free");
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p.as_bytes());
+        }
         crate::store::hex(&h.finalize()[..8])
     }
 }
+
+/// Thousands separated: 1,234,567.
+pub fn thousands(n: i64) -> String {
+    let s = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// USD to cents; below a cent to two significant digits ($0.0042).
+pub fn dollars(cost: &str) -> String {
+    let Ok(v) = cost.parse::<f64>() else {
+        return cost.to_string();
+    };
+    if v == 0.0 || v.abs() >= 0.01 {
+        let cents = format!("{:.2}", v.abs());
+        let (whole, frac) = cents.split_once('.').unwrap_or((&cents, "00"));
+        let whole = thousands(whole.parse::<i64>().unwrap_or(0));
+        return format!("{}${whole}.{frac}", if v < 0.0 { "-" } else { "" });
+    }
+    let mut d = 3;
+    while d < 8 && v.abs() * 10f64.powi(d) < 10.0 {
+        d += 1;
+    }
+    format!("${:.*}", d as usize, v)
+}
+
+/// The built-in table's head: LiteLLM's version and release date, and
+/// where its list comes from.
+fn builtin_head() -> (String, String, String) {
+    let v: serde_json::Value = serde_json::from_str(BUILTIN).unwrap_or(serde_json::Value::Null);
+    let s = |k: &str| v[k].as_str().unwrap_or("?").to_string();
+    (s("litellm_version"), s("litellm_released"), s("source"))
+}
+
+/// USD per token as USD per million tokens, at least two decimals
+/// (`3.00`, `0.075`).
+fn per_million(v: f64) -> String {
+    let s = format!("{:.6}", v * 1e6);
+    let (whole, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let frac = frac.trim_end_matches('0');
+    format!("{whole}.{frac:0<2}")
+}
+
+/// What `nanoload prices` prints: where the table comes from (`source`:
+/// the built-in one, or a `--prices` file) and, for the built-in one, how
+/// old it is on `today`; the `--free` patterns; the rows whose model
+/// contains `pattern` (case-insensitive; all without), USD per million
+/// tokens, the `--price` ones (`given`) marked; then the formats.
+pub fn listing(
+    table: &PriceTable,
+    source: Option<(&str, bool)>,
+    given: &[String],
+    pattern: Option<&str>,
+    today: chrono::NaiveDate,
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let (version, released, list) = builtin_head();
+    let age = chrono::NaiveDate::parse_from_str(&released, "%Y-%m-%d")
+        .map(|d| (today - d).num_days())
+        .map_or(String::new(), |n| format!(", {n} days ago"));
+    match source {
+        None => {
+            let _ = writeln!(
+                s,
+                "price table: built in (data/prices.json): LiteLLM {version}, released {released}{age}"
+            );
+        }
+        Some((file, true)) => {
+            let _ = writeln!(s, "price table: {file} alone (--prices-replace)");
+        }
+        Some((file, false)) => {
+            let _ = writeln!(
+                s,
+                "price table: {file} laid over the built-in one (LiteLLM {version}, released {released}{age})"
+            );
+        }
+    }
+    let _ = writeln!(s, "  built-in list: {list}");
+    let _ = writeln!(s, "  {} models priced", table.models.len());
+    if !given.is_empty() {
+        let _ = writeln!(s, "  --price: {}", given.join(", "));
+    }
+    if !table.free.is_empty() {
+        let _ = writeln!(s, "free (--free, cost 0): {}", table.free.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "\nUSD per million tokens{}:\nmodel  provider  input  output  cache read  cache write",
+        pattern.map_or(String::new(), |p| format!(" (models containing {p:?})"))
+    );
+    let want = pattern.map(str::to_lowercase);
+    for (model, p) in &table.models {
+        if want
+            .as_ref()
+            .is_some_and(|w| !model.to_lowercase().contains(w))
+        {
+            continue;
+        }
+        let provider = if given.contains(model) {
+            "(--price)".to_string()
+        } else {
+            p.provider.clone().unwrap_or_else(|| "-".into())
+        };
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), per_million);
+        let _ = writeln!(
+            s,
+            "{model}  {provider}  {}  {}  {}  {}",
+            per_million(p.input),
+            per_million(p.output),
+            opt(p.cache_read),
+            opt(p.cache_write)
+        );
+    }
+    s.push_str(FORMATS);
+    s
+}
+
+/// How to change the table (`nanoload prices`).
+const FORMATS: &str = "
+How a call finds its price: its provider/model, then its model, exactly, then both
+normalised (lower case, 4.5 as 4-5, a trailing date removed); a model no row
+matches has no price (cost unknown, never 0). Change the table with:
+  --prices FILE: a JSON object {\"models\": {\"MODEL\": {\"provider\": \"P\", \"input\": 3e-06,
+      \"output\": 1.5e-05, \"cache_read\": 3e-07, \"cache_write\": 3.75e-06}}}: USD per
+      token (0 to 1), provider, cache_read and cache_write optional (cached tokens
+      then cost the input price); laid over the built-in table (--prices-replace:
+      alone)
+  --price MODEL=IN/OUT: USD per million input and output tokens for MODEL, laid
+      over both (repeatable), e.g. --price Qwen/Qwen3-32B=0.5/1.5
+  --free PATTERN: models matching PATTERN cost 0 (self-hosted): a model name or a
+      glob (* any characters, ? one), case-insensitive, matched against the model
+      and provider/model, e.g. --free 'vllm/*' or --free '*qwen*' (repeatable)
+";
 
 /// A price as an exact DECIMAL: the shortest decimal text of the number
 /// (`3.75e-6` → `0.00000375`), so the cost arithmetic is exact.

@@ -188,6 +188,10 @@ impl Summary {
         let mut totals = Map::new();
         totals.insert("sessions".into(), json!(self.totals.sessions));
         self.totals.calls.insert_json(&mut totals, "llm_calls");
+        totals.insert(
+            "cost_basis".into(),
+            json!(self.totals.calls.cost_basis("no LLM calls")),
+        );
         totals.insert("first_event_utc".into(), json!(self.totals.first_event_utc));
         totals.insert("last_event_utc".into(), json!(self.totals.last_event_utc));
         let mut v = json!({

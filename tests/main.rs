@@ -25,4 +25,5 @@ mod realwriter; // homes nanobot's own code wrote, checked against its own reade
 mod report; // `nanoload report` of every fixture home in headless Chromium: charts equal the outputs
 mod secrets; // no secret in any output byte: the corpus planted by nanobot, nanoclaw's credential fields
 mod sql; // `nanoload sql`: one read-only query over a load, a --db file or a ledger; the guard
+mod totals; // every total says what it is computed from: priced part, activity, --price/--free, usage flags
 mod usage; // `nanoload usage`: each view of each fixture home, totals against SQL, widths, refusals

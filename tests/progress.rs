@@ -315,18 +315,27 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
         j["events"],
         run.one("SELECT count(*) FROM events")?.parse::<u64>()?
     );
-    // totals: the tables' own sums (a token sum nothing reported is null, the
-    // cost null when no call is priced)
+    // totals: the tables' own sums (a token sum nothing reported is null, a
+    // call's total input + output where it reports none, the cost null when
+    // no call is priced); the first and last event of the rows that are
+    // activity (not the permission settings dated by config.json's mtime)
     let mut fields = vec!["sessions", "llm_calls"];
     fields.extend(&CALL_SUMS[1..]);
     fields.extend(["first_event_utc", "last_event_utc"]);
     let got = json_cells(&j["totals"], &fields);
     let want = run.rows(
-        "SELECT (SELECT count(*) FROM sessions), count(*), sum(input_tokens), sum(output_tokens),
-                sum(cache_read_tokens), sum(cache_write_tokens), sum(total_tokens),
+        "WITH a AS (SELECT * FROM events
+                    WHERE source_kind NOT IN ('nanobot.permissions', 'nanoclaw.upgrade_state')
+                      AND NOT (source_kind = 'nanoclaw.catalog' AND session_uid IS NULL))
+         SELECT (SELECT count(*) FROM sessions), count(*), sum(input_tokens), sum(output_tokens),
+                sum(cache_read_tokens), sum(cache_write_tokens),
+                sum(CASE WHEN total_tokens > 0
+                           OR coalesce(input_tokens, 0) + coalesce(output_tokens, 0) = 0
+                         THEN total_tokens
+                         ELSE coalesce(input_tokens, 0) + coalesce(output_tokens, 0) END),
                 round(sum(cost_usd::DECIMAL(38, 12)), 6), count(*) - count(cost_usd),
-                (SELECT strftime(CAST(min(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ') FROM events),
-                (SELECT strftime(CAST(max(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ') FROM events)
+                (SELECT strftime(CAST(min(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ') FROM a),
+                (SELECT strftime(CAST(max(timestamp_utc) AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%fZ') FROM a)
          FROM llm_calls",
     )?;
     assert_eq!(got, want[0], "totals");

@@ -149,6 +149,10 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
     };
     // an event's time: local, UTC where no offset is known (nanoclaw)
     let t = "coalesce(timestamp_local, CAST(timestamp_utc AS TIMESTAMP))";
+    // the rows that are activity: not standing state (nanobot's permission
+    // settings, a nanoclaw install's catalog rows of no session, its marker)
+    let activity = "source_kind NOT IN ('nanobot.permissions', 'nanoclaw.upgrade_state')
+        AND NOT (source_kind = 'nanoclaw.catalog' AND session_uid IS NULL)";
     chart(
         "activity-day",
         &["day", "events", "user", "assistant", "tool_use", "tool_result", "thinking", "system"],
@@ -157,7 +161,7 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
                 sum(CAST(turn_type = 'user' AS INT)), sum(CAST(turn_type = 'assistant' AS INT)),
                 sum(CAST(turn_type = 'tool_use' AS INT)), sum(CAST(turn_type = 'tool_result' AS INT)),
                 sum(CAST(turn_type = 'thinking' AS INT)), sum(CAST(turn_type = 'system' AS INT))
-             FROM events WHERE {t} IS NOT NULL GROUP BY d ORDER BY d"
+             FROM events WHERE {t} IS NOT NULL AND {activity} GROUP BY d ORDER BY d"
         ),
     )?;
     chart(
@@ -165,7 +169,7 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
         &["hour", "events"],
         &format!(
             "SELECT h,
-                    (SELECT count(*) FROM events WHERE extract(hour FROM {t}) = h)
+                    (SELECT count(*) FROM events WHERE extract(hour FROM {t}) = h AND {activity})
              FROM generate_series(0, 23) AS g(h) ORDER BY h"
         ),
     )?;
@@ -433,14 +437,20 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
                  days AS (SELECT d, sum(CAST(cost_usd AS DECIMAL(38, 12))) AS usd FROM c
                           WHERE d IS NOT NULL GROUP BY d)
                  SELECT coalesce(CAST(round(sum(CAST(cost_usd AS DECIMAL(38, 12))), 6) AS VARCHAR), ''),
-                        coalesce(CAST(sum(total_tokens) AS VARCHAR), ''),
+                        coalesce(CAST(sum(CASE WHEN total_tokens > 0
+                                                 OR coalesce(input_tokens, 0) + coalesce(output_tokens, 0) = 0
+                                               THEN total_tokens
+                                               ELSE coalesce(input_tokens, 0) + coalesce(output_tokens, 0) END)
+                                      AS VARCHAR), ''),
                         (SELECT count(*) FROM sessions), count(DISTINCT d),
-                        coalesce(CAST(round(sum(CAST(cost_usd AS DECIMAL(38, 12))) / nullif(count(DISTINCT d), 0), 6) AS VARCHAR), ''),
+                        coalesce(CAST(round(sum(CAST(cost_usd AS DECIMAL(38, 12)))
+                                            / nullif(count(DISTINCT d) FILTER (WHERE cost_usd IS NOT NULL), 0), 6)
+                                      AS VARCHAR), ''),
                         coalesce((SELECT d || '|' || CAST(round(usd, 6) AS VARCHAR) FROM days
                                   WHERE usd IS NOT NULL ORDER BY usd DESC, d LIMIT 1), ''),
                         coalesce(CAST(sum(cache_read_tokens) AS VARCHAR), ''),
                         coalesce(CAST(sum(input_tokens) AS VARCHAR), ''),
-                        count(*) - count(cost_usd)
+                        count(*) - count(cost_usd), count(*)
                  FROM c"
             ),
         )?;
@@ -456,11 +466,27 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
             v.parse::<i64>()
                 .map_or("-".to_string(), nanoload::usage::thousands)
         };
-        e.facts.insert("total_cost", usd(&g[0]));
+        // without calls there is no cost, and no cost per day
+        let no_calls = g[9] == "0";
+        e.facts.insert(
+            "total_cost",
+            if no_calls {
+                "no LLM calls".into()
+            } else {
+                usd(&g[0])
+            },
+        );
         e.facts.insert("total_tokens", n(&g[1]));
         e.facts.insert("sessions_total", n(&g[2]));
         e.facts.insert("active_days", n(&g[3]));
-        e.facts.insert("cost_per_day", usd(&g[4]));
+        e.facts.insert(
+            "cost_per_day",
+            if g[4].is_empty() {
+                "-".into()
+            } else {
+                usd(&g[4])
+            },
+        );
         e.facts.insert(
             "peak_day",
             match g[5].split_once('|') {
@@ -476,6 +502,31 @@ fn expected(dir: &Path, tables: bool) -> Result<Expected, Box<dyn std::error::Er
             },
         );
         e.facts.insert("unpriced_calls", n(&g[8]));
+        // what the total cost is of, under it
+        let (calls, unpriced) = (g[9].parse::<i64>()?, g[8].parse::<i64>()?);
+        let of = |k: i64| if k == 1 { "call" } else { "calls" };
+        if calls > 0 {
+            let priced = calls - unpriced;
+            let pct = (100.0 * unpriced as f64 / calls as f64).round() as i64;
+            let pct = match pct {
+                0 => "<1 %".to_string(),
+                100 if priced > 0 => ">99 %".to_string(),
+                p => format!("{p} %"),
+            };
+            e.facts.insert(
+                "total_cost_basis",
+                match (priced, unpriced) {
+                    (_, 0) => format!("all {} {} priced", n(&g[9]), of(calls)),
+                    (0, _) => format!("none of {} {} priced", n(&g[9]), of(calls)),
+                    _ => format!(
+                        "of {} priced {}; {} unpriced ({pct})",
+                        nanoload::usage::thousands(priced),
+                        of(priced),
+                        n(&g[8])
+                    ),
+                },
+            );
+        }
         let nc = query(
             &c,
             &format!("SELECT count(*), {cost} FROM llm_calls WHERE agent = 'nanoclaw'"),

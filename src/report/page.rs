@@ -331,6 +331,7 @@ dl.facts dt{color:#555}dl.facts dd{margin:0;font-weight:bold;overflow-wrap:anywh
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
 .card{border:1px solid #d8d8d8;border-radius:6px;padding:8px 14px;min-width:150px}
 .card-label{display:block;color:#555;font-size:13px}.card-value{display:block;font-size:22px;font-weight:bold;text-align:right;overflow-wrap:break-word}
+.card-basis{display:block;color:#555;font-size:12px;text-align:right}
 figure{display:flex;flex-wrap:wrap;gap:12px 18px;align-items:flex-start;margin:14px 0;padding:8px;border:1px solid #e4e4e4;border-radius:4px}
 figcaption{flex:1 0 100%;font-weight:bold;font-size:15px}.rows{font-weight:normal;color:#777;font-size:13px}
 .key{font-weight:normal;font-size:13px;margin-left:10px;white-space:nowrap}

@@ -14,6 +14,7 @@ use super::chart::{
 use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
 use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, MAX_TOP_SESSIONS, ReportError};
+use crate::engine::ACTIVITY;
 use crate::steps::sql_text;
 
 pub(super) fn facts(
@@ -38,8 +39,8 @@ pub(super) fn facts(
             "SELECT count(*), count(DISTINCT session_uid), count(DISTINCT instance),
                     array_to_string(list_sort(list(DISTINCT agent)), ', '),
                     array_to_string(list_sort(list(DISTINCT load_id)), ', '),
-                    coalesce(strftime(min({EVENT_TIME}), {TS}), ''),
-                    coalesce(strftime(max({EVENT_TIME}), {TS}), ''),
+                    coalesce(strftime(min({EVENT_TIME}) FILTER (WHERE {ACTIVITY}), {TS}), ''),
+                    coalesce(strftime(max({EVENT_TIME}) FILTER (WHERE {ACTIVITY}), {TS}), ''),
                     count(*) FILTER (WHERE {EVENT_TIME} IS NULL)
              FROM events"
         ),
@@ -59,8 +60,8 @@ pub(super) fn facts(
             "instances",
             "agents",
             "load_id",
-            "first event",
-            "last event",
+            "first activity",
+            "last activity",
             "events without a time",
         ];
         for (i, (l, v)) in labels.iter().zip(r).enumerate() {
@@ -137,29 +138,38 @@ pub(super) fn answers(
         return Ok(());
     }
     let day = call_day();
+    let total = crate::engine::CALL_TOTAL_TOKENS;
     let d = fetch(
         conn,
         &[
             "cost", "tokens", "sessions", "days", "per_day", "peak", "peak_cost", "cache_read",
-            "input", "unpriced",
+            "input", "unpriced", "calls",
         ],
         &format!(
             "WITH c AS (SELECT *, {day} AS day FROM llm_calls),
              d AS (SELECT day, sum(cost_usd::DECIMAL(38, 12)) AS cost FROM c
                    WHERE day IS NOT NULL GROUP BY day)
-             SELECT round(sum(cost_usd::DECIMAL(38, 12)), 6), sum(total_tokens),
+             SELECT round(sum(cost_usd::DECIMAL(38, 12)), 6), sum({total}),
                     (SELECT count(*) FROM sessions),
                     count(DISTINCT day),
-                    round(sum(cost_usd::DECIMAL(38, 12)) / nullif(count(DISTINCT day), 0), 6),
+                    -- over the days with priced calls, as its label says
+                    round(sum(cost_usd::DECIMAL(38, 12))
+                          / nullif(count(DISTINCT day) FILTER (WHERE cost_usd IS NOT NULL), 0), 6),
                     (SELECT day FROM d WHERE cost IS NOT NULL ORDER BY cost DESC, day LIMIT 1),
                     (SELECT round(cost, 6) FROM d WHERE cost IS NOT NULL ORDER BY cost DESC, day LIMIT 1),
                     sum(cache_read_tokens), sum(input_tokens),
-                    count(*) FILTER (WHERE cost_usd IS NULL)
+                    count(*) FILTER (WHERE cost_usd IS NULL), count(*)
              FROM c"
         ),
     )?;
     let Some(r) = d.rows.first() else {
         return Ok(());
+    };
+    let calls = r[10].parse::<i64>().unwrap_or(0);
+    let sums = crate::engine::CallSums {
+        calls,
+        unpriced_calls: r[9].parse::<i64>().unwrap_or(0),
+        ..Default::default()
     };
     let money = |v: &str| {
         if v.is_empty() {
@@ -178,29 +188,67 @@ pub(super) fn answers(
     } else {
         format!("{} ({})", r[5], money(&r[6]))
     };
+    // without calls there is no cost to be unknown
+    let (total_cost, per_day) = if calls == 0 {
+        ("no LLM calls".to_string(), "-".to_string())
+    } else if r[4].is_empty() {
+        (money(&r[0]), "-".to_string())
+    } else {
+        (money(&r[0]), money(&r[4]))
+    };
     let cards = [
-        ("total cost", "total_cost", money(&r[0])),
-        ("total tokens", "total_tokens", count(&r[1])),
-        ("sessions", "sessions_total", count(&r[2])),
-        ("active days", "active_days", count(&r[3])),
-        ("cost per active day", "cost_per_day", money(&r[4])),
-        ("peak day", "peak_day", peak),
-        ("cache-hit rate", "cache_hit_rate", rate),
-        ("unpriced calls", "unpriced_calls", count(&r[9])),
+        ("total cost", "total_cost", total_cost, sums.priced_part()),
+        (
+            "total tokens (input + output)",
+            "total_tokens",
+            count(&r[1]),
+            String::new(),
+        ),
+        ("sessions", "sessions_total", count(&r[2]), String::new()),
+        (
+            "days with LLM calls",
+            "active_days",
+            count(&r[3]),
+            String::new(),
+        ),
+        (
+            "cost per day with priced calls",
+            "cost_per_day",
+            per_day,
+            String::new(),
+        ),
+        ("peak day (priced calls)", "peak_day", peak, String::new()),
+        ("cache-hit rate", "cache_hit_rate", rate, String::new()),
+        (
+            "unpriced calls",
+            "unpriced_calls",
+            count(&r[9]),
+            String::new(),
+        ),
     ];
     p.html.push_str("<div class=\"cards\">\n");
-    for (label, fact, value) in cards {
-        let _ = writeln!(
+    for (label, fact, value, basis) in cards {
+        let _ = write!(
             p.html,
             "<div class=\"card\"><span class=\"card-label\">{label}</span>\
-             <span class=\"card-value\" data-fact=\"{fact}\">{}</span></div>",
+             <span class=\"card-value\" data-fact=\"{fact}\">{}</span>",
             esc(&value)
         );
+        if !basis.is_empty() {
+            let _ = write!(
+                p.html,
+                "<span class=\"card-basis\" data-fact=\"{fact}_basis\">{}</span>",
+                esc(&basis)
+            );
+        }
+        p.html.push_str("</div>\n");
     }
     p.html.push_str("</div>\n");
     p.note(
-        "Cache-hit rate: cache reads over input tokens. Peak day: the local day whose priced \
-         calls cost most.",
+        "Total tokens: each call's total as its source reports it, input + output where it \
+         reports none. Cache-hit rate: cache reads over input tokens. Cost per day: the priced \
+         calls' cost over the local days with priced calls; peak day: the local day whose \
+         priced calls cost most. A call without a price is in neither.",
     );
     Ok(())
 }
@@ -511,8 +559,21 @@ pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
         "activity",
         "Activity",
         "Events per local day, by row type, and per local hour of the day (all days together); \
-         the UTC time where no offset is known. Rows without any time are left out (see above).",
+         the UTC time where no offset is known. Only rows that are something the agent or a \
+         user did: standing state (nanobot's permission settings, dated by their file's \
+         mtime; a nanoclaw install's catalog rows of no session and its install marker) is \
+         left out, as are rows without any time (see above).",
     );
+    let state = scalar(
+        conn,
+        &format!("SELECT count(*) FROM events WHERE NOT {ACTIVITY}"),
+    )?;
+    if state != "0" {
+        p.note(&format!(
+            "<span data-fact=\"state_rows\">{}</span> rows of standing state are not counted.",
+            esc(&state)
+        ));
+    }
     let types: [(&'static str, RGBColor); 6] = [
         ("user", BLUE_),
         ("assistant", GREEN_),
@@ -532,7 +593,7 @@ pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
         &cols,
         &format!(
             "SELECT strftime({EVENT_TIME}, '%Y-%m-%d') AS day, count(*), {}
-             FROM events WHERE {EVENT_TIME} IS NOT NULL GROUP BY day ORDER BY day",
+             FROM events WHERE {EVENT_TIME} IS NOT NULL AND {ACTIVITY} GROUP BY day ORDER BY day",
             filters.join(", ")
         ),
     )?;
@@ -550,7 +611,8 @@ pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
         &format!(
             "SELECT h.hour, count(e.t)
              FROM range(24) AS h(hour)
-             LEFT JOIN (SELECT {EVENT_TIME} AS t FROM events) e ON hour(e.t) = h.hour
+             LEFT JOIN (SELECT {EVENT_TIME} AS t FROM events WHERE {ACTIVITY}) e
+               ON hour(e.t) = h.hour
              GROUP BY h.hour ORDER BY h.hour"
         ),
     )?;

@@ -10,9 +10,11 @@
 //!   └─ local time t: started_at_local (the derived offsets), or the UTC
 //!      time where the instance has none (counted and said), or the
 //!      instant in --timezone ZONE
-//!        └─ one row per key (day | week from Monday | month | session |
-//!           provider/model): calls, tokens, priced cost, unpriced calls;
-//!           then TOTAL over every row shown
+//!        └─ the calls of --agent, --instance, between --since and --until
+//!           └─ one row per key (day | week from Monday | month | session |
+//!              provider/model): calls, tokens, priced cost, unpriced
+//!              calls, models; --breakdown: one row per model under each;
+//!              --order desc: reversed; then TOTAL over every row shown
 //! ```
 //!
 //! Same input, same output: every query is fully ordered and costs are
@@ -113,6 +115,26 @@ pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
         .map_err(|_| format!("{s:?} is no date: give YYYY-MM-DD (or YYYYMMDD)"))
 }
 
+/// The order of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Order {
+    /// Oldest first (days, weeks, months, sessions by their first call);
+    /// models the cheapest first.
+    Asc,
+    /// Newest first; models the costliest first.
+    Desc,
+}
+
+impl View {
+    /// The order of the view's rows unless `--order` says otherwise.
+    pub fn default_order(self) -> Order {
+        match self {
+            View::Model => Order::Desc,
+            _ => Order::Asc,
+        }
+    }
+}
+
 /// What to show.
 #[derive(Debug, Clone)]
 pub struct Query {
@@ -121,7 +143,37 @@ pub struct Query {
     pub since: Option<NaiveDate>,
     pub until: Option<NaiveDate>,
     pub zone: Zone,
+    /// Only the calls of this agent (`nanobot`, `nanoclaw`).
+    pub agent: Option<String>,
+    /// Only the calls of this instance (`.nanobot`, a nanoclaw root).
+    pub instance: Option<String>,
+    /// None: the view's own order ([`View::default_order`]).
+    pub order: Option<Order>,
+    /// Under each row, one row per provider and model.
+    pub breakdown: bool,
 }
+
+impl Query {
+    /// A view of every call, in the view's own order.
+    pub fn new(view: View) -> Query {
+        Query {
+            view,
+            since: None,
+            until: None,
+            zone: Zone::Local,
+            agent: None,
+            instance: None,
+            order: None,
+            breakdown: false,
+        }
+    }
+}
+
+/// A call's provider and model as one name (`openrouter/anthropic/claude-sonnet-4.5`),
+/// the provider once where the model already starts with it (nanobot's
+/// `anthropic` with LiteLLM's `anthropic/claude-sonnet-4-5`).
+pub const MODEL_KEY: &str = "CASE WHEN starts_with(model, provider || '/') THEN model
+    ELSE coalesce(provider || '/', '') || coalesce(model, '(none)') END";
 
 /// One row of a view (and the TOTAL): sums over its calls. A token sum is
 /// `None` when no call of the group reported that count.
@@ -135,6 +187,12 @@ pub struct Row {
     pub detail: Vec<(&'static str, Option<String>)>,
     /// Its calls, tokens and cost.
     pub sums: CallSums,
+    /// The models of its calls, as recorded, sorted (none on TOTAL and in
+    /// the model view).
+    pub models: Vec<String>,
+    /// `--breakdown`: one row per provider and model of its calls (key:
+    /// `provider/model`), the costliest first.
+    pub breakdown: Vec<Row>,
 }
 
 /// A view over the calls.
@@ -144,6 +202,10 @@ pub struct Usage {
     pub zone: String,
     pub since: Option<NaiveDate>,
     pub until: Option<NaiveDate>,
+    /// The filters given (`--agent`, `--instance`).
+    pub agent: Option<String>,
+    pub instance: Option<String>,
+    pub breakdown: bool,
     pub rows: Vec<Row>,
     pub total: Row,
     /// Calls placed by their UTC time: their instance has no derived
@@ -260,6 +322,12 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     if let Some(d) = q.until {
         filter.push(format!("CAST(t AS DATE) <= DATE '{d}'"));
     }
+    if let Some(a) = &q.agent {
+        filter.push(format!("agent = {}", crate::steps::sql_text(a)));
+    }
+    if let Some(i) = &q.instance {
+        filter.push(format!("instance = {}", crate::steps::sql_text(i)));
+    }
     let filter = if filter.is_empty() {
         String::new()
     } else {
@@ -268,24 +336,28 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP VIEW shown AS SELECT * FROM ({placed}) {filter}"
     ))?;
+    let total_tokens = crate::engine::CALL_TOTAL_TOKENS;
+    let by_cost = format!(
+        "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, coalesce(sum({total_tokens}), 0) DESC"
+    );
     // key, detail columns, group, order
-    let (key, detail, order): (&str, &[&'static str], &str) = match q.view {
-        View::Daily => ("strftime(t, '%Y-%m-%d')", &[], "1 NULLS LAST"),
+    let (key, detail, order): (String, &[&'static str], String) = match q.view {
+        View::Daily => ("strftime(t, '%Y-%m-%d')".into(), &[], "1 NULLS LAST".into()),
         View::Weekly => (
-            "strftime(date_trunc('week', t), '%Y-%m-%d')",
+            "strftime(date_trunc('week', t), '%Y-%m-%d')".into(),
             &[],
-            "1 NULLS LAST",
+            "1 NULLS LAST".into(),
         ),
-        View::Monthly => ("strftime(t, '%Y-%m')", &[], "1 NULLS LAST"),
+        View::Monthly => ("strftime(t, '%Y-%m')".into(), &[], "1 NULLS LAST".into()),
         View::Session => (
-            "session_uid",
+            "session_uid".into(),
             &["agent", "session_id", "session_uid", "started"],
-            "min(t) NULLS LAST, 1 NULLS LAST",
+            "min(t) NULLS LAST, 1 NULLS LAST".into(),
         ),
         View::Model => (
-            "coalesce(provider || '/', '') || coalesce(model, '(none)')",
+            MODEL_KEY.into(),
             &["agent", "provider", "model"],
-            "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, coalesce(sum(total_tokens), 0) DESC, 1",
+            format!("{by_cost}, 1"),
         ),
     };
     let detail_sql = match q.view {
@@ -297,15 +369,49 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         _ => "",
     };
     let sep = if detail_sql.is_empty() { "" } else { "," };
+    let models = "CAST(to_json(list(DISTINCT coalesce(model, '(none)') ORDER BY coalesce(model, '(none)'))) AS VARCHAR)";
     let sql = format!(
-        "SELECT {key} AS k{sep} {detail_sql}, {sums} FROM shown GROUP BY k ORDER BY {order}"
+        "SELECT {key} AS k{sep} {detail_sql}, {sums}, {models} FROM shown GROUP BY k ORDER BY {order}"
     );
-    let mut rows = read_rows(conn, &sql, detail)?;
+    let mut rows = read_rows(conn, &sql, detail, true)?;
+    if q.view == View::Model {
+        for r in &mut rows {
+            r.models.clear();
+        }
+    }
+    if q.breakdown && q.view != View::Model {
+        let parts = read_rows(
+            conn,
+            &format!(
+                "SELECT {MODEL_KEY} AS mk, {key} AS k, {sums} FROM shown
+                 GROUP BY k, mk ORDER BY k NULLS LAST, {by_cost}, mk"
+            ),
+            &["k"],
+            false,
+        )?;
+        for part in parts {
+            let k = part.detail.first().and_then(|(_, v)| v.clone());
+            if let Some(row) = rows.iter_mut().find(|r| r.key == k) {
+                let mut part = part;
+                part.detail.clear();
+                row.breakdown.push(part);
+            }
+        }
+    }
     if q.view == View::Session {
         for r in &mut rows {
             // the key shown: the session's id (its uid in the detail)
             r.key = r.detail[1].1.clone().or(r.key.take());
         }
+    }
+    if q.order.is_some_and(|o| o != q.view.default_order()) {
+        // reversed, the rows without a key (no time, no session) still last
+        let keyless = rows
+            .iter()
+            .position(|r| r.key.is_none() && q.view != View::Model);
+        let tail = keyless.map(|i| rows.remove(i));
+        rows.reverse();
+        rows.extend(tail);
     }
     let total = read_rows(
         conn,
@@ -314,6 +420,7 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
             blank(detail)
         ),
         detail,
+        false,
     )?
     .pop()
     .map(|mut t| {
@@ -329,6 +436,9 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         zone: q.zone.label(),
         since: q.since,
         until: q.until,
+        agent: q.agent.clone(),
+        instance: q.instance.clone(),
+        breakdown: q.breakdown,
         rows,
         total,
         utc_placed: count("SELECT count(*) FILTER (WHERE utc_placed) FROM shown")?,
@@ -341,10 +451,13 @@ fn blank(detail: &[&str]) -> String {
     vec!["CAST(NULL AS VARCHAR)"; detail.len()].join(", ")
 }
 
+/// The rows of `sql`: the key, the `detail` columns, [`CallSums::SQL`],
+/// then, with `models`, the models as a JSON list.
 fn read_rows(
     conn: &Connection,
     sql: &str,
     detail: &[&'static str],
+    models: bool,
 ) -> Result<Vec<Row>, UsageError> {
     let mut stmt = conn.prepare(sql)?;
     let mut rows = stmt.query([])?;
@@ -355,27 +468,47 @@ fn read_rows(
         for (i, name) in detail.iter().enumerate() {
             d.push((*name, r.get::<_, Option<String>>(1 + i)?));
         }
+        let models = if models {
+            let list: Option<String> = r.get(1 + n + 8)?;
+            list.and_then(|l| serde_json::from_str::<Vec<String>>(&l).ok())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         out.push(Row {
             key: r.get::<_, Option<String>>(0)?,
             detail: d,
             sums: CallSums::read(r, 1 + n)?,
+            models,
+            breakdown: Vec::new(),
         });
     }
     Ok(out)
 }
 
-/// `nanoload usage HOME`: load HOME with the defaults (and `prices`) into
+/// How `nanoload usage HOME` prices the calls of its load (the load's
+/// `--prices`, `--price`, `--free`).
+#[derive(Debug, Clone, Default)]
+pub struct Pricing {
+    pub prices: Option<PathBuf>,
+    pub price: Vec<String>,
+    pub free: Vec<String>,
+}
+
+/// `nanoload usage HOME`: load HOME with the defaults (and `pricing`) into
 /// `work` (a private temp dir), quietly; the load's tables are then read
 /// as any output's. The load's summary comes back: its stderr lines and
 /// exit code are the caller's to show.
 pub fn load_home(
     home: &Path,
     work: &Path,
-    prices: Option<&Path>,
+    pricing: &Pricing,
 ) -> Result<crate::summary::Summary, UsageError> {
     let mut o = crate::config::Options::new(home, work.join("out.parquet"));
     o.tables = Some(work.join("tables"));
-    o.prices = prices.map(Path::to_path_buf);
+    o.prices = pricing.prices.clone();
+    o.price = pricing.price.clone();
+    o.free = pricing.free.clone();
     o.quiet = true;
     crate::run::run(&o).map_err(|e| {
         let mut msg = e.to_string();

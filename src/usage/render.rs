@@ -9,12 +9,15 @@
 //! TOTAL             3     12,345       678       4,096            0     13,023    $0.01
 //! ```
 //!
-//! Too wide for the width: numbers compact first (`12.3K`), then cache
-//! write, cache read and total drop (a note names them), the key is cut to
-//! 24 characters with `…`, the session's start and the agent drop, and the
-//! key is cut further.
+//! With `--breakdown`, each row is followed by one `└ provider/model` row
+//! per model of its calls. Too wide for the width: numbers compact first
+//! (`12.3K`), then the models, cache write, cache read and total drop (a
+//! note names them), the key is cut to 24 characters with `…`, the
+//! session's start and the agent drop, and the key is cut further.
 
 use serde_json::{Map, Value, json};
+
+pub use crate::prices::{dollars, thousands};
 
 use super::{Row, Usage, View};
 
@@ -22,19 +25,6 @@ use super::{Row, Usage, View};
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     pub width: Option<usize>,
-}
-
-/// Thousands separated: 1,234,567.
-pub fn thousands(n: i64) -> String {
-    let s = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
 }
 
 /// 1.2K, 34.5M, 1.2B (below 1 000 as it is).
@@ -52,28 +42,11 @@ fn compact(n: i64) -> String {
     format!("{}{v:.1}{unit}", if n < 0 { "-" } else { "" })
 }
 
-/// USD to cents; below a cent to two significant digits ($0.0042).
-pub fn dollars(cost: &str) -> String {
-    let Ok(v) = cost.parse::<f64>() else {
-        return cost.to_string();
-    };
-    if v == 0.0 || v.abs() >= 0.01 {
-        let cents = format!("{:.2}", v.abs());
-        let (whole, frac) = cents.split_once('.').unwrap_or((&cents, "00"));
-        let whole = thousands(whole.parse::<i64>().unwrap_or(0));
-        return format!("{}${whole}.{frac}", if v < 0.0 { "-" } else { "" });
-    }
-    let mut d = 3;
-    while d < 8 && v.abs() * 10f64.powi(d) < 10.0 {
-        d += 1;
-    }
-    format!("${:.*}", d as usize, v)
-}
-
 /// A row's cost as shown: the priced sum, `+` when some calls have no
 /// price (their cost is not in it), `unknown` when none has.
 fn cost_cell(r: &Row) -> String {
     match &r.sums.cost_usd {
+        None if r.sums.calls == 0 => "-".into(),
         None => "unknown".into(),
         Some(c) if r.sums.unpriced_calls > 0 => format!("{}+", dollars(c)),
         Some(c) => dollars(c),
@@ -100,11 +73,34 @@ impl Column {
     }
 }
 
+/// A line of the table: a row, a model row under it (`--breakdown`), or
+/// the TOTAL.
+#[derive(Clone, Copy, PartialEq)]
+enum Line {
+    Row,
+    Model,
+    Total,
+}
+
+/// What the cost of `u`'s calls is of, or that there are none.
+fn cost_basis(u: &Usage) -> String {
+    let filtered =
+        u.since.is_some() || u.until.is_some() || u.agent.is_some() || u.instance.is_some();
+    u.total.sums.cost_basis(if filtered {
+        "no calls in range"
+    } else {
+        "no LLM calls"
+    })
+}
+
 /// The table of `u` within `layout`'s width.
 pub fn table(u: &Usage, layout: Layout) -> String {
-    let mut all: Vec<&Row> = u.rows.iter().collect();
-    all.push(&u.total);
-    let n = u.rows.len();
+    let mut all: Vec<(&Row, Line)> = Vec::new();
+    for r in &u.rows {
+        all.push((r, Line::Row));
+        all.extend(r.breakdown.iter().map(|b| (b, Line::Model)));
+    }
+    all.push((&u.total, Line::Total));
     let key_head = match u.view {
         View::Daily => "day",
         View::Weekly => "week from",
@@ -125,15 +121,24 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             .and_then(|(_, v)| v.clone())
             .unwrap_or_default()
     };
-    let mut keys: Vec<String> = u.rows.iter().map(key_of).collect();
-    keys.push("TOTAL".into());
+    let keys: Vec<String> = all
+        .iter()
+        .map(|(r, line)| match line {
+            Line::Row => key_of(r),
+            Line::Model => format!("  └ {}", r.key.clone().unwrap_or_else(|| "(none)".into())),
+            Line::Total => "TOTAL".into(),
+        })
+        .collect();
     let any_unpriced = u.total.sums.unpriced_calls > 0;
     let build = |fmt: &dyn Fn(i64) -> String| -> Vec<Column> {
         let num = |head, drop, f: &dyn Fn(&Row) -> Option<i64>| Column {
             head,
             right: true,
             drop,
-            cells: all.iter().map(|r| f(r).map_or("-".into(), fmt)).collect(),
+            cells: all
+                .iter()
+                .map(|(r, _)| f(r).map_or("-".into(), fmt))
+                .collect(),
         };
         let mut cols = vec![Column {
             head: key_head,
@@ -141,16 +146,17 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             drop: 0,
             cells: keys.clone(),
         }];
-        // a detail of the rows, blank on TOTAL
+        // a detail of the rows, blank on their models' rows and on TOTAL
         let text = |head, drop| Column {
             head,
             right: false,
             drop,
             cells: all
                 .iter()
-                .take(n)
-                .map(|r| detail(head, r))
-                .chain([String::new()])
+                .map(|(r, line)| match line {
+                    Line::Row => detail(head, r),
+                    _ => String::new(),
+                })
                 .collect(),
         };
         if matches!(u.view, View::Session | View::Model) {
@@ -169,10 +175,18 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             head: "cost",
             right: true,
             drop: 0,
-            cells: all.iter().map(|r| cost_cell(r)).collect(),
+            cells: all.iter().map(|(r, _)| cost_cell(r)).collect(),
         });
         if any_unpriced {
             cols.push(num("unpriced", 0, &|r| Some(r.sums.unpriced_calls)));
+        }
+        if u.view != View::Model {
+            cols.push(Column {
+                head: "models",
+                right: false,
+                drop: 6,
+                cells: all.iter().map(|(r, _)| r.models.join(", ")).collect(),
+            });
         }
         cols
     };
@@ -191,6 +205,7 @@ pub fn table(u: &Usage, layout: Layout) -> String {
         // characters, then the session's start and the agent go, then the
         // key is cut further
         for (level, floor) in [
+            (6, None),
             (1, None),
             (2, None),
             (3, None),
@@ -250,10 +265,18 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             t.map_or("the last call".into(), |d| d.to_string())
         ),
     };
+    let mut only = String::new();
+    if let Some(a) = &u.agent {
+        only.push_str(&format!(" · agent {a}"));
+    }
+    if let Some(i) = &u.instance {
+        only.push_str(&format!(" · instance {i}"));
+    }
     out.push_str(&fit(
         &format!(
-            "nanoload usage · {} · {}{since_until}",
+            "nanoload usage · {}{} · {}{since_until}{only}",
             u.view.name(),
+            if u.breakdown { " by model" } else { "" },
             u.zone
         ),
         layout.width,
@@ -263,8 +286,8 @@ pub fn table(u: &Usage, layout: Layout) -> String {
     out.push('\n');
     out.push_str(&rule);
     out.push('\n');
-    for i in 0..=n {
-        if i == n {
+    for (i, (_, kind)) in all.iter().enumerate() {
+        if *kind == Line::Total {
             out.push_str(&rule);
             out.push('\n');
         }
@@ -276,14 +299,19 @@ pub fn table(u: &Usage, layout: Layout) -> String {
         notes.push("No LLM calls in this range.".into());
     }
     notes.push(
-        "input counts the cached tokens (cache read, cache write); cost: the priced calls, in USD"
+        "input counts the cached tokens (cache read, cache write); total: as the source reports it, input + output where it reports none"
             .into(),
     );
+    if u.total.sums.calls == 0 {
+        notes.push(format!("cost: {}", cost_basis(u)));
+    } else {
+        notes.push(format!("cost (USD): {}", cost_basis(u)));
+    }
     if any_unpriced {
-        notes.push(format!(
-            "{} calls have no price: their cost is not in the sums (a cost marked + leaves some out; unknown: none priced)",
-            thousands(u.total.sums.unpriced_calls)
-        ));
+        notes.push(
+            "a call without a price is not in any sum: a cost marked + leaves some calls out, unknown: none of its calls priced (--price MODEL=IN/OUT or --free PATTERN prices them when loading)"
+                .into(),
+        );
     }
     if u.utc_placed > 0 {
         notes.push(format!(
@@ -362,9 +390,10 @@ fn fit(s: &str, width: Option<usize>) -> String {
     lines.join("\n")
 }
 
-fn row_json(u: &Usage, r: &Row) -> Value {
+/// A row as JSON (`total`: the TOTAL, without a key, models or breakdown).
+fn row_json(u: &Usage, r: &Row, total: bool) -> Value {
     let mut m = Map::new();
-    if r.key.is_some() || !r.detail.is_empty() {
+    if !total {
         m.insert(u.view.key().into(), json!(r.key));
     }
     for (k, v) in &r.detail {
@@ -373,6 +402,24 @@ fn row_json(u: &Usage, r: &Row) -> Value {
         }
     }
     r.sums.insert_json(&mut m, "calls");
+    if !total {
+        if u.view != View::Model {
+            m.insert("models".into(), json!(r.models));
+        }
+        if u.breakdown {
+            let parts: Vec<Value> = r
+                .breakdown
+                .iter()
+                .map(|b| {
+                    let mut p = Map::new();
+                    p.insert("model".into(), json!(b.key));
+                    b.sums.insert_json(&mut p, "calls");
+                    Value::Object(p)
+                })
+                .collect();
+            m.insert("breakdown".into(), Value::Array(parts));
+        }
+    }
     Value::Object(m)
 }
 
@@ -381,12 +428,15 @@ pub fn json(u: &Usage) -> String {
     let doc = json!({
         "view": u.view.name(),
         "timezone": u.zone,
+        "agent": u.agent,
+        "instance": u.instance,
         "since": u.since.map(|d| d.to_string()),
         "until": u.until.map(|d| d.to_string()),
-        "rows": u.rows.iter().map(|r| row_json(u, r)).collect::<Vec<_>>(),
-        "totals": row_json(u, &u.total),
+        "rows": u.rows.iter().map(|r| row_json(u, r, false)).collect::<Vec<_>>(),
+        "totals": row_json(u, &u.total, true),
         "calls_placed_by_utc_time": u.utc_placed,
         "calls_without_start_time": u.undated,
+        "cost_basis": cost_basis(u),
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
