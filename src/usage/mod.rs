@@ -2,7 +2,8 @@
 //! month, session or model, in the terminal or as JSON.
 //!
 //! ```text
-//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet
+//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (and the sessions'
+//!                                           titles, DIR/sessions.parquet)
 //! nanoload usage HOME                       a load into a private temp dir, removed after
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
@@ -44,7 +45,8 @@ pub enum View {
     /// One row per local month.
     #[value(alias = "month")]
     Monthly,
-    /// One row per session (calls in no session: one row).
+    /// One row per session, shown by its title, with its instance and last
+    /// call, the costliest first (calls in no session: one row).
     Session,
     /// One row per provider and model.
     Model,
@@ -127,11 +129,13 @@ pub struct Query {
 /// `None` when no call of the group reported that count.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// The key as shown (`2026-03-01`; a week by its Monday; the session's id, the
-    /// model's `provider/model`); `None` for the TOTAL.
+    /// The key (`2026-03-01`; a week by its Monday; the session's id, shown
+    /// by its title where it has one; the model's `provider/model`); `None`
+    /// for the TOTAL.
     pub key: Option<String>,
     /// Session view: agent, session_id, session_uid, first call's local
-    /// time; model view: agent, provider, model.
+    /// time, title (`sessions.title`), instance, last call's local time;
+    /// model view: agent, provider, model.
     pub detail: Vec<(&'static str, Option<String>)>,
     /// Its calls, tokens and cost.
     pub sums: CallSums,
@@ -196,6 +200,24 @@ pub fn open(tables: &Path) -> Result<Connection, UsageError> {
             crate::diag::one_line(&e.to_string())
         ),
     })?;
+    // each session's title (the session view): none where the tables have
+    // no sessions file or one of a load before titles
+    let sessions = tables.join("sessions.parquet");
+    let titled = sessions.is_file()
+        && conn
+            .execute_batch(&format!(
+                "CREATE VIEW session_titles AS
+                 SELECT session_uid, title FROM read_parquet({});
+                 SELECT * FROM session_titles LIMIT 0;",
+                sql_str(&sessions)
+            ))
+            .is_ok();
+    if !titled {
+        conn.execute_batch(
+            "CREATE OR REPLACE VIEW session_titles AS
+             SELECT CAST(NULL AS VARCHAR) AS session_uid, CAST(NULL AS VARCHAR) AS title LIMIT 0;",
+        )?;
+    }
     Ok(conn)
 }
 
@@ -279,8 +301,16 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         View::Monthly => ("strftime(t, '%Y-%m')", &[], "1 NULLS LAST"),
         View::Session => (
             "session_uid",
-            &["agent", "session_id", "session_uid", "started"],
-            "min(t) NULLS LAST, 1 NULLS LAST",
+            &[
+                "agent",
+                "session_id",
+                "session_uid",
+                "started",
+                "title",
+                "instance",
+                "last",
+            ],
+            "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, max(t) DESC NULLS LAST, 1 NULLS LAST",
         ),
         View::Model => (
             "coalesce(provider || '/', '') || coalesce(model, '(none)')",
@@ -291,7 +321,10 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     let detail_sql = match q.view {
         View::Session => {
             "string_agg(DISTINCT agent, ',' ORDER BY agent), min(session_id), min(session_uid),
-             strftime(min(t), '%Y-%m-%d %H:%M')"
+             strftime(min(t), '%Y-%m-%d %H:%M'),
+             (SELECT min(s.title) FROM session_titles s WHERE s.session_uid = shown.session_uid),
+             string_agg(DISTINCT instance, ',' ORDER BY instance),
+             strftime(max(t), '%Y-%m-%d %H:%M')"
         }
         View::Model => "string_agg(DISTINCT agent, ',' ORDER BY agent), min(provider), min(model)",
         _ => "",
@@ -303,7 +336,8 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     let mut rows = read_rows(conn, &sql, detail)?;
     if q.view == View::Session {
         for r in &mut rows {
-            // the key shown: the session's id (its uid in the detail)
+            // the key: the session's id (its uid in the detail; the table
+            // shows its title where it has one)
             r.key = r.detail[1].1.clone().or(r.key.take());
         }
     }
