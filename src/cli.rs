@@ -106,16 +106,22 @@ const OTLP_EXAMPLES: &str = "Examples:
       through a local OpenTelemetry Collector (or Langfuse's OTLP endpoint behind one)";
 
 /// Write a load's sessions as OpenTelemetry traces: one trace per session,
-/// an `invoke_agent` span per turn, a `chat {model}` span per LLM call and
-/// an `execute_tool {tool}` span per tool call, at the instants the data
-/// holds (UTC).
+/// a span per turn named by the session's title, a `chat {model}` span per
+/// LLM call and an `execute_tool {tool}` span per tool call, at the
+/// instants the data holds (UTC).
 ///
 /// Every span carries the OpenTelemetry GenAI semantic conventions
 /// (gen_ai.*, 1.37.0) and OpenInference's attributes (openinference.span.kind,
 /// session.id, llm.*, tool.*), so Langfuse, Arize Phoenix and other OTLP
-/// backends read tokens, cost and sessions as their own. Message text is
-/// left out unless --content is given (as the outputs hold it: redacted).
-/// The same load always gives the same trace and span ids and bytes.
+/// backends read tokens, cost and sessions as their own. A session's title
+/// (`sessions.title`: its WebUI title, else its first message cut to 60
+/// characters, redacted) names its turns. Message text is off by default
+/// (a backend shows no input or output); give --content to send each
+/// turn's first user text and last answer and each tool call's arguments
+/// and result, as the outputs hold them (redacted). A trace's id is its
+/// session's (session_uid), or for an instance's calls of no session the
+/// instance's identity, not its name, so two homes sent to one backend do
+/// not merge; the same load always gives the same ids and bytes.
 ///
 /// Exit codes: 0 written (and sent); 1 the file is written but sending
 /// failed (after three tries); 2 nothing written (SOURCE not a load with
@@ -156,8 +162,10 @@ pub struct OtlpArgs {
     #[arg(long = "header", value_name = "NAME=VALUE")]
     pub headers: Vec<String>,
 
-    /// Put message text in the spans (input.value, output.value, tool
-    /// arguments and results), as the outputs hold it.
+    /// Send message text (off by default): each turn's first user text and
+    /// last answer (input.value, output.value: what Phoenix shows as a
+    /// session's first input and last output) and each tool call's
+    /// arguments and result, as the outputs hold them (redacted).
     #[arg(long, alias = "otlp-content")]
     pub content: bool,
 
