@@ -425,14 +425,18 @@ pub struct ExportCli {
 /// its rows as they were, is said in one line, and makes the exit code 1;
 /// prune then removes what that sync marked gone only with --force.
 ///
+/// A ledger keeps the HOME of its first sync: a sync of another HOME is
+/// refused, naming both, unless --add-home.
+///
 /// A killed sync leaves the ledger as it was; a second sync while one
 /// writes is refused (LEDGER.duckdb.lock). A ledger of another format is
 /// refused, never misread; one of the previous format is upgraded.
 ///
 /// Exit codes: 0 synced; 1 synced, but some lines, records, stores or
 /// directories could not be read (their rows keep their state); 2 nothing
-/// done (a corrupt ledger among the reasons); 4 no agent state under HOME;
-/// 5 another sync or process holds the ledger (try again later).
+/// done (a corrupt ledger, a ledger of another HOME among the reasons); 4
+/// no agent state under HOME; 5 another sync or process holds the ledger
+/// (try again later).
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct SyncArgs {
@@ -464,6 +468,14 @@ pub struct SyncArgs {
     /// Also treat text matching REGEX as a secret (as for a load); repeatable.
     #[arg(long = "secret-pattern", value_name = "REGEX")]
     pub secret_patterns: Vec<String>,
+
+    /// Keep a second HOME in this ledger. A ledger keeps the HOME of its
+    /// first sync: a sync of another is refused (exit 2), since that HOME's
+    /// stores have the same paths and the first HOME's rows would be taken
+    /// for deleted. With it, each HOME's sync settles only the rows its own
+    /// syncs first saw.
+    #[arg(long)]
+    pub add_home: bool,
 
     /// Print only what makes the exit code non-zero.
     #[arg(long, short)]
