@@ -108,16 +108,22 @@ const OTLP_EXAMPLES: &str = "Examples:
       through a local OpenTelemetry Collector (or Langfuse's OTLP endpoint behind one)";
 
 /// Write a load's sessions as OpenTelemetry traces: one trace per session,
-/// an `invoke_agent` span per turn, a `chat {model}` span per LLM call and
-/// an `execute_tool {tool}` span per tool call, at the instants the data
-/// holds (UTC).
+/// a span per turn named by the session's title, a `chat {model}` span per
+/// LLM call and an `execute_tool {tool}` span per tool call, at the
+/// instants the data holds (UTC).
 ///
 /// Every span carries the OpenTelemetry GenAI semantic conventions
 /// (gen_ai.*, 1.37.0) and OpenInference's attributes (openinference.span.kind,
 /// session.id, llm.*, tool.*), so Langfuse, Arize Phoenix and other OTLP
-/// backends read tokens, cost and sessions as their own. Message text is
-/// left out unless --content is given (as the outputs hold it: redacted).
-/// The same load always gives the same trace and span ids and bytes.
+/// backends read tokens, cost and sessions as their own. A session's title
+/// (`sessions.title`: its WebUI title, else its first message cut to 60
+/// characters, redacted) names its turns. Message text is off by default
+/// (a backend shows no input or output); give --content to send each
+/// turn's first user text and last answer and each tool call's arguments
+/// and result, as the outputs hold them (redacted). A trace's id is its
+/// session's (session_uid), or for an instance's calls of no session the
+/// instance's identity, not its name, so two homes sent to one backend do
+/// not merge; the same load always gives the same ids and bytes.
 ///
 /// Exit codes: 0 written (and sent); 1 the file is written but sending
 /// failed (after three tries); 2 nothing written (SOURCE not a load with
@@ -158,8 +164,10 @@ pub struct OtlpArgs {
     #[arg(long = "header", value_name = "NAME=VALUE")]
     pub headers: Vec<String>,
 
-    /// Put message text in the spans (input.value, output.value, tool
-    /// arguments and results), as the outputs hold it.
+    /// Send message text (off by default): each turn's first user text and
+    /// last answer (input.value, output.value: what Phoenix shows as a
+    /// session's first input and last output) and each tool call's
+    /// arguments and result, as the outputs hold them (redacted).
     #[arg(long, alias = "otlp-content")]
     pub content: bool,
 
@@ -455,14 +463,18 @@ pub struct ExportCli {
 /// its rows as they were, is said in one line, and makes the exit code 1;
 /// prune then removes what that sync marked gone only with --force.
 ///
+/// A ledger keeps the HOME of its first sync: a sync of another HOME is
+/// refused, naming both, unless --add-home.
+///
 /// A killed sync leaves the ledger as it was; a second sync while one
 /// writes is refused (LEDGER.duckdb.lock). A ledger of another format is
 /// refused, never misread; one of the previous format is upgraded.
 ///
 /// Exit codes: 0 synced; 1 synced, but some lines, records, stores or
 /// directories could not be read (their rows keep their state); 2 nothing
-/// done (a corrupt ledger among the reasons); 4 no agent state under HOME;
-/// 5 another sync or process holds the ledger (try again later).
+/// done (a corrupt ledger, a ledger of another HOME among the reasons); 4
+/// no agent state under HOME; 5 another sync or process holds the ledger
+/// (try again later).
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct SyncArgs {
@@ -494,6 +506,14 @@ pub struct SyncArgs {
     /// Also treat text matching REGEX as a secret (as for a load); repeatable.
     #[arg(long = "secret-pattern", value_name = "REGEX")]
     pub secret_patterns: Vec<String>,
+
+    /// Keep a second HOME in this ledger. A ledger keeps the HOME of its
+    /// first sync: a sync of another is refused (exit 2), since that HOME's
+    /// stores have the same paths and the first HOME's rows would be taken
+    /// for deleted. With it, each HOME's sync settles only the rows its own
+    /// syncs first saw.
+    #[arg(long)]
+    pub add_home: bool,
 
     /// Print only what makes the exit code non-zero.
     #[arg(long, short)]

@@ -7,7 +7,9 @@
 //!                stage_llm_calls (views over the staged Parquet); diagnostics, sources
 //!                (tables the steps append to)
 //! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first;
-//!                one thread on a small stage, crate::steps::StepThreads)
+//!                one thread on a small stage, crate::steps::StepThreads); then the
+//!                titles of the sessions whose first user message is in a blob file
+//!                (V020's session_title over its first bytes)
 //! for_writing    a lower memory limit for the sink's ordered read of the plan
 //! ```
 
@@ -22,6 +24,11 @@ use crate::stage::Staged;
 use crate::steps::{Chain, PlanJoin, StepThreads};
 use crate::timings::{Phase, SqlPlan, Timings};
 
+/// The most bytes of a first user message read from the stage for a
+/// session's title (60 characters on one line): enough for any run of
+/// white space a message plausibly opens with.
+const TITLE_TEXT_BYTES: usize = 16 << 10;
+
 /// Output tables besides `events`, in `--tables` / `--db` order.
 pub const TABLES: [&str; 5] = [
     "sessions",
@@ -33,7 +40,8 @@ pub const TABLES: [&str; 5] = [
 
 /// The columns a table gained after `load_id` was appended to every side
 /// table: written after it, so columns stay only ever appended.
-pub const AFTER_LOAD_ID: [(&str, &[&str]); 1] = [("llm_calls", &["call_id"])];
+pub const AFTER_LOAD_ID: [(&str, &[&str]); 2] =
+    [("llm_calls", &["call_id"]), ("sessions", &["title"])];
 
 /// The rows of side table `t` as every output writes them (`--tables`,
 /// `--db`, `--dataset`): in full order, with the run's `load_id` appended,
@@ -246,6 +254,10 @@ pub struct Engine {
     /// The bytes of the staged events files ([`Engine::load`]): with their
     /// rows, how the steps keep the events chain ([`crate::steps::Chain`]).
     staged_bytes: std::cell::Cell<u64>,
+    /// The stage's blob files by number ([`Engine::load`]): where the text
+    /// of a row no step reads is, for the session titles
+    /// ([`Engine::title_from_blobs`]).
+    blobs: std::cell::RefCell<std::collections::BTreeMap<i32, PathBuf>>,
 }
 
 impl Engine {
@@ -269,6 +281,7 @@ impl Engine {
             memory_limit,
             threads,
             staged_bytes: std::cell::Cell::new(0),
+            blobs: std::cell::RefCell::default(),
         })
     }
 
@@ -331,6 +344,7 @@ impl Engine {
             .collect();
         events.sort_by_key(|(bytes, p)| (std::cmp::Reverse(*bytes), p.clone()));
         self.staged_bytes.set(events.iter().map(|(b, _)| b).sum());
+        self.blobs.replace(staged.blobs.clone());
         let events: Vec<PathBuf> = events.into_iter().map(|(_, p)| p).collect();
         self.conn.execute_batch(&format!(
             "CREATE TABLE params AS SELECT CAST({offset} AS INTEGER) AS given_offset_minutes, '{load_id}' AS load_id;
@@ -379,6 +393,7 @@ impl Engine {
             crate::steps::run_all(&self.conn, (chain, plan), &mut tell)
                 .map_err(|e| EngineError(e.to_string()))
         })?;
+        self.title_from_blobs()?;
         Ok(Timings {
             phases: times
                 .into_iter()
@@ -394,6 +409,70 @@ impl Engine {
             }),
             ..Timings::default()
         })
+    }
+
+    /// Title the sessions V020 left without one whose first user message
+    /// is in a blob file of the stage (nanobot rows: no step reads their
+    /// text): the first [`TITLE_TEXT_BYTES`] of that text (cut back to a
+    /// character boundary) through V020's `session_title`, told whether the
+    /// text goes on past them. The text is as the stage wrote it: redacted.
+    fn title_from_blobs(&self) -> Result<(), EngineError> {
+        use std::os::unix::fs::FileExt;
+        let wanted: Vec<(String, i32, i64, i64)> = {
+            let mut s = self.conn.prepare(
+                "SELECT f.session_uid, f.x_blob, f.x_off, f.x_text_len
+                 FROM session_first_user f JOIN sessions s USING (session_uid)
+                 WHERE s.title IS NULL AND f.text IS NULL AND f.x_blob IS NOT NULL
+                   AND f.x_text_len > 0
+                 ORDER BY f.x_blob, f.x_off",
+            )?;
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<duckdb::Result<_>>()?
+        };
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let blobs = self.blobs.borrow();
+        let mut files: std::collections::BTreeMap<i32, std::fs::File> = Default::default();
+        self.conn.execute_batch(
+            "CREATE OR REPLACE TEMP TABLE session_title_texts (session_uid VARCHAR, text VARCHAR, more BOOLEAN);",
+        )?;
+        {
+            let mut app = self.conn.appender("session_title_texts")?;
+            for (uid, blob, off, len) in wanted {
+                let path = blobs.get(&blob).ok_or_else(|| {
+                    EngineError(format!(
+                        "session {uid}: its first user message is in blob {blob}, which the stage did not write"
+                    ))
+                })?;
+                let file = match files.entry(blob) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(e) => e.insert(
+                        std::fs::File::open(path)
+                            .map_err(|e| EngineError(format!("{}: {e}", path.display())))?,
+                    ),
+                };
+                let want = usize::try_from(len).unwrap_or(0).min(TITLE_TEXT_BYTES);
+                let mut buf = vec![0u8; want];
+                file.read_exact_at(&mut buf, u64::try_from(off).unwrap_or(0))
+                    .map_err(|e| EngineError(format!("{}: {e}", path.display())))?;
+                // the cut may fall inside a character: up to the last whole one
+                let text = match std::str::from_utf8(&buf) {
+                    Ok(t) => t,
+                    Err(e) => std::str::from_utf8(&buf[..e.valid_up_to()]).unwrap_or_default(),
+                };
+                let more = i64::try_from(want).unwrap_or(i64::MAX) < len;
+                app.append_row(duckdb::params![uid, text, more])?;
+            }
+            app.flush()?;
+        }
+        self.conn.execute_batch(
+            "UPDATE sessions SET title = session_title(t.text, t.more)
+             FROM session_title_texts t
+             WHERE sessions.session_uid = t.session_uid AND session_title(t.text, t.more) IS NOT NULL;
+             DROP TABLE session_title_texts;",
+        )?;
+        Ok(())
     }
 
     /// The `diagnostics` table (the steps may have declared further losses),

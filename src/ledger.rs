@@ -8,7 +8,8 @@
 //!
 //! ```text
 //! LEDGER.duckdb               written only by sync (and prune), one transaction each
-//!   ledger_meta(key, value)   format, the staged columns it holds, who created it
+//!   ledger_meta(key, value)   format, the staged columns it holds, who created it, the
+//!                             HOMEs it keeps (`home`: its first sync's; --add-home adds one)
 //!   loads                     one row per sync: sync (1, 2, …), load_id, started_at,
 //!                             finished_at (UTC), home, options (no secret-bearing value),
 //!                             added, changed, gone, rows, present, unreadable (what it
@@ -141,6 +142,22 @@ pub enum SyncError {
     },
     #[error("{}: no agent state found", home.display())]
     NoStores { home: PathBuf },
+    /// A sync of a HOME the ledger does not keep, without `--add-home`
+    /// (exit code 2): its stores would be taken for the others' and their
+    /// rows for deleted.
+    #[error(
+        "{}: this ledger keeps the history of HOME{} {}, not of {}; nothing done (a sync of another HOME would take the first HOME's rows for deleted: give --add-home to keep both HOMEs in this ledger)",
+        path.display(),
+        if homes.len() > 1 { "s" } else { "" },
+        homes.join(", "),
+        home.display()
+    )]
+    OtherHome {
+        path: PathBuf,
+        /// The HOMEs it keeps, as their syncs recorded them.
+        homes: Vec<String>,
+        home: PathBuf,
+    },
     /// LEDGER names a file that is not a nanoload ledger (exit code 2):
     /// never written to.
     #[error(
@@ -320,7 +337,10 @@ fn storage_has_zstd(version: &str) -> bool {
 
 /// Sync HOME into the ledger (`opts.out` is the ledger: the checks of an
 /// output hold for it — absolute, outside HOME).
-pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
+/// A ledger belongs to the HOME of its first sync (`ledger_meta` key
+/// `home`): a sync of another is refused ([`SyncError::OtherHome`]) unless
+/// `add_home`, which adds it.
+pub fn sync(opts: &Options, add_home: bool) -> Result<SyncSummary, SyncError> {
     let started = SystemTime::now();
     let config = Config::new(opts)?;
     let Some(ledger) = config.outputs.out.clone() else {
@@ -332,8 +352,8 @@ pub fn sync(opts: &Options) -> Result<SyncSummary, SyncError> {
     let lock_existed = lock_path(&ledger).exists();
     let lock_file = lock(&ledger)?;
     let new = !ledger.exists();
-    let result =
-        not_a_ledger_file(&ledger).and_then(|()| sync_locked(opts, config, &ledger, started));
+    let result = not_a_ledger_file(&ledger)
+        .and_then(|()| sync_locked(opts, config, &ledger, started, add_home));
     if matches!(result, Err(SyncError::NotALedger { .. })) && !lock_existed {
         // nothing is left beside a file that is not ours
         drop(lock_file);
@@ -370,6 +390,7 @@ fn sync_locked(
     mut config: Config,
     ledger: &Path,
     started: SystemTime,
+    add_home: bool,
 ) -> Result<SyncSummary, SyncError> {
     use rayon::prelude::*;
     let ledger = ledger.to_path_buf();
@@ -436,6 +457,19 @@ fn sync_locked(
         State::Ours | State::Earlier => known_stores(&conn).map_err(fail)?,
     };
     let has_rows = !matches!(ledger_state, State::Absent);
+    // another HOME's stores have the same relative paths (every home has
+    // a `.nanobot`): its sync would mark this HOME's rows gone
+    if has_rows && !add_home {
+        let homes = homes(&conn).map_err(fail)?;
+        let home = config.home.to_string_lossy();
+        if !homes.is_empty() && !homes.iter().any(|h| *h == home) {
+            return Err(SyncError::OtherHome {
+                path: ledger.clone(),
+                homes,
+                home: config.home.clone(),
+            });
+        }
+    }
     let progress = Progress::start(opts.progress_shown());
     let mut discovery = discover(&config.home, config.follow_links)?;
     if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
@@ -563,6 +597,20 @@ fn sync_locked(
         stores_unchanged: unchanged.len(),
         stores_held: held,
     })
+}
+
+/// The HOMEs a ledger keeps: those `ledger_meta` records (key `home`), or,
+/// in a ledger of a build that did not record them, those its syncs read
+/// (`loads.home`).
+fn homes(conn: &Connection) -> Result<Vec<String>, duckdb::Error> {
+    let mut s = conn.prepare(
+        "SELECT DISTINCT value FROM ledger_meta WHERE key = 'home'
+         UNION SELECT DISTINCT home FROM loads
+         WHERE home IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ledger_meta WHERE key = 'home')
+         ORDER BY 1",
+    )?;
+    let homes = s.query_map([], |r| r.get::<_, String>(0))?;
+    homes.collect()
 }
 
 /// A store's identity in the ledger: kind, instance, path.
@@ -847,6 +895,34 @@ fn merged(
         }
         app.flush()?;
     }
+    // the HOME of this sync is one the ledger keeps (recorded at its first
+    // sync; a ledger of an earlier build records those its syncs read)
+    let home = config.home.to_string_lossy().into_owned();
+    conn.execute(
+        "INSERT INTO ledger_meta
+         SELECT 'home', h FROM (SELECT DISTINCT home AS h FROM loads WHERE home IS NOT NULL
+                                UNION SELECT ?)
+         WHERE h NOT IN (SELECT value FROM ledger_meta WHERE key = 'home')
+         ORDER BY h",
+        [&home],
+    )?;
+    let kept_homes: i64 = conn.query_row(
+        "SELECT count(*) FROM ledger_meta WHERE key = 'home'",
+        [],
+        |r| r.get(0),
+    )?;
+    // in a ledger of several HOMEs a sync settles only what its own HOME's
+    // syncs first saw: the others' stores have the same relative paths
+    let mine = |col: &str| {
+        if kept_homes > 1 {
+            format!(
+                " AND {col} IN (SELECT sync FROM loads WHERE home = {})",
+                crate::steps::sql_text(&home)
+            )
+        } else {
+            String::new()
+        }
+    };
     // a path at or below a place this sync could not see (no statement
     // gains the test when every place was seen)
     let seen = |col: &str| {
@@ -874,13 +950,14 @@ fn merged(
                            WHERE c.instance = l.instance AND c.source_path = l.source_path)
            AND NOT EXISTS (SELECT 1 FROM unchanged_stores u
                            WHERE u.instance = l.instance AND u.source_path = l.source_path)
-           AND {};",
-        seen("l.source_path")
+           AND {}{};",
+        seen("l.source_path"),
+        mine("l.first_seen_load")
     ))?;
     // besides: a row of a file below a place not seen (a WebUI segment in a
     // directory that could not be listed), and a WebUI reasoning row of a
     // transcript read without `--include-thinking`, which gives none
-    let mut spared = format!(" AND {}", seen("source_path"));
+    let mut spared = format!(" AND {}{}", seen("source_path"), mine("first_seen_load"));
     if !config.extract.include_thinking {
         spared.push_str(&format!(
             " AND NOT (turn_type = 'thinking' AND source_kind = {} AND (instance, store_path) IN
@@ -912,13 +989,17 @@ fn merged(
             name: "ledger_llm_calls",
             schema: llm_calls_schema(),
             occurrence: "id",
-            spared: &format!(" AND {}", seen("source_path")),
+            spared: &format!(" AND {}{}", seen("source_path"), mine("first_seen_load")),
             legacy: false,
         },
         &staged.llm_calls,
         sync,
     )?;
-    merge_sources(conn, sync, &seen("source_path"))?;
+    merge_sources(
+        conn,
+        sync,
+        &format!("{}{}", seen("source_path"), mine("first_seen_load")),
+    )?;
     if legacy {
         // every row of the earlier format seen again has its new identity:
         // no sync need compute the earlier one any more

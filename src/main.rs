@@ -54,7 +54,7 @@ fn report_main(args: ReportArgs) -> std::process::ExitCode {
 
 /// `nanoload sync HOME LEDGER.duckdb`: the summary lines on stderr.
 fn sync_main(args: SyncArgs) -> std::process::ExitCode {
-    match nanoload::ledger::sync(&args.options()) {
+    match nanoload::ledger::sync(&args.options(), args.add_home) {
         Ok(s) => {
             for line in s.lines(&args.ledger, args.quiet) {
                 eprintln!("{line}");

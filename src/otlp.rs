@@ -7,8 +7,9 @@
 //! llm_calls (session_uid, started_at_ms, duration_ms, tokens, cost_usd…) ─┴▶ traces
 //!
 //! trace       one per session_uid (and one per agent instance for the
-//!             calls no session claims)
-//! ├ invoke_agent {agent}   one per turn: a user row and what follows it
+//!             calls no session claims, its id from the instance's identity)
+//! ├ {title}                one per turn: a user row and what follows it, named by
+//! │                        the session's title (sessions.title; else invoke_agent {agent})
 //! │ ├ chat {model}         one per LLM call whose start falls in the turn
 //! │ └ execute_tool {tool}  one per tool_use row, ended by its tool_result
 //!
@@ -24,8 +25,11 @@
 //! span's end is chosen where no duration was recorded is in
 //! docs/design.md "Traces". Each POST has one deadline (`--timeout`) for
 //! connecting, sending and reading the answer to its `Content-Length`. Ids are hashes of what a span stands for, so the
-//! same load gives the same bytes. Message text is sent only with
-//! `--content`, as the outputs hold it (redacted).
+//! same load gives the same bytes, and the trace of an instance's calls of
+//! no session hashes the instance's identity (its workspace or agent group
+//! ids), so two homes' traces never share an id. Message text is sent only
+//! with `--content`, as the outputs hold it (redacted); the session's title
+//! (redacted as well) names its turns.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -323,7 +327,69 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
         })?
         .collect::<duckdb::Result<_>>()?
     };
-    Ok(build(&rows, &calls, opts))
+    let names = Names::of(src)?;
+    Ok(build(&rows, &calls, &names, opts))
+}
+
+/// What the `sessions` table tells the traces besides the rows: each
+/// session's title (the name of its turns) and each instance's identity
+/// (its trace of calls of no session). Empty without the table or its
+/// columns (the tables of an earlier load).
+#[derive(Debug, Clone, Default)]
+struct Names {
+    /// `sessions.title` by session_uid.
+    titles: BTreeMap<String, String>,
+    /// By (agent, instance): the identities the instance gave itself, as
+    /// its sessions hold them — nanobot's workspace ids (`namespace`, a
+    /// random id nanobot keeps per workspace), nanoclaw's agent group ids
+    /// (`ag-<ms>-<random>`) — sorted and joined: two homes' instances of
+    /// one name have others.
+    identities: BTreeMap<(String, String), String>,
+}
+
+impl Names {
+    fn of(src: &Source) -> Result<Names, OtlpError> {
+        if !src.table_names()?.iter().any(|n| n == "sessions") {
+            return Ok(Names::default());
+        }
+        let conn = src.conn();
+        let columns: Vec<String> = {
+            let mut s = conn.prepare("SELECT column_name FROM (DESCRIBE sessions)")?;
+            s.query_map([], |r| r.get(0))?
+                .collect::<duckdb::Result<_>>()?
+        };
+        let has = |c: &str| columns.iter().any(|n| n == c);
+        let mut names = Names::default();
+        if has("title") {
+            let mut s = conn.prepare(
+                "SELECT session_uid, title FROM sessions
+                 WHERE session_uid IS NOT NULL AND title IS NOT NULL ORDER BY session_uid",
+            )?;
+            names.titles = s
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<duckdb::Result<_>>()?;
+        }
+        let ids: Vec<&str> = ["namespace", "agent_group_id"]
+            .into_iter()
+            .filter(|c| has(c))
+            .collect();
+        if !ids.is_empty() {
+            let of = ids
+                .iter()
+                .map(|c| format!("SELECT agent, instance, {c} AS id FROM sessions"))
+                .collect::<Vec<_>>()
+                .join(" UNION ALL ");
+            let mut s = conn.prepare(&format!(
+                "SELECT agent, instance, string_agg(DISTINCT id, ',' ORDER BY id)
+                 FROM ({of}) WHERE id IS NOT NULL AND id <> ''
+                 GROUP BY agent, instance ORDER BY agent, instance"
+            ))?;
+            names.identities = s
+                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+                .collect::<duckdb::Result<_>>()?;
+        }
+        Ok(names)
+    }
 }
 
 /// One turn while it is built.
@@ -344,7 +410,7 @@ fn widen(t: &mut Turn, at: u64) {
 
 /// The pure mapping: rows in (session_uid, ordinal) order and calls →
 /// traces sorted by trace id.
-fn build(rows: &[Row], calls: &[Call], opts: &Options) -> (Vec<Trace>, Counts) {
+fn build(rows: &[Row], calls: &[Call], names: &Names, opts: &Options) -> (Vec<Trace>, Counts) {
     let mut counts = Counts {
         out_of_range_rows: rows.iter().filter(|r| r.bad_time).count(),
         out_of_range_calls: calls
@@ -372,7 +438,8 @@ fn build(rows: &[Row], calls: &[Call], opts: &Options) -> (Vec<Trace>, Counts) {
         let calls = by_session
             .remove(session[0].session_uid.as_str())
             .unwrap_or_default();
-        traces.push(session_trace(session, &calls, opts, &mut counts));
+        let title = names.titles.get(session[0].session_uid.as_str());
+        traces.push(session_trace(session, &calls, title, opts, &mut counts));
     }
     // calls of sessions with no event rows, then those of no session
     for (uid, calls) in by_session {
@@ -393,8 +460,15 @@ fn build(rows: &[Row], calls: &[Call], opts: &Options) -> (Vec<Trace>, Counts) {
             .iter()
             .filter_map(|c| chat_span(c, None, None, &mut counts))
             .collect();
+        // the instance's identity, not its name alone: every home has a
+        // `.nanobot`, and a backend given two homes' traces merges those of
+        // one id
+        let identity = names
+            .identities
+            .get(&(agent.to_string(), instance.to_string()))
+            .map_or("", String::as_str);
         traces.push(Trace {
-            trace_id: id16(&["sessionless", agent, instance]),
+            trace_id: id16(&["sessionless", agent, instance, identity]),
             resource: resource(agent, instance, opts),
             spans,
         });
@@ -423,7 +497,13 @@ fn resource(agent: &str, instance: &str, opts: &Options) -> Vec<(&'static str, A
 }
 
 /// The trace of one session: its rows in order, its calls.
-fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Counts) -> Trace {
+fn session_trace(
+    rows: &[Row],
+    calls: &[&Call],
+    title: Option<&String>,
+    opts: &Options,
+    counts: &mut Counts,
+) -> Trace {
     let first = &rows[0];
     let uid = first.session_uid.as_str();
     let mut turns: Vec<Turn> = Vec::new();
@@ -564,7 +644,9 @@ fn session_trace(rows: &[Row], calls: &[&Call], opts: &Options, counts: &mut Cou
         spans.push(Span {
             span_id: t.span_id,
             parent: None,
-            name: format!("invoke_agent {}", first.agent),
+            // the session's title names each turn (Phoenix names a trace by
+            // its root span): `invoke_agent {agent}` where it has none
+            name: title.map_or_else(|| format!("invoke_agent {}", first.agent), String::clone),
             kind: KIND_INTERNAL,
             start_ns: start,
             end_ns: end,

@@ -998,6 +998,19 @@ fn a_new_ledger_compresses_its_texts_and_an_older_one_keeps_its_version() -> Tes
     Ok(())
 }
 
+/// The fixture ledger's syncs read a copy of home-a at /tmp/lf/home: the
+/// copy of it at `home` is that HOME (a ledger keeps the HOME its syncs
+/// read, `loads.home`, where an earlier build recorded no other).
+fn same_home(ledger: &Path, home: &Path) -> TestResult {
+    let c = duckdb::Connection::open(ledger)?;
+    c.execute(
+        "UPDATE loads SET home = ?",
+        [home.canonicalize()?.to_string_lossy()],
+    )?;
+    c.execute_batch("CHECKPOINT;")?;
+    Ok(())
+}
+
 /// A ledger written by an earlier build (`fixtures/ledger/sha256-keys`,
 /// PROVENANCE.md: nanoload 797fed2 synced a copy of home-a) synced again
 /// by this one with the same home: every store is read again (another
@@ -1011,6 +1024,7 @@ fn a_ledger_of_an_earlier_build_sees_its_rows_again() -> TestResult {
     let work = tempfile::tempdir()?;
     let ledger = work.path().join("ledger.duckdb");
     std::fs::copy(fixture("ledger/sha256-keys/ledger.duckdb"), &ledger)?;
+    same_home(&ledger, home.path())?;
     let o = sync(home.path(), &ledger)?;
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let lines: Vec<String> = stderr(&o).lines().map(String::from).collect();
@@ -1728,6 +1742,7 @@ fn an_earlier_ledger_is_upgraded_and_loses_no_row() -> TestResult {
     let work = tempfile::tempdir()?;
     let ledger = work.path().join("ledger.duckdb");
     std::fs::copy(fixture("ledger/sha256-keys/ledger.duckdb"), &ledger)?;
+    same_home(&ledger, home.path())?;
     // as the earlier build's second sync after the chat's deletion left it
     {
         let c = duckdb::Connection::open(&ledger)?;
@@ -1884,5 +1899,91 @@ fn an_unreadable_file_a_store_reads_holds_the_store_back() -> TestResult {
             total - chat.parse::<u64>()?
         ))
     );
+    Ok(())
+}
+
+/// A ledger belongs to the HOME of its first sync: a sync of another HOME
+/// is refused (exit 2, one line naming both, the ledger untouched) unless
+/// it says `--add-home`; then the first HOME's rows stay as they are, even
+/// where both HOMEs hold a store at the same path and the added HOME's
+/// copy lacks a file the first still has, and a sync of the first HOME
+/// still marks what its agent deleted.
+#[test]
+fn a_ledger_belongs_to_one_home_and_another_is_added_only_when_asked() -> TestResult {
+    let first = copy_home(&fixture("nanobot/home-a"))?;
+    let other = copy_home(&fixture("nanobot/home-a"))?;
+    std::fs::remove_file(other.path().join(CHAT))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let o = sync(first.path(), &ledger)?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (a, b) = (first.path().canonicalize()?, other.path().canonicalize()?);
+    let state = "SELECT (SELECT count(*) FROM loads), (SELECT count(*) FROM ledger_events),
+                        (SELECT count(*) FILTER (WHERE NOT present) FROM ledger_events),
+                        (SELECT count(*) FILTER (WHERE NOT present) FROM ledger_llm_calls),
+                        (SELECT count(*) FILTER (WHERE NOT present) FROM ledger_sources)";
+    let before = ledger_rows(&ledger, state)?;
+    assert_eq!(before[0][0], "1");
+    assert_eq!(before[0][2..], ["0", "0", "0"]);
+    let bytes = std::fs::read(&ledger)?;
+
+    let refused = sync(other.path(), &ledger)?;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(
+        stderr(&refused),
+        format!(
+            "nanoload: error: {}: this ledger keeps the history of HOME {}, not of {}; nothing done \
+             (a sync of another HOME would take the first HOME's rows for deleted: give --add-home \
+             to keep both HOMEs in this ledger)\n",
+            ledger.display(),
+            a.display(),
+            b.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read(&ledger)?,
+        bytes,
+        "a refused sync changed the ledger"
+    );
+
+    let added = sync_cmd(other.path(), &ledger)?
+        .arg("--add-home")
+        .output()?;
+    assert_eq!(added.status.code(), Some(1), "{}", stderr(&added));
+    let after = ledger_rows(&ledger, state)?;
+    assert_eq!(after[0][0], "2");
+    // the first HOME's rows, its deleted chat's among them, are not gone
+    assert_eq!(after[0][1], before[0][1]);
+    assert_eq!(after[0][2..], ["0", "0", "0"]);
+    assert_eq!(
+        ledger_rows(
+            &ledger,
+            "SELECT value FROM ledger_meta WHERE key = 'home' ORDER BY value"
+        )?,
+        {
+            let mut homes = vec![vec![a.display().to_string()], vec![b.display().to_string()]];
+            homes.sort();
+            homes
+        }
+    );
+    // both HOMEs are the ledger's now: neither asks again
+    for home in [&other, &first] {
+        let o = sync(home.path(), &ledger)?;
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    }
+    assert_eq!(ledger_rows(&ledger, state)?[0][2..], ["0", "0", "0"]);
+    // the first HOME's agent deletes the chat: its rows are gone
+    std::fs::remove_file(first.path().join(CHAT))?;
+    let o = sync(first.path(), &ledger)?;
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let gone = ledger_rows(
+        &ledger,
+        &format!(
+            "SELECT count(*) FILTER (WHERE NOT present), count(*) FROM ledger_events
+             WHERE store_path = '{CHAT}'"
+        ),
+    )?;
+    assert_ne!(gone[0][1], "0");
+    assert_eq!(gone[0][0], gone[0][1]);
     Ok(())
 }

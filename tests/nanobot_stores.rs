@@ -936,3 +936,104 @@ fn a_jsonl_era_interrupted_turn_is_recovered_from_its_metadata_or_checkpoint_fil
     );
     Ok(())
 }
+
+/// A session's title (`sessions.title`): the WebUI chat's own title where
+/// nanobot stored one (session metadata `title`; a generated one without
+/// its `<think>` block, as nanobot shows it, a title the user edited as
+/// written), else its first user message on one line, cut to 60
+/// characters (59 and `…`, on a character boundary; a control character
+/// as white space), redacted as the message is.
+#[test]
+fn a_session_is_titled_by_its_webui_title_else_its_first_user_message() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let ns = home
+        .path()
+        .join(".nanobot/sessions/0123456789abcdef0123456789abcdef");
+    std::fs::create_dir_all(&ns)?;
+    let key = "sk-proj-Q7vT2mX9kL4pR8sW1nB6cY3hJ5dF0gZ";
+    let session = |file: &str, key_: &str, meta: &str, users: &[&str]| -> TestResult {
+        let mut s = format!(
+            "{{\"_type\": \"metadata\", \"key\": \"{key_}\", \"created_at\": \"2026-10-05T09:00:00\", \
+             \"updated_at\": \"2026-10-05T09:10:00\", \"metadata\": {meta}, \"last_consolidated\": 0}}\n"
+        );
+        for (i, u) in users.iter().enumerate() {
+            s.push_str(&format!(
+                "{{\"role\": \"user\", \"content\": {}, \"timestamp\": \"2026-10-05T09:0{i}:01\"}}\n",
+                serde_json::to_string(u)?
+            ));
+            s.push_str(&format!(
+                "{{\"role\": \"assistant\", \"content\": \"ok\", \"timestamp\": \"2026-10-05T09:0{i}:05\"}}\n"
+            ));
+        }
+        std::fs::write(ns.join(file), s)?;
+        Ok(())
+    };
+    session(
+        "d2Vic29ja2V0OnRpdGxlZA.jsonl",
+        "websocket:titled",
+        r#"{"webui": true, "title": "Offsite plan for October"}"#,
+        &["Please shortlist venues in Lisbon"],
+    )?;
+    session(
+        "d2Vic29ja2V0OnRoaW5rcw.jsonl",
+        "websocket:thinks",
+        r#"{"webui": true, "title": "<think>a title for this?</think>Budget review"}"#,
+        &["How much of the budget is left?"],
+    )?;
+    session(
+        "d2Vic29ja2V0OmVkaXRlZA.jsonl",
+        "websocket:edited",
+        r#"{"webui": true, "title": "<think> is my tag", "title_user_edited": true}"#,
+        &["hello"],
+    )?;
+    let pasted = format!(
+        "  \n\tBefore I forget,   here are the staging creds:\nOPENAI_API_KEY={key}\nwire the deploy bot please"
+    );
+    session(
+        "Y2xpOmRpcmVjdA.jsonl",
+        "cli:direct",
+        r#"{"webui": true, "title": ""}"#,
+        &[&pasted, "and the second message"],
+    )?;
+    let long = "é".repeat(70);
+    session("dGVsZWdyYW06NDI.jsonl", "telegram:42", "{}", &[&long])?;
+    session(
+        "ZGlzY29yZDo3.jsonl",
+        "discord:7",
+        "{}",
+        &["Grüße 👋 aus Zürich \u{1b}[2J\u{7f}!"],
+    )?;
+    let r = run_home(home.path(), &[])?;
+    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let titles = r.rows("SELECT session_id, title FROM sessions ORDER BY session_id")?;
+    let redacted = r.one(
+        "SELECT text FROM events WHERE session_id = 'cli:direct' AND turn_type = 'user' ORDER BY ordinal LIMIT 1",
+    )?;
+    assert!(!redacted.contains(key), "{redacted}");
+    let one_line: String = redacted.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = one_line
+        .chars()
+        .take(59)
+        .collect::<String>()
+        .trim_end()
+        .to_string()
+        + "…";
+    assert_eq!(
+        cut,
+        "Before I forget, here are the staging creds: OPENAI_API_KEY…"
+    );
+    assert_eq!(
+        titles,
+        strs(&[
+            &["cli:direct", &cut],
+            // control characters (a terminal's escape) as white space
+            &["discord:7", "Grüße 👋 aus Zürich [2J !"],
+            &["telegram:42", &format!("{}…", "é".repeat(59))],
+            &["websocket:edited", "<think> is my tag"],
+            &["websocket:thinks", "Budget review"],
+            &["websocket:titled", "Offsite plan for October"],
+        ])
+    );
+    assert!(!r.stderr().contains(key));
+    Ok(())
+}

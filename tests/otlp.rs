@@ -221,13 +221,14 @@ fn the_traces_of_a_load_equal_its_tables() -> TestResult {
         assert_eq!(sp.trace.len(), 32);
         assert_eq!(sp.id.len(), 16);
         assert!(sp.start <= sp.end, "{sp:?}");
+        let kind = |s: &SpanRow| s.attrs.get("openinference.span.kind").cloned();
         if let Some(p) = &sp.parent {
             let parent = by_id[&(sp.trace.as_str(), p.as_str())];
-            assert!(parent.name.starts_with("invoke_agent "), "{sp:?}");
+            assert_eq!(kind(parent), Some(Value::from("AGENT")), "{sp:?}");
             assert!(parent.start <= sp.start && sp.end <= parent.end, "{sp:?}");
         } else {
             assert!(
-                sp.name.starts_with("invoke_agent ") || sp.name.starts_with("chat"),
+                kind(sp) == Some(Value::from("AGENT")) || sp.name.starts_with("chat"),
                 "{sp:?}"
             );
         }
@@ -1012,5 +1013,200 @@ fn the_answer_is_read_to_its_content_length() -> TestResult {
         )),
         "{err}"
     );
+    Ok(())
+}
+
+/// A fixture home's outputs (`crate::fixture_homes`) written under `dir`:
+/// its OUT.parquet and --tables directory.
+fn fixture_outputs(
+    rel: &str,
+    dir: &Path,
+) -> Result<(PathBuf, PathBuf), Box<dyn std::error::Error>> {
+    let loaded = crate::fixture_homes::load(rel)?;
+    loaded.write_files(dir)?;
+    Ok((dir.join("out.parquet"), dir.join("tables")))
+}
+
+/// `nanoload otlp OUT --tables DIR ARGS…` of written outputs.
+fn otlp_of(
+    out: &Path,
+    tables: &Path,
+    args: &[&str],
+) -> Result<std::process::Output, Box<dyn std::error::Error>> {
+    Ok(Command::cargo_bin("nanoload")?
+        .args(["otlp", &s(out), "--tables", &s(tables)])
+        .args(args)
+        .output()?)
+}
+
+/// Each session's title by session_uid, from the `sessions` table.
+fn titles(tables: &Path) -> Result<BTreeMap<String, String>, Box<dyn std::error::Error>> {
+    let c = duckdb::Connection::open_in_memory()?;
+    let rows = crate::common::query(
+        &c,
+        &format!(
+            "SELECT session_uid, title FROM read_parquet('{}') WHERE title IS NOT NULL",
+            tables.join("sessions.parquet").display()
+        ),
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|mut r| (r.remove(0), r.remove(0)))
+        .collect())
+}
+
+/// Two homes, each with a `.nanobot` instance whose calls of no session
+/// form a trace: no trace id of one is a trace id of the other (a backend
+/// given both would merge their traces), and every turn span is named by
+/// its session's title — a WebUI chat's own title where nanobot keeps one.
+#[test]
+fn two_homes_share_no_trace_and_turns_are_named_by_their_session() -> TestResult {
+    let work = tempfile::tempdir()?;
+    let mut homes = Vec::new();
+    for (k, rel) in ["nanobot/home-a", "realwriter/gateway"]
+        .into_iter()
+        .enumerate()
+    {
+        let dir = work.path().join(k.to_string());
+        let (out, tables) = fixture_outputs(rel, &dir)?;
+        let file = dir.join("traces.jsonl");
+        let o = otlp_of(&out, &tables, &[&s(&file)])?;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{rel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let spans = spans_of(&std::fs::read_to_string(&file)?)?;
+        // both homes have calls no session claims (each a trace of its own)
+        assert!(
+            spans
+                .iter()
+                .any(|s| s.parent.is_none() && !s.attrs.contains_key("session.id")),
+            "{rel}"
+        );
+        homes.push((rel, tables, spans));
+    }
+    let ids: Vec<BTreeSet<&str>> = homes
+        .iter()
+        .map(|(_, _, spans)| spans.iter().map(|s| s.trace.as_str()).collect())
+        .collect();
+    let shared: Vec<&&str> = ids[0].intersection(&ids[1]).collect();
+    assert!(shared.is_empty(), "trace ids of both homes: {shared:?}");
+    for (rel, tables, spans) in &homes {
+        let titles = titles(tables)?;
+        let agents = of_kind(spans, "AGENT");
+        assert!(!agents.is_empty(), "{rel}");
+        for a in agents {
+            let uid = a.attrs["gen_ai.conversation.id"]
+                .as_str()
+                .ok_or("conversation id")?;
+            assert_eq!(a.attrs["session.id"].as_str(), Some(uid));
+            assert_eq!(Some(&a.name), titles.get(uid), "{rel}: {a:?}");
+        }
+    }
+    // the gateway's WebUI chats are named as nanobot's WebUI names them
+    let gateway = titles(&work.path().join("1/tables"))?;
+    let webui: BTreeSet<&str> = gateway.values().map(String::as_str).collect();
+    assert!(webui.contains("Write a short status note"), "{webui:?}");
+    assert!(webui.contains("Draft a two-sentence reply to"), "{webui:?}");
+    Ok(())
+}
+
+/// Two homes' traces sent to one Arize Phoenix project: it keeps as many
+/// traces as both sent (none merged), and names each root span by its
+/// session's title.
+#[test]
+#[ignore = "tools tier (Arize Phoenix): scripts/check.sh runs it (cargo test -- --ignored)"]
+fn phoenix_keeps_two_homes_traces_apart() -> TestResult {
+    let python = otlp_python()?;
+    let work = tempfile::tempdir()?;
+    let (port, grpc) = (free_port()?, free_port()?);
+    let log = std::fs::File::create(work.path().join("phoenix.log"))?;
+    let _server = Killed(
+        Process::new(&python)
+            .arg(script("phoenix.py"))
+            .args(["serve", "--port", &port.to_string()])
+            .args(["--grpc-port", &grpc.to_string()])
+            .arg("--workdir")
+            .arg(work.path().join("phoenix"))
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?,
+    );
+    let ready = Process::new(&python)
+        .arg(script("phoenix.py"))
+        .args(["wait", "--port", &port.to_string(), "--timeout", "180"])
+        .output()?;
+    assert!(
+        ready.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&ready.stderr),
+        std::fs::read_to_string(work.path().join("phoenix.log")).unwrap_or_default()
+    );
+    let url = format!("http://127.0.0.1:{port}/v1/traces");
+    let mut sent = Vec::new();
+    let mut titled = Vec::new();
+    // each home's traces, counted apart: one trace id in both is one trace
+    let mut traces = 0;
+    for (k, rel) in ["nanobot/home-a", "realwriter/gateway"]
+        .into_iter()
+        .enumerate()
+    {
+        let dir = work.path().join(k.to_string());
+        let (out, tables) = fixture_outputs(rel, &dir)?;
+        let file = dir.join("traces.jsonl");
+        let o = otlp_of(
+            &out,
+            &tables,
+            &[&s(&file), "--endpoint", &url, "--project", "two-homes"],
+        )?;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{rel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let spans = spans_of(&std::fs::read_to_string(&file)?)?;
+        traces += spans
+            .iter()
+            .map(|s| s.trace.as_str())
+            .collect::<BTreeSet<_>>()
+            .len();
+        sent.extend(spans);
+        titled.push(tables);
+    }
+    let mut spans = Process::new(&python);
+    spans
+        .arg(script("phoenix.py"))
+        .args([
+            "spans",
+            "--port",
+            &port.to_string(),
+            "--project",
+            "two-homes",
+        ])
+        .args(["--min-spans", &sent.len().to_string(), "--timeout", "120"]);
+    let got = crate::common::json_output(&mut spans)?;
+    assert_eq!(got["spans"], sent.len());
+    assert_eq!(got["traces"], traces);
+    let mut title_of = BTreeMap::new();
+    for tables in &titled {
+        title_of.extend(titles(tables)?);
+    }
+    let roots: BTreeSet<String> = got["spans_detail"]
+        .as_array()
+        .ok_or("spans_detail")?
+        .iter()
+        .filter(|s| s["kind"] == "AGENT" && s["parent_id"].is_null())
+        .map(|s| s["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let want: BTreeSet<String> = sent
+        .iter()
+        .filter(|s| s.attrs.get("openinference.span.kind") == Some(&Value::from("AGENT")))
+        .filter_map(|s| title_of.get(s.attrs["session.id"].as_str()?).cloned())
+        .collect();
+    assert_eq!(roots, want);
+    assert!(roots.contains("Write a short status note"), "{roots:?}");
     Ok(())
 }

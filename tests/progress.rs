@@ -186,9 +186,9 @@ fn progress_in_a_terminal_shows_stores_rows_steps_and_leaves_the_summary() -> Te
         assert!(pty.contains(&want), "{want:?} not drawn: {}", tail(&pty));
     }
     let names = step_names();
-    assert_eq!(names.len(), 20);
+    assert_eq!(names.len(), 21);
     for (i, name) in names.iter().enumerate() {
-        let want = format!("] {}/20 {name} ", i + 1);
+        let want = format!("] {}/21 {name} ", i + 1);
         assert!(pty.contains(&want), "{want:?} not drawn: {}", tail(&pty));
     }
     // the phases come in the run's order
@@ -198,8 +198,8 @@ fn progress_in_a_terminal_shows_stores_rows_steps_and_leaves_the_summary() -> Te
         at("stores discovered"),
         at("stage    "),
         at("load     "),
-        at("1/20 kinds"),
-        at("20/20 V019__install_versions"),
+        at("1/21 kinds"),
+        at("21/21 V020__session_titles"),
         at("6 files"),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
@@ -220,7 +220,7 @@ fn auto_progress_honours_no_color_quiet_and_never() -> TestResult {
     let home = fixture("nanobot/home-a");
     let (_, _, pty) = run_in_pty(&home, &[], Some("1"))?;
     assert!(
-        pty.contains("1/20 kinds"),
+        pty.contains("1/21 kinds"),
         "auto draws in a terminal: {pty:?}"
     );
     assert!(pty.contains("19 stores discovered"), "{pty:?}");
@@ -439,7 +439,7 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
         printed.iter().map(|l| &l.0).collect::<Vec<_>>(),
         want.iter().collect::<Vec<_>>()
     );
-    assert_eq!(names.len(), 25);
+    assert_eq!(names.len(), 26);
     // the block prints the JSON's seconds, wall and CPU, to the millisecond
     let times = |p: &Value, wall: &str, cpu: &str| Some((p[wall].as_f64()?, p[cpu].as_f64()?));
     let json_times = phases

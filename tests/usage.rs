@@ -295,3 +295,76 @@ fn usage_refuses_what_it_cannot_show_in_one_line() -> TestResult {
     }
     Ok(())
 }
+
+/// `--by session`: one row per session shown by its title (its id where it
+/// has none), with its instance and the local time of its last call, the
+/// costliest first (a session with no priced call after every priced one);
+/// the JSON rows keep the session's id under `session` and add its title,
+/// instance and last call, each equal to SQL over `sessions` and
+/// `llm_calls`.
+#[test]
+fn the_session_view_names_sessions_by_title_and_instance_costliest_first() -> TestResult {
+    let home = mixed_home()?;
+    let r = run_home(home.path(), &[])?;
+    let o = of_run(&r, &["--by", "session", "--json"])?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+    let got: Vec<Vec<String>> = doc["rows"]
+        .as_array()
+        .ok_or("rows")?
+        .iter()
+        .map(|x| {
+            ["session", "title", "instance", "last", "cost_usd"]
+                .iter()
+                .map(|f| match &x[*f] {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Null => "null".into(),
+                    v => v.as_f64().map_or(v.to_string(), |c| format!("{c:.6}")),
+                })
+                .collect()
+        })
+        .collect();
+    let want = r.rows(
+        "SELECT coalesce(min(c.session_id), 'null'), coalesce(min(s.title), 'null'),
+                min(c.instance),
+                strftime(max(coalesce(c.started_at_local, make_timestamp(c.started_at_ms * 1000))),
+                         '%Y-%m-%d %H:%M'),
+                coalesce(CAST(CAST(round(sum(CAST(c.cost_usd AS DECIMAL(38, 12))), 6) AS DECIMAL(38, 6)) AS VARCHAR), 'null')
+         FROM llm_calls c LEFT JOIN sessions s USING (session_uid)
+         GROUP BY c.session_uid
+         ORDER BY sum(CAST(c.cost_usd AS DECIMAL(38, 12))) DESC NULLS LAST,
+                  max(coalesce(c.started_at_local, make_timestamp(c.started_at_ms * 1000))) DESC NULLS LAST,
+                  c.session_uid NULLS LAST",
+    )?;
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 10, "{got:?}");
+    // the table names each session by its title, with its instance
+    let o = of_run(&r, &["--by", "session"])?;
+    let table = text(&o);
+    let head = table.lines().nth(2).ok_or("no head")?;
+    assert!(
+        head.starts_with("session") && head.contains("  instance  ") && head.contains("last call"),
+        "{head}"
+    );
+    for row in &want {
+        let shown = if row[1] == "null" { &row[0] } else { &row[1] };
+        let shown = if shown == "null" {
+            "(no session)"
+        } else {
+            shown.as_str()
+        };
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(shown) && l.contains(&format!("  {}  ", row[2]))),
+            "{shown} {}: {table}",
+            row[2]
+        );
+    }
+    Ok(())
+}

@@ -106,19 +106,50 @@ fn call_day() -> String {
 }
 
 /// Sessions with LLM calls, the costliest first (an unpriced one after the
-/// priced), with when and how long they ran, their models and tool calls.
-pub const TOP_SESSIONS: &str = "WITH c AS (
-        SELECT session_uid, count(*) AS calls,
-               string_agg(DISTINCT model, ', ' ORDER BY model) AS models
-        FROM llm_calls WHERE session_uid IS NOT NULL GROUP BY ALL)
-    SELECT s.session_id, s.agent,
-           strftime(CAST(s.first_event_utc AS TIMESTAMP), '%Y-%m-%d %H:%M:%S'),
-           CAST(CAST(s.last_event_utc AS TIMESTAMP) - CAST(s.first_event_utc AS TIMESTAMP) AS VARCHAR),
-           coalesce(c.models, ''), s.tool_calls, c.calls,
-           coalesce(CAST(CAST(round(CAST(s.cost_usd AS DECIMAL(38, 12)), 6) AS DECIMAL(38, 6))
-                         AS VARCHAR), 'unknown')
-    FROM sessions s JOIN c USING (session_uid)
-    ORDER BY s.cost_usd DESC NULLS LAST, c.calls DESC, s.session_uid";
+/// priced): named by their title (`title`: the column, or NULL for tables
+/// of a load before it; the session's id where it has none) and instance
+/// (`instance` likewise), started at their first event's time as the page
+/// shows times ([`EVENT_TIME`]), lasting whole seconds, with their models
+/// and tool calls.
+pub fn top_sessions(title: &str, instance: &str) -> String {
+    format!(
+        "WITH c AS (
+            SELECT session_uid, count(*) AS calls,
+                   string_agg(DISTINCT model, ', ' ORDER BY model) AS models
+            FROM llm_calls WHERE session_uid IS NOT NULL GROUP BY ALL),
+        e AS (
+            SELECT session_uid, min({EVENT_TIME}) AS first FROM events
+            WHERE session_uid IN (SELECT session_uid FROM c) GROUP BY ALL)
+        SELECT coalesce({title}, s.session_id, s.session_uid), coalesce({instance}, ''), s.agent,
+               coalesce(strftime(e.first, {TS}), ''),
+               coalesce(CAST(to_days(s.secs // 86400) + to_seconds(s.secs % 86400) AS VARCHAR), ''),
+               coalesce(c.models, ''), s.tool_calls, c.calls,
+               coalesce(CAST(CAST(round(CAST(s.cost_usd AS DECIMAL(38, 12)), 6) AS DECIMAL(38, 6))
+                             AS VARCHAR), 'unknown')
+        FROM (SELECT *, (epoch_us(CAST(last_event_utc AS TIMESTAMP))
+                         - epoch_us(CAST(first_event_utc AS TIMESTAMP))) // 1000000 AS secs
+              FROM sessions) s
+        JOIN c USING (session_uid) LEFT JOIN e USING (session_uid)
+        ORDER BY s.cost_usd DESC NULLS LAST, c.calls DESC, s.session_uid"
+    )
+}
+
+/// `s.<column>` when `sessions` has the column, else NULL (the tables of
+/// a load made before it).
+fn session_column(conn: &Connection, column: &str) -> Result<String, ReportError> {
+    let n = scalar(
+        conn,
+        &format!(
+            "SELECT count(*) FROM (DESCRIBE sessions) WHERE column_name = {}",
+            sql_text(column)
+        ),
+    )?;
+    Ok(if n == "0" {
+        "CAST(NULL AS VARCHAR)".into()
+    } else {
+        format!("s.{column}")
+    })
+}
 
 /// The headline: what the agents cost and used, as cards (`data-fact`).
 pub(super) fn answers(
@@ -383,21 +414,29 @@ pub(super) fn cost(conn: &Connection, p: &mut Page, have_tables: bool) -> Result
     let top = fetch(
         conn,
         &[
-            "session_id",
+            "title",
+            "instance",
             "agent",
-            "first_utc",
+            "started",
             "duration",
             "models",
             "tool_calls",
             "llm_calls",
             "cost_usd",
         ],
-        &format!("{TOP_SESSIONS} LIMIT {MAX_TOP_SESSIONS}"),
+        &format!(
+            "{} LIMIT {MAX_TOP_SESSIONS}",
+            top_sessions(
+                &session_column(conn, "title")?,
+                &session_column(conn, "instance")?
+            )
+        ),
     )?;
     p.note(&format!(
         "The {MAX_TOP_SESSIONS} sessions with calls that cost most (a session with an unpriced \
-         call costs <code>unknown</code> and follows the priced ones): when they ran (UTC), how \
-         long, on which models, with how many tool calls."
+         call costs <code>unknown</code> and follows the priced ones), each by its title (the \
+         WebUI chat's, else its first message; its id where it has neither) and instance: when \
+         it started, how long it ran, on which models, with how many tool calls."
     ));
     p.list("top-sessions", &top);
 

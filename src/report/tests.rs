@@ -124,9 +124,10 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
             "{fact}"
         );
     }
-    // the costliest sessions: the one session, unknown (a call unpriced)
+    // the costliest sessions: the one session, unknown (a call unpriced);
+    // tables without `title` and `instance` show its id and no instance
     assert!(page.contains(
-        "<tr><td>cli:&lt;b&gt;&amp;x</td><td>nanobot</td><td class=\"d\">2026-10-01 08:30:00</td>\
+        "<tr><td>cli:&lt;b&gt;&amp;x</td><td></td><td>nanobot</td><td class=\"d\">2026-10-01 08:30:00</td>\
          <td>00:30:00</td><td>m&amp;1, m2</td><td class=\"n\" data-v=\"1\">1</td>\
          <td class=\"n\" data-v=\"2\">2</td><td class=\"n\" data-v=\"unknown\">unknown</td></tr>"
     ));
@@ -458,6 +459,68 @@ fn every_cell_names_its_column_and_a_date_is_marked() -> Result<(), Box<dyn std:
     assert_eq!(tables, 15);
     assert!(cells > 100, "{cells} cells");
     assert!(dates >= 8, "{dates} dates");
+    Ok(())
+}
+
+/// The costliest sessions are named by their title (the session's id where
+/// it has none) and instance, started at their first event's local time
+/// (the UTC time where no offset is known, as the rest of the page), and
+/// last a whole number of seconds.
+#[test]
+fn the_costliest_sessions_show_their_title_instance_local_start_and_duration()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    write_inputs(dir.path())?;
+    let c = Connection::open_in_memory()?;
+    c.execute_batch(&format!(
+        "COPY (SELECT * FROM (VALUES
+               ('nanobot', '.nanobot', 'cli:<b>&x', 'Plan the <b> offsite', 'u1',
+                TIMESTAMPTZ '2026-10-01 06:30:00.123456+00', TIMESTAMPTZ '2026-10-01 07:00:05.654321+00',
+                1, 1, 0.5::DOUBLE),
+               ('nanoclaw', 'nc', 's9', NULL, 'u9',
+                TIMESTAMPTZ '2026-10-02 12:00:00+00', TIMESTAMPTZ '2026-10-04 13:02:03.999999+00',
+                2, 1, NULL::DOUBLE))
+               AS t(agent, instance, session_id, title, session_uid, first_event_utc, last_event_utc,
+                    tool_calls, llm_calls, cost_usd)
+               CROSS JOIN (SELECT false AS secondary_only, 'id1' AS load_id)) TO {};
+         COPY (SELECT *, 'id1' AS load_id
+               FROM (VALUES (1790000000000, 'p', 'm1', 10, 2, 0, 0, 0.5::DOUBLE, 'nanobot', 12,
+                             NULL::TIMESTAMP, '.nanobot/llm_usage.sqlite3', 'u1'),
+                            (1790000001000, 'p', 'm2', 5, 1, 0, 0, NULL::DOUBLE, 'nanoclaw', 6,
+                             NULL::TIMESTAMP, 'data/v2.db', 'u9'))
+               AS t(started_at_ms, provider, model, input_tokens, output_tokens,
+                    cache_read_tokens, cache_write_tokens, cost_usd, agent, total_tokens,
+                    started_at_local, source_path, session_uid)) TO {};",
+        sql_str(&dir.path().join("tables/sessions.parquet")),
+        sql_str(&dir.path().join("tables/llm_calls.parquet")),
+    ))?;
+    let html = dir.path().join("r.html");
+    report(
+        &dir.path().join("out.parquet"),
+        Some(&dir.path().join("tables")),
+        &html,
+    )?;
+    let page = std::fs::read_to_string(&html)?;
+    let rows = table_rows(&page, "data-list=\"top-sessions\"");
+    assert_eq!(
+        rows,
+        [
+            "<th>title</th><th>instance</th><th>agent</th><th>started</th><th>duration</th>\
+             <th>models</th><th class=\"n\">tool_calls</th><th class=\"n\">llm_calls</th>\
+             <th class=\"n\">cost_usd</th>",
+            "<td>Plan the &lt;b&gt; offsite</td><td>.nanobot</td><td>nanobot</td>\
+             <td>2026-10-01 08:30:00</td><td>00:30:05</td><td>m1</td>\
+             <td class=\"n\" data-v=\"1\">1</td><td class=\"n\" data-v=\"1\">1</td>\
+             <td class=\"n\" data-v=\"0.500000\">$0.50</td>",
+            "<td>s9</td><td>nc</td><td>nanoclaw</td><td>2026-10-02 12:00:00</td>\
+             <td>2 days 01:02:03</td><td>m2</td><td class=\"n\" data-v=\"2\">2</td>\
+             <td class=\"n\" data-v=\"1\">1</td><td class=\"n\" data-v=\"unknown\">unknown</td>",
+        ]
+    );
+    assert!(
+        !page.contains("2026-10-01 06:30:00"),
+        "a UTC start on a local page"
+    );
     Ok(())
 }
 

@@ -58,6 +58,7 @@ pub const STEPS: &[(&str, &str)] = &[
     step!("V017__llm_calls.sql"),
     step!("V018__sessions.sql"),
     step!("V019__install_versions.sql"),
+    step!("V020__session_titles.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

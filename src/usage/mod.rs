@@ -2,7 +2,8 @@
 //! month, session or model, in the terminal or as JSON.
 //!
 //! ```text
-//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet
+//! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (and the sessions'
+//!                                           titles, DIR/sessions.parquet)
 //! nanoload usage HOME                       a load into a private temp dir, removed after
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
@@ -46,7 +47,8 @@ pub enum View {
     /// One row per local month.
     #[value(alias = "month")]
     Monthly,
-    /// One row per session (calls in no session: one row).
+    /// One row per session, shown by its title, with its instance and last
+    /// call, the costliest first (calls in no session: one row).
     Session,
     /// One row per provider and model.
     Model,
@@ -118,10 +120,10 @@ pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
 /// The order of the rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Order {
-    /// Oldest first (days, weeks, months, sessions by their first call);
-    /// models the cheapest first.
+    /// Oldest first (days, weeks, months); sessions and models the
+    /// cheapest first.
     Asc,
-    /// Newest first; models the costliest first.
+    /// Newest first; sessions and models the costliest first.
     Desc,
 }
 
@@ -129,7 +131,7 @@ impl View {
     /// The order of the view's rows unless `--order` says otherwise.
     pub fn default_order(self) -> Order {
         match self {
-            View::Model => Order::Desc,
+            View::Model | View::Session => Order::Desc,
             _ => Order::Asc,
         }
     }
@@ -179,11 +181,13 @@ pub const MODEL_KEY: &str = "CASE WHEN starts_with(model, provider || '/') THEN 
 /// `None` when no call of the group reported that count.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// The key as shown (`2026-03-01`; a week by its Monday; the session's id, the
-    /// model's `provider/model`); `None` for the TOTAL.
+    /// The key (`2026-03-01`; a week by its Monday; the session's id, shown
+    /// by its title where it has one; the model's `provider/model`); `None`
+    /// for the TOTAL.
     pub key: Option<String>,
     /// Session view: agent, session_id, session_uid, first call's local
-    /// time; model view: agent, provider, model.
+    /// time, title (`sessions.title`), instance, last call's local time;
+    /// model view: agent, provider, model.
     pub detail: Vec<(&'static str, Option<String>)>,
     /// Its calls, tokens and cost.
     pub sums: CallSums,
@@ -258,6 +262,24 @@ pub fn open(tables: &Path) -> Result<Connection, UsageError> {
             crate::diag::one_line(&e.to_string())
         ),
     })?;
+    // each session's title (the session view): none where the tables have
+    // no sessions file or one of a load before titles
+    let sessions = tables.join("sessions.parquet");
+    let titled = sessions.is_file()
+        && conn
+            .execute_batch(&format!(
+                "CREATE VIEW session_titles AS
+                 SELECT session_uid, title FROM read_parquet({});
+                 SELECT * FROM session_titles LIMIT 0;",
+                sql_str(&sessions)
+            ))
+            .is_ok();
+    if !titled {
+        conn.execute_batch(
+            "CREATE OR REPLACE VIEW session_titles AS
+             SELECT CAST(NULL AS VARCHAR) AS session_uid, CAST(NULL AS VARCHAR) AS title LIMIT 0;",
+        )?;
+    }
     Ok(conn)
 }
 
@@ -351,8 +373,17 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         View::Monthly => ("strftime(t, '%Y-%m')".into(), &[], "1 NULLS LAST".into()),
         View::Session => (
             "session_uid".into(),
-            &["agent", "session_id", "session_uid", "started"],
-            "min(t) NULLS LAST, 1 NULLS LAST".into(),
+            &[
+                "agent",
+                "session_id",
+                "session_uid",
+                "started",
+                "title",
+                "instance",
+                "last",
+            ],
+            "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, max(t) DESC NULLS LAST, 1 NULLS LAST"
+                .into(),
         ),
         View::Model => (
             MODEL_KEY.into(),
@@ -363,7 +394,10 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     let detail_sql = match q.view {
         View::Session => {
             "string_agg(DISTINCT agent, ',' ORDER BY agent), min(session_id), min(session_uid),
-             strftime(min(t), '%Y-%m-%d %H:%M')"
+             strftime(min(t), '%Y-%m-%d %H:%M'),
+             (SELECT min(s.title) FROM session_titles s WHERE s.session_uid = shown.session_uid),
+             string_agg(DISTINCT instance, ',' ORDER BY instance),
+             strftime(max(t), '%Y-%m-%d %H:%M')"
         }
         View::Model => "string_agg(DISTINCT agent, ',' ORDER BY agent), min(provider), min(model)",
         _ => "",
@@ -400,7 +434,8 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     }
     if q.view == View::Session {
         for r in &mut rows {
-            // the key shown: the session's id (its uid in the detail)
+            // the key: the session's id (its uid in the detail; the table
+            // shows its title where it has one)
             r.key = r.detail[1].1.clone().or(r.key.take());
         }
     }

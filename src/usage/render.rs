@@ -13,7 +13,8 @@
 //! per model of its calls. Too wide for the width: numbers compact first
 //! (`12.3K`), then the models, cache write, cache read and total drop (a
 //! note names them), the key is cut to 24 characters with `…`, the
-//! session's start and the agent drop, and the key is cut further.
+//! session's last call, the agent and its instance drop, and the key is
+//! cut further.
 
 use serde_json::{Map, Value, json};
 
@@ -108,7 +109,14 @@ pub fn table(u: &Usage, layout: Layout) -> String {
         View::Session => "session",
         View::Model => "model",
     };
+    let titled = |r: &Row| {
+        r.detail
+            .iter()
+            .find(|(k, _)| *k == "title")
+            .and_then(|(_, v)| v.clone())
+    };
     let key_of = |r: &Row| match (&r.key, u.view) {
+        (Some(_), View::Session) if titled(r).is_some() => titled(r).unwrap_or_default(),
         (Some(k), _) => k.clone(),
         (None, View::Session) => "(no session)".into(),
         (None, View::Model) => "(none)".into(),
@@ -159,11 +167,17 @@ pub fn table(u: &Usage, layout: Layout) -> String {
                 })
                 .collect(),
         };
+        if u.view == View::Session {
+            cols.push(text("instance", 6));
+        }
         if matches!(u.view, View::Session | View::Model) {
             cols.push(text("agent", 5));
         }
         if u.view == View::Session {
-            cols.push(text("started", 4));
+            cols.push(Column {
+                head: "last call",
+                ..text("last", 4)
+            });
         }
         cols.push(num("calls", 0, &|r| Some(r.sums.calls)));
         cols.push(num("input", 0, &|r| r.sums.input_tokens));
@@ -202,8 +216,8 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             compacted = true;
         }
         // the token detail goes first, then the key is cut to 24
-        // characters, then the session's start and the agent go, then the
-        // key is cut further
+        // characters, then the session's last call, the agent and the
+        // instance go, then the key is cut further
         for (level, floor) in [
             (6, None),
             (1, None),
@@ -212,6 +226,7 @@ pub fn table(u: &Usage, layout: Layout) -> String {
             (0, Some(24)),
             (4, None),
             (5, None),
+            (6, None),
             (0, Some(6)),
         ] {
             if width_of(&cols) <= w {

@@ -28,6 +28,7 @@ mod v016_write_layout;
 mod v017_llm_calls;
 mod v018_sessions;
 mod v019_install_versions;
+mod v020_session_titles;
 
 /// A quoted source-kind name (`'nanobot.session_db'`).
 fn kind_literal() -> regex::Regex {
