@@ -663,10 +663,9 @@ pub struct UsageArgs {
     #[arg(long, value_name = "NAME")]
     pub instance: Option<String>,
 
-    /// The order of the rows: asc, oldest first (days, weeks, months,
-    /// sessions by their first call; the default), or desc, newest first.
-    /// Models: asc the cheapest first, desc the costliest first (the
-    /// default).
+    /// The order of the rows: asc, oldest first (days, weeks, months; the
+    /// default), or desc, newest first. Sessions and models: asc the
+    /// cheapest first, desc the costliest first (the default).
     #[arg(long, value_enum, value_name = "ORDER")]
     pub order: Option<crate::usage::Order>,
 }

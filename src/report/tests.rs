@@ -500,7 +500,7 @@ fn the_costliest_sessions_show_their_title_instance_local_start_and_duration()
         Some(&dir.path().join("tables")),
         &html,
     )?;
-    let page = std::fs::read_to_string(&html)?;
+    let page = unnamed(&std::fs::read_to_string(&html)?);
     let rows = table_rows(&page, "data-list=\"top-sessions\"");
     assert_eq!(
         rows,
@@ -509,10 +509,10 @@ fn the_costliest_sessions_show_their_title_instance_local_start_and_duration()
              <th>models</th><th class=\"n\">tool_calls</th><th class=\"n\">llm_calls</th>\
              <th class=\"n\">cost_usd</th>",
             "<td>Plan the &lt;b&gt; offsite</td><td>.nanobot</td><td>nanobot</td>\
-             <td>2026-10-01 08:30:00</td><td>00:30:05</td><td>m1</td>\
+             <td class=\"d\">2026-10-01 08:30:00</td><td>00:30:05</td><td>m1</td>\
              <td class=\"n\" data-v=\"1\">1</td><td class=\"n\" data-v=\"1\">1</td>\
              <td class=\"n\" data-v=\"0.500000\">$0.50</td>",
-            "<td>s9</td><td>nc</td><td>nanoclaw</td><td>2026-10-02 12:00:00</td>\
+            "<td>s9</td><td>nc</td><td>nanoclaw</td><td class=\"d\">2026-10-02 12:00:00</td>\
              <td>2 days 01:02:03</td><td>m2</td><td class=\"n\" data-v=\"2\">2</td>\
              <td class=\"n\" data-v=\"1\">1</td><td class=\"n\" data-v=\"unknown\">unknown</td>",
         ]
