@@ -22,14 +22,9 @@ use crate::stage::Staged;
 use crate::steps::{Chain, PlanJoin, StepThreads};
 use crate::timings::{Phase, SqlPlan, Timings};
 
-/// Output tables besides `events`, in `--tables` / `--db` order.
-pub const TABLES: [&str; 5] = [
-    "sessions",
-    "llm_calls",
-    "tz_offsets",
-    "diagnostics",
-    "sources",
-];
+/// Output tables besides `events`, in `--tables` / `--db` order: the
+/// catalog's, which gives each column's meaning.
+pub const TABLES: [&str; 5] = crate::catalog::SIDE_TABLES;
 
 /// The columns a table gained after `load_id` was appended to every side
 /// table: written after it, so columns stay only ever appended.
@@ -50,6 +45,18 @@ pub fn side_table_rows(t: &str, load_id: &str) -> String {
         }
         None => format!("SELECT *, {load_id} AS load_id FROM {t} ORDER BY ALL"),
     }
+}
+
+/// The session settings of every connection nanoload opens: times with a
+/// zone are read, shown, truncated and cast to a date in UTC. The bundled
+/// engine has ICU, whose default zone is the host's: without this a cast
+/// of a naive time to TIMESTAMPTZ (V016's `timestamp_utc`), a load's
+/// output bytes and a query's answer would depend on where they ran.
+pub const SESSION_UTC: &str = "SET TimeZone = 'UTC'; SET Calendar = 'gregorian';";
+
+/// [`SESSION_UTC`] on `conn`.
+pub fn in_utc(conn: &Connection) -> duckdb::Result<()> {
+    conn.execute_batch(SESSION_UTC)
 }
 
 /// A DuckDB error, on one line (a step's error names its file).
@@ -166,7 +173,8 @@ impl Engine {
              SET temp_directory = {};
              SET threads = {};
              SET preserve_insertion_order = true;
-             SET enable_progress_bar = false;",
+             SET enable_progress_bar = false;
+             {SESSION_UTC}",
             memory_limit.div_ceil(1 << 20),
             sql_str(spill),
             threads,
@@ -402,7 +410,8 @@ pub fn reader_with(memory_limit: u64) -> Result<Connection, duckdb::Error> {
         "SET autoinstall_known_extensions = false;
          SET autoload_known_extensions = false;
          SET enable_progress_bar = false;
-         SET memory_limit = '{}MiB';",
+         SET memory_limit = '{}MiB';
+         {SESSION_UTC}",
         memory_limit.div_ceil(1 << 20)
     ))?;
     Ok(conn)
