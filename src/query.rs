@@ -207,7 +207,7 @@ pub fn explain(e: &duckdb::Error) -> (Fault, String) {
         ("Binder", "NO_MATCHING_FUNCTION") => (
             Fault::NoSuchFunction,
             format!(
-                "no function {name} takes these arguments: {} (cast them to the types it takes)",
+                "no function {name} takes these arguments: {} (check their order and types)",
                 field("call")
             ),
         ),
@@ -959,7 +959,7 @@ mod tests {
             explained("SELECT timestamp_utc + agent FROM events")?,
             (
                 Fault::NoSuchFunction,
-                "no function + takes these arguments: +(TIMESTAMP WITH TIME ZONE, VARCHAR) (cast them to the types it takes)".into()
+                "no function + takes these arguments: +(TIMESTAMP WITH TIME ZONE, VARCHAR) (check their order and types)".into()
             )
         );
         Ok(())

@@ -594,8 +594,8 @@ fn an_error_says_what_was_wrong_in_the_users_terms() -> TestResult {
             "no function named nosuchfn (did you mean nanosecond?)",
         ),
         (
-            "SELECT started_at + 'x' FROM llm_calls",
-            "no function + takes these arguments: +(TIMESTAMP WITH TIME ZONE, STRING_LITERAL) (cast them to the types it takes)",
+            "SELECT date_trunc(started_at, 'week') FROM llm_calls",
+            "no function date_trunc takes these arguments: date_trunc(TIMESTAMP WITH TIME ZONE, STRING_LITERAL) (check their order and types)",
         ),
         (
             "SELECT 'a'::INT",
