@@ -47,6 +47,11 @@ pub fn side_table_rows(t: &str, load_id: &str) -> String {
     }
 }
 
+/// The least memory limit the write is given (see [`Engine::for_writing`]);
+/// a `--memory-limit` is at least twice it, so only the tests' hook for a
+/// smaller limit meets it.
+pub const WRITE_FLOOR: u64 = 32 << 20;
+
 /// The session settings of every connection nanoload opens: times with a
 /// zone are read, shown, truncated and cast to a date in UTC. The bundled
 /// engine has ICU, whose default zone is the host's: without this a cast
@@ -191,9 +196,14 @@ impl Engine {
     /// the writer reads the plan once, in order, and DuckDB keeps each block
     /// it reads until its limit, while the writer's own buffers come on
     /// top; at the full limit the write was the peak RSS of a 4 GB home
-    /// (412 MiB; 392 MiB in the steps), at half 260 MiB.
+    /// (412 MiB; 392 MiB in the steps), at half 260 MiB. Never below
+    /// [`WRITE_FLOOR`] (or the whole limit, when that is less): the write
+    /// is not retried at a higher limit as the steps are, and DuckDB 2.0.1
+    /// cannot write even the smallest home in 16 MiB.
     pub fn for_writing(&self) -> Result<(), EngineError> {
-        let limit = (self.memory_limit / 2).max(self.memory_limit.saturating_sub(128 << 20));
+        let limit = (self.memory_limit / 2)
+            .max(self.memory_limit.saturating_sub(128 << 20))
+            .max(self.memory_limit.min(WRITE_FLOOR));
         self.conn.execute_batch(&format!(
             "SET memory_limit = '{}MiB';",
             limit.div_ceil(1 << 20)
