@@ -671,3 +671,58 @@ fn an_error_says_what_was_wrong_in_the_users_terms() -> TestResult {
     }
     Ok(())
 }
+
+/// The engine's ICU takes the host's time zone (`TZ`) as its default: every
+/// connection is set to UTC, so a load writes the same bytes and a query
+/// gives the same answer in Tokyo as in UTC.
+#[test]
+fn outputs_and_answers_are_the_same_in_every_host_time_zone() -> TestResult {
+    let home = crate::fixture_homes::materialize("nanobot/home-a")?;
+    let dir = tempfile::tempdir()?;
+    let q = "SELECT CAST(min(timestamp_utc) AS VARCHAR) AS first, min(timestamp_utc)::DATE AS day,
+                    CAST(date_trunc('day', max(timestamp_utc)) AS VARCHAR) AS last_day
+             FROM events WHERE time_basis = 'local_derived'";
+    let mut seen = Vec::new();
+    for tz in ["UTC", "Asia/Tokyo", "America/Los_Angeles"] {
+        let out = dir.path().join(format!("{}.parquet", tz.replace('/', "-")));
+        let tables = dir.path().join(format!("{}-tables", tz.replace('/', "-")));
+        let o = std::process::Command::cargo_bin("nanoload")?
+            .arg(home.path())
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables)
+            .env("TZ", tz)
+            .output()?;
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{tz}");
+        let mut bytes = vec![std::fs::read(&out)?];
+        for t in [
+            "sessions",
+            "llm_calls",
+            "tz_offsets",
+            "diagnostics",
+            "sources",
+        ] {
+            bytes.push(std::fs::read(tables.join(format!("{t}.parquet")))?);
+        }
+        let o = Command::cargo_bin("nanoload")?
+            .args(["sql", &s(&out), q, "--json"])
+            .env("TZ", tz)
+            .output()?;
+        assert_eq!(o.status.code(), Some(0), "{tz}");
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+        assert_eq!(
+            j["rows"],
+            serde_json::json!([[
+                "2026-08-20 17:00:00+00",
+                "2026-08-20",
+                "2026-10-22 00:00:00+00"
+            ]]),
+            "{tz}"
+        );
+        seen.push((tz, bytes));
+    }
+    for (tz, bytes) in &seen[1..] {
+        assert!(bytes == &seen[0].1, "{tz}: the outputs differ from UTC's");
+    }
+    Ok(())
+}
