@@ -1,7 +1,7 @@
 -- V005 tz_offsets
 -- Purpose: derive each instance's UTC offset per local calendar day
 --          from true-UTC evidence, on the 15-minute grid from −12:00 to +14:00
---          (integer minutes; bundled DuckDB has no ICU time zones). A pair is:
+--          (integer minutes: an offset derived from evidence, not a zone's). A pair is:
 --            llm    a session `user` message (primary or surviving secondary
 --                   copy) and an llm_calls row of its source (`user`, or
 --                   `cron` for automation turns) starting 0–10 s after the

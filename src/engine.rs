@@ -29,14 +29,9 @@ use crate::timings::{Phase, SqlPlan, Timings};
 /// white space a message plausibly opens with.
 const TITLE_TEXT_BYTES: usize = 16 << 10;
 
-/// Output tables besides `events`, in `--tables` / `--db` order.
-pub const TABLES: [&str; 5] = [
-    "sessions",
-    "llm_calls",
-    "tz_offsets",
-    "diagnostics",
-    "sources",
-];
+/// Output tables besides `events`, in `--tables` / `--db` order: the
+/// catalog's, which gives each column's meaning.
+pub const TABLES: [&str; 5] = crate::catalog::SIDE_TABLES;
 
 /// The columns a table gained after `load_id` was appended to every side
 /// table: written after it, so columns stay only ever appended.
@@ -58,6 +53,23 @@ pub fn side_table_rows(t: &str, load_id: &str) -> String {
         }
         None => format!("SELECT *, {load_id} AS load_id FROM {t} ORDER BY ALL"),
     }
+}
+
+/// The least memory limit the write is given (see [`Engine::for_writing`]);
+/// a `--memory-limit` is at least twice it, so only the tests' hook for a
+/// smaller limit meets it.
+pub const WRITE_FLOOR: u64 = 32 << 20;
+
+/// The session settings of every connection nanoload opens: times with a
+/// zone are read, shown, truncated and cast to a date in UTC. The bundled
+/// engine has ICU, whose default zone is the host's: without this a cast
+/// of a naive time to TIMESTAMPTZ (V016's `timestamp_utc`), a load's
+/// output bytes and a query's answer would depend on where they ran.
+pub const SESSION_UTC: &str = "SET TimeZone = 'UTC'; SET Calendar = 'gregorian';";
+
+/// [`SESSION_UTC`] on `conn`.
+pub fn in_utc(conn: &Connection) -> duckdb::Result<()> {
+    conn.execute_batch(SESSION_UTC)
 }
 
 /// A DuckDB error, on one line (a step's error names its file).
@@ -271,7 +283,8 @@ impl Engine {
              SET temp_directory = {};
              SET threads = {};
              SET preserve_insertion_order = true;
-             SET enable_progress_bar = false;",
+             SET enable_progress_bar = false;
+             {SESSION_UTC}",
             memory_limit.div_ceil(1 << 20),
             sql_str(spill),
             threads,
@@ -289,9 +302,14 @@ impl Engine {
     /// the writer reads the plan once, in order, and DuckDB keeps each block
     /// it reads until its limit, while the writer's own buffers come on
     /// top; at the full limit the write was the peak RSS of a 4 GB home
-    /// (412 MiB; 392 MiB in the steps), at half 260 MiB.
+    /// (412 MiB; 392 MiB in the steps), at half 260 MiB. Never below
+    /// [`WRITE_FLOOR`] (or the whole limit, when that is less): the write
+    /// is not retried at a higher limit as the steps are, and DuckDB 2.0.1
+    /// cannot write even the smallest home in 16 MiB.
     pub fn for_writing(&self) -> Result<(), EngineError> {
-        let limit = (self.memory_limit / 2).max(self.memory_limit.saturating_sub(128 << 20));
+        let limit = (self.memory_limit / 2)
+            .max(self.memory_limit.saturating_sub(128 << 20))
+            .max(self.memory_limit.min(WRITE_FLOOR));
         self.conn.execute_batch(&format!(
             "SET memory_limit = '{}MiB';",
             limit.div_ceil(1 << 20)
@@ -580,7 +598,8 @@ pub fn reader_with(memory_limit: u64) -> Result<Connection, duckdb::Error> {
         "SET autoinstall_known_extensions = false;
          SET autoload_known_extensions = false;
          SET enable_progress_bar = false;
-         SET memory_limit = '{}MiB';",
+         SET memory_limit = '{}MiB';
+         {SESSION_UTC}",
         memory_limit.div_ceil(1 << 20)
     ))?;
     Ok(conn)

@@ -426,10 +426,12 @@ fn sync_locked(
          SET autoload_known_extensions = false;
          SET memory_limit = '{}MiB';
          SET temp_directory = {};
-         SET threads = {};",
+         SET threads = {};
+         {}",
         config.memory_limit.div_ceil(1 << 20),
         sql_str(&run_dir.spill_dir()),
         config.threads,
+        crate::engine::SESSION_UTC,
     ))
     .map_err(fail)?;
     compress_strings(&conn).map_err(fail)?;
@@ -1629,6 +1631,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             .map_err(|e| fail(&ledger, &e))?,
     )
     .map_err(|e| unopened(&ledger, &e, false))?;
+    crate::engine::in_utc(&conn).map_err(|e| fail(&ledger, &e))?;
     ours(&conn).map_err(|e| fail(&ledger, &e))?;
     let (sync, latest): (i64, String) = conn
         .query_row(
@@ -1821,6 +1824,8 @@ pub fn prune(ledger: &Path, before: &str, force: bool) -> Result<Pruned, SyncErr
     }
     let _lock = lock(&ledger)?;
     let conn = Connection::open(&ledger).map_err(|e| unopened(&ledger, &e, true))?;
+    // `--before` is a UTC date or instant
+    crate::engine::in_utc(&conn).map_err(|e| fail(&e))?;
     ours(&conn).map_err(|e| fail(&e))?;
     compress_strings(&conn).map_err(|e| fail(&e))?;
     let cutoff: i64 = conn

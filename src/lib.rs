@@ -49,6 +49,7 @@ macro_rules! text_enum {
 }
 
 pub mod cache;
+pub mod catalog;
 pub mod diag;
 pub mod discover;
 pub mod extract;

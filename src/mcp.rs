@@ -32,9 +32,9 @@
 //! | `top_sessions_by_cost` | `limit`? | as `query`: the costliest sessions |
 //!
 //! Every query runs through [`crate::query::Source::query`]: the read-only
-//! guard of `nanoload sql`, the row limit and the time limit. Column
-//! meanings are the `| column | meaning |` tables of `docs/design.md`,
-//! compiled in.
+//! guard of `nanoload sql`, the row limit and the time limit. Table
+//! descriptions and column meanings are the catalog's
+//! ([`crate::catalog`]).
 
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
@@ -56,98 +56,6 @@ const GRACE: Duration = Duration::from_secs(1);
 /// The protocol versions this server speaks, newest first; a client asking
 /// for another gets the newest.
 pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
-
-/// The design notes the column meanings come from.
-const DESIGN: &str = include_str!("../docs/design.md");
-
-/// One line per table a SOURCE may hold.
-const TABLE_DESCRIPTIONS: [(&str, &str); 12] = [
-    (
-        "events",
-        "one row per message, tool call, tool result, thinking block or system record of nanobot and nanoclaw, deduplicated, in session order (ordinal)",
-    ),
-    (
-        "sessions",
-        "one row per session (session_uid): its agent, instance, first and last event, turns, tokens and cost_usd",
-    ),
-    (
-        "llm_calls",
-        "one row per LLM call: nanobot's llm_usage records and nanoclaw's Claude Code responses, with tokens, cost_usd and the session they belong to",
-    ),
-    (
-        "tz_offsets",
-        "the host's UTC offset per instance and range of days, derived from true-UTC evidence",
-    ),
-    (
-        "diagnostics",
-        "what could not be read, was lost or was skipped: kind, store, line, message",
-    ),
-    (
-        "sources",
-        "one row per store read: its kind, role, path, bytes, rows, status and the secrets redacted in it",
-    ),
-    (
-        "loads",
-        "ledger: one row per nanoload sync (added, changed, gone, rows, present)",
-    ),
-    (
-        "ledger_events",
-        "ledger: every staged event row ever seen, with first_seen_load, last_seen_load and present (false: the agent deleted it)",
-    ),
-    (
-        "ledger_llm_calls",
-        "ledger: every nanobot llm_usage record ever seen, with first_seen_load, last_seen_load and present",
-    ),
-    (
-        "ledger_sources",
-        "ledger: every store ever read, with when it was first and last seen",
-    ),
-    ("ledger_diagnostics", "ledger: the diagnostics of each sync"),
-    ("ledger_meta", "ledger: its format and columns"),
-];
-
-/// The meaning of each column design.md's `| column | meaning |` tables
-/// give, per table: (table, column, meaning).
-pub fn column_meanings() -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    let mut table: Option<String> = None;
-    let mut in_table = false;
-    for line in DESIGN.lines() {
-        if line.starts_with('#') {
-            table = line
-                .split('`')
-                .nth(1)
-                .filter(|t| TABLE_DESCRIPTIONS.iter().any(|(n, _)| n == t))
-                .map(str::to_string);
-            in_table = false;
-            continue;
-        }
-        let Some(t) = &table else { continue };
-        if line.starts_with("| column | meaning |") {
-            in_table = true;
-            continue;
-        }
-        if !in_table {
-            continue;
-        }
-        if !line.starts_with('|') {
-            in_table = false;
-            continue;
-        }
-        let cells: Vec<&str> = line.trim_matches('|').splitn(2, " | ").collect();
-        if cells.len() != 2 || cells[0].starts_with("---") {
-            continue;
-        }
-        let meaning = cells[1].trim().trim_end_matches('|').trim().to_string();
-        for col in cells[0].split(',') {
-            let col = col.trim().trim_matches('`');
-            if !col.is_empty() {
-                out.push((t.clone(), col.to_string(), meaning.clone()));
-            }
-        }
-    }
-    out
-}
 
 /// The tools, as `tools/list` gives them.
 pub fn tools() -> Value {
@@ -175,7 +83,7 @@ pub fn tools() -> Value {
         {
             "name": "query",
             "title": "Run a read-only SQL query",
-            "description": "Run one read-only SQL query (DuckDB dialect: SELECT, FROM-first, WITH, DESCRIBE, SUMMARIZE) over the tables. Writes, COPY, ATTACH, INSTALL, SET and file reads are refused; long queries are stopped; at most `limit` rows come back (truncated says there were more). Timestamps: timestamp_utc (UTC) and timestamp_local (the host's local time).",
+            "description": "Run one read-only SQL query (DuckDB dialect: SELECT, FROM-first, WITH, DESCRIBE, SUMMARIZE) over the tables. Writes, COPY, ATTACH, INSTALL, SET and file reads are refused; long queries are stopped; at most `limit` rows come back (truncated says there were more). Timestamps: timestamp_utc (UTC) and timestamp_local (the host's local time); date math works in UTC (now() - INTERVAL 7 DAY, ::DATE, date_trunc('week', …), AT TIME ZONE 'Europe/Berlin').",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -345,7 +253,7 @@ impl Server {
         Ok(json!({"tables": tables.iter().map(|(n, rows)| json!({
             "name": n,
             "rows": rows,
-            "description": TABLE_DESCRIPTIONS.iter().find(|(t, _)| t == n).map(|(_, d)| *d),
+            "description": crate::catalog::table(n).map(|t| t.description),
         })).collect::<Vec<_>>()}))
     }
 
@@ -358,19 +266,15 @@ impl Server {
                 "error: no table {table} here (list_tables names them)"
             ));
         };
-        let meanings = column_meanings();
-        // a ledger's tables carry their output table's columns
-        let base = table.strip_prefix("ledger_").unwrap_or(table);
-        let meaning = |c: &str| {
-            meanings
-                .iter()
-                .find(|(t, col, _)| t == base && col == c)
-                .map(|(_, _, m)| m.clone())
-        };
+        let catalogued = crate::catalog::table(table);
         Ok(json!({
             "table": table,
-            "description": TABLE_DESCRIPTIONS.iter().find(|(t, _)| *t == table).map(|(_, d)| *d),
-            "columns": cols.iter().map(|(n, t)| json!({"name": n, "type": t, "meaning": meaning(n)})).collect::<Vec<_>>(),
+            "description": catalogued.map(|t| t.description),
+            "columns": cols.iter().map(|(n, t)| json!({
+                "name": n,
+                "type": t,
+                "meaning": catalogued.and_then(|c| c.meaning(n)),
+            })).collect::<Vec<_>>(),
         }))
     }
 

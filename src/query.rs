@@ -26,6 +26,12 @@
 //!    deadline all the same, and the process that asked ends the work (the
 //!    CLI exits; `nanoload mcp` runs each tool call in a child process that
 //!    is killed, src/mcp.rs).
+//!
+//! DuckDB's errors enter once, `From<duckdb::Error> for QueryError`: the
+//! connection gives them as JSON (`errors_as_json`), [`explain`] turns them
+//! into a [`Fault`] and a message in the user's terms, DuckDB's error kept
+//! as the source. Times with a zone are read and shown in UTC
+//! (`engine::SESSION_UTC`): the engine's ICU does the date math.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -70,9 +76,15 @@ pub enum QueryError {
     /// The statement is not one the guard lets through.
     #[error("refused: {0}")]
     Refused(String),
-    /// DuckDB could not parse, bind or run it.
-    #[error("error: {0}")]
-    Failed(String),
+    /// DuckDB could not parse, bind or run it: what kind of mistake, what
+    /// was wrong in the user's terms ([`explain`]), and DuckDB's own error.
+    #[error("error: {message}")]
+    Failed {
+        fault: Fault,
+        message: String,
+        #[source]
+        source: Option<duckdb::Error>,
+    },
     /// Interrupted at the time limit.
     #[error("error: the query ran longer than {0} s and was stopped (--timeout)")]
     Timeout(u64),
@@ -84,7 +96,7 @@ impl QueryError {
         match self {
             QueryError::Input { .. } => "input",
             QueryError::Refused(_) => "refused",
-            QueryError::Failed(_) => "error",
+            QueryError::Failed { .. } => "error",
             QueryError::Timeout(_) => "timeout",
         }
     }
@@ -93,11 +105,189 @@ impl QueryError {
     pub fn to_json(&self) -> Value {
         serde_json::json!({"error": {"kind": self.kind(), "message": self.to_string()}})
     }
+
+    /// A failure of nanoload's own (not DuckDB's), said as `message`.
+    fn failed(message: String) -> QueryError {
+        QueryError::Failed {
+            fault: Fault::Other,
+            message,
+            source: None,
+        }
+    }
 }
 
+/// DuckDB's errors enter here, once: classified and said in the user's
+/// terms ([`explain`]), DuckDB's own error kept as the source.
 impl From<duckdb::Error> for QueryError {
     fn from(e: duckdb::Error) -> QueryError {
-        QueryError::Failed(one_line(&e.to_string()))
+        let (fault, message) = explain(&e);
+        QueryError::Failed {
+            fault,
+            message,
+            source: Some(e),
+        }
+    }
+}
+
+/// What kind of mistake a statement DuckDB could not run was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Not SQL DuckDB can parse.
+    Syntax,
+    /// A table or view this SOURCE does not have.
+    NoSuchTable,
+    /// A column none of the tables the query reads has.
+    NoSuchColumn,
+    /// A function DuckDB does not have, or not for these argument types.
+    NoSuchFunction,
+    /// A value that cannot be converted, or a number out of its type's range.
+    BadValue,
+    /// A file outside SOURCE.
+    FileAccess,
+    /// More memory than the connection's limit.
+    OutOfMemory,
+    /// Anything else.
+    Other,
+}
+
+/// A DuckDB error said in the user's terms: the class of mistake and one
+/// line that names what was wrong — never the statement nanoload wrapped
+/// the query in, DuckDB's caret display or its error-type prefix. The
+/// reader's connection has DuckDB give its errors as JSON
+/// (`errors_as_json`), so the class comes from DuckDB's exception type and
+/// subtype and the names from its fields, not from the words of its
+/// message; an error that is not DuckDB's JSON is given on one line as it
+/// is.
+pub fn explain(e: &duckdb::Error) -> (Fault, String) {
+    let text = match e {
+        duckdb::Error::DuckDBFailure(_, Some(text)) => text,
+        other => return (Fault::Other, one_line(&other.to_string())),
+    };
+    let Some(j) = json_error(text) else {
+        return (Fault::Other, one_line(text));
+    };
+    let field = |k: &str| j.get(k).and_then(Value::as_str).unwrap_or("");
+    let message = match field("exception_message") {
+        "" => one_line(text),
+        m => one_line(m),
+    };
+    let name = field("name");
+    let candidates = field("candidates");
+    match (field("exception_type"), field("error_subtype")) {
+        ("Parser" | "Syntax", _) => (Fault::Syntax, format!("not valid SQL: {message}")),
+        ("Catalog", "MISSING_ENTRY") if field("type").contains("Function") => {
+            let hint = match candidates {
+                "" => String::new(),
+                c => format!(" (did you mean {c}?)"),
+            };
+            (
+                Fault::NoSuchFunction,
+                format!("no function named {name}{hint}"),
+            )
+        }
+        ("Catalog", "MISSING_ENTRY") if matches!(field("type"), "Table" | "View") => {
+            (Fault::NoSuchTable, format!("no table or view named {name}"))
+        }
+        ("Binder", "COLUMN_NOT_FOUND") => {
+            let similar = match candidates {
+                "" => String::new(),
+                c => format!(
+                    "; similar: {}",
+                    c.split(',')
+                        .map(|n| n.trim().trim_matches('"'))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            (
+                Fault::NoSuchColumn,
+                format!("no column named {name} in the tables the query reads{similar}"),
+            )
+        }
+        ("Binder", "NO_MATCHING_FUNCTION") => (
+            Fault::NoSuchFunction,
+            format!(
+                "no function {name} takes these arguments: {} (check their order and types)",
+                field("call")
+            ),
+        ),
+        (
+            "Conversion" | "Invalid Input" | "Out of Range" | "Divide by Zero" | "Decimal"
+            | "Mismatch Type" | "Invalid type",
+            _,
+        ) => (
+            Fault::BadValue,
+            format!("a value cannot be used so: {message}"),
+        ),
+        ("Permission", _) => (
+            Fault::FileAccess,
+            format!("only SOURCE's own files can be read: {message}"),
+        ),
+        ("Out of Memory", _) => (
+            Fault::OutOfMemory,
+            format!("the query needs more memory than its limit (--memory-limit): {message}"),
+        ),
+        _ => (Fault::Other, message),
+    }
+}
+
+/// DuckDB's JSON error in `text`: the object itself, or (as a prepared
+/// statement's error comes) after the `<Type> Error: ` DuckDB puts before it.
+fn json_error(text: &str) -> Option<serde_json::Map<String, Value>> {
+    let start = text.find('{')?;
+    let before = &text[..start];
+    if !(before.is_empty() || before.ends_with(" Error: ")) {
+        return None;
+    }
+    match serde_json::from_str::<Value>(&text[start..]) {
+        Ok(Value::Object(j)) if j.contains_key("exception_type") => Some(j),
+        _ => None,
+    }
+}
+
+/// DuckDB's own sentence of an error, on one line, without its type or
+/// the statement it was in.
+fn duckdb_message(e: &duckdb::Error) -> String {
+    match e {
+        duckdb::Error::DuckDBFailure(_, Some(text)) => match json_error(text) {
+            Some(j) => one_line(j["exception_message"].as_str().unwrap_or(text)),
+            None => one_line(text),
+        },
+        other => one_line(&other.to_string()),
+    }
+}
+
+/// Why `path` (a view's Parquet file) could not be read, in the user's
+/// terms: told from the file's own bytes where they say it (too short, not
+/// Parquet, cut short), else DuckDB's error explained.
+fn unreadable_parquet(path: &Path, e: &duckdb::Error) -> QueryError {
+    let input = |message: String| QueryError::Input {
+        path: path.to_path_buf(),
+        message,
+    };
+    let ends = (|| -> std::io::Result<(u64, [u8; 4], [u8; 4])> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path)?;
+        let len = f.metadata()?.len();
+        let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+        if len >= 8 {
+            f.read_exact(&mut head)?;
+            f.seek(SeekFrom::End(-4))?;
+            f.read_exact(&mut tail)?;
+        }
+        Ok((len, head, tail))
+    })();
+    match ends {
+        Err(io) => input(io.to_string()),
+        Ok((len, _, _)) if len < 12 => input(format!(
+            "not a Parquet file: {len} bytes, too short to hold one"
+        )),
+        Ok((_, head, _)) if &head != b"PAR1" => input("not a Parquet file".into()),
+        Ok((_, _, tail)) if &tail != b"PAR1" => input(
+            "not a complete Parquet file: it ends before Parquet's footer (cut short, or still being written?)"
+                .into(),
+        ),
+        Ok(_) => input(format!("cannot be read as Parquet: {}", duckdb_message(e))),
     }
 }
 
@@ -197,11 +387,11 @@ pub fn within<T: Send + 'static>(
         .spawn(move || {
             let _ = tx.send(job());
         })
-        .map_err(|e| QueryError::Failed(format!("cannot start the query's thread: {e}")))?;
+        .map_err(|e| QueryError::failed(format!("cannot start the query's thread: {e}")))?;
     match rx.recv_timeout(Duration::from_secs(secs)) {
         Ok(answer) => Ok(answer),
         Err(mpsc::RecvTimeoutError::Timeout) => Err(QueryError::Timeout(secs)),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(QueryError::Failed(
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(QueryError::failed(
             "the query's thread ended without an answer".into(),
         )),
     }
@@ -353,12 +543,14 @@ impl Source {
                 ));
             }
         };
+        // from here on DuckDB gives its errors as JSON, which `explain` reads
+        conn.execute_batch("SET errors_as_json = true")?;
         for (name, p) in &views {
             conn.execute_batch(&format!(
                 "CREATE VIEW {name} AS SELECT * FROM read_parquet({})",
                 sql_str(p)
             ))
-            .map_err(|e| input(p, &one_line(&e.to_string())))?;
+            .map_err(|e| unreadable_parquet(p, &e))?;
             allowed.push(p.clone());
         }
         let spill_dir = format!("{}/", spill_path.display());
@@ -427,8 +619,27 @@ impl Source {
     }
 
     /// Run `sql` under the guard: one statement DuckDB serializes as a
-    /// SELECT, the rows limited, the time limited.
+    /// SELECT, the rows limited, the time limited. A table it names that
+    /// SOURCE does not have is answered with the tables SOURCE has.
     pub fn query(&self, sql: &str, limits: Limits) -> Result<Answer, QueryError> {
+        match self.run(sql, limits) {
+            Err(QueryError::Failed {
+                fault: Fault::NoSuchTable,
+                message,
+                source,
+            }) => {
+                let here = self.table_names().map(|t| t.join(", ")).unwrap_or_default();
+                Err(QueryError::Failed {
+                    fault: Fault::NoSuchTable,
+                    message: format!("{message} (this {} has: {here})", self.kind.as_str()),
+                    source,
+                })
+            }
+            other => other,
+        }
+    }
+
+    fn run(&self, sql: &str, limits: Limits) -> Result<Answer, QueryError> {
         let body = guard(&self.conn, sql)?;
         let wrapped = format!("SELECT * FROM ({body}\n)");
         let columns: Vec<(String, String)> = {
@@ -498,7 +709,7 @@ fn guard<'a>(conn: &Connection, sql: &'a str) -> Result<&'a str, QueryError> {
         return Err(QueryError::Refused("the query is empty".into()));
     }
     let j: String = conn.query_row("SELECT json_serialize_sql(?)", [body], |r| r.get(0))?;
-    let j: Value = serde_json::from_str(&j).map_err(|e| QueryError::Failed(e.to_string()))?;
+    let j: Value = serde_json::from_str(&j).map_err(|e| QueryError::failed(e.to_string()))?;
     if j["error"] == Value::Bool(true) {
         let message = j["error_message"].as_str().unwrap_or("").to_string();
         return Err(if j["error_type"] == "not implemented" {
@@ -506,7 +717,17 @@ fn guard<'a>(conn: &Connection, sql: &'a str) -> Result<&'a str, QueryError> {
                 "only reading is allowed: one SELECT (or FROM, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE) statement; no writes, COPY, ATTACH, INSTALL, LOAD, SET or PRAGMA".into(),
             )
         } else {
-            QueryError::Failed(one_line(&message))
+            // json_serialize_sql names DuckDB's exception type, lowercased
+            let syntax = matches!(j["error_type"].as_str(), Some("parser" | "syntax"));
+            QueryError::Failed {
+                fault: if syntax { Fault::Syntax } else { Fault::Other },
+                message: if syntax {
+                    format!("not valid SQL: {}", one_line(&message))
+                } else {
+                    one_line(&message)
+                },
+                source: None,
+            }
         });
     }
     let n = j["statements"].as_array().map_or(0, Vec::len);
@@ -660,4 +881,152 @@ pub fn render(a: &Answer, width: Option<usize>) -> String {
         (n, false) => format!("({n} rows)\n"),
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DuckDB's error of `sql` on a reader with JSON errors and no file
+    /// access, explained.
+    fn explained(sql: &str) -> Result<(Fault, String), Box<dyn std::error::Error>> {
+        let conn = crate::engine::reader()?;
+        conn.execute_batch(
+            "CREATE TABLE events (agent VARCHAR, timestamp_utc TIMESTAMPTZ);
+             SET errors_as_json = true;
+             SET enable_external_access = false;",
+        )?;
+        match conn.prepare(sql).and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, Option<String>>(0))?
+                .collect::<duckdb::Result<Vec<_>>>()
+        }) {
+            Ok(rows) => Err(format!("{sql}: no error ({rows:?})").into()),
+            Err(e) => Ok(explain(&e)),
+        }
+    }
+
+    /// An error DuckDB did not give as JSON, with `text`.
+    fn plain(text: &str) -> duckdb::Error {
+        duckdb::Error::DuckDBFailure(
+            duckdb::ffi::Error::new(duckdb::ffi::DuckDBError),
+            Some(text.into()),
+        )
+    }
+
+    #[test]
+    fn a_syntax_error_is_not_valid_sql() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(
+            explained("SELECT FROM WHERE")?,
+            (
+                Fault::Syntax,
+                "not valid SQL: syntax error at or near \"WHERE\"".into()
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_table_is_named() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(
+            explained("SELECT * FROM evnts")?,
+            (Fault::NoSuchTable, "no table or view named evnts".into())
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_column_is_named_with_similar_ones() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(
+            explained("SELECT agnt FROM events")?,
+            (
+                Fault::NoSuchColumn,
+                "no column named agnt in the tables the query reads; similar: agent".into()
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_function_or_signature_is_named() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(
+            explained("SELECT nosuchfn(agent) FROM events")?,
+            (
+                Fault::NoSuchFunction,
+                "no function named nosuchfn (did you mean nanosecond?)".into()
+            )
+        );
+        assert_eq!(
+            explained("SELECT timestamp_utc + agent FROM events")?,
+            (
+                Fault::NoSuchFunction,
+                "no function + takes these arguments: +(TIMESTAMP WITH TIME ZONE, VARCHAR) (check their order and types)".into()
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_value_that_cannot_be_converted_is_a_bad_value() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(
+            explained("SELECT CAST('soon' AS DATE)")?,
+            (
+                Fault::BadValue,
+                "a value cannot be used so: invalid date field format: \"soon\", expected format is (YYYY-MM-DD)".into()
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_file_outside_the_source_is_refused() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(
+            explained("SELECT * FROM read_text('/etc/hostname')")?,
+            (
+                Fault::FileAccess,
+                "only SOURCE's own files can be read: Cannot access file \"/etc/hostname\" - file system operations are disabled by configuration".into()
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn running_out_of_memory_names_the_limit() {
+        let e = plain(
+            r#"{"exception_type":"Out of Memory","exception_message":"failed to allocate data of size 64.0 MiB (1.0 GiB/1.0 GiB used)"}"#,
+        );
+        assert_eq!(
+            explain(&e),
+            (
+                Fault::OutOfMemory,
+                "the query needs more memory than its limit (--memory-limit): failed to allocate data of size 64.0 MiB (1.0 GiB/1.0 GiB used)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn anything_else_is_duckdbs_sentence_on_one_line() {
+        let e = plain(r#"{"exception_type":"Dependency","exception_message":"in use\nby x"}"#);
+        assert_eq!(explain(&e), (Fault::Other, "in use by x".into()));
+        // not JSON (an error before the connection asked for JSON)
+        let e = plain("IO Error: disk full\n\nLINE 1: …");
+        assert_eq!(
+            explain(&e),
+            (Fault::Other, "IO Error: disk full LINE 1: …".into())
+        );
+        assert_eq!(
+            explain(&duckdb::Error::QueryReturnedNoRows),
+            (Fault::Other, "Query returned no rows".into())
+        );
+    }
+
+    /// The error keeps DuckDB's as its source.
+    #[test]
+    fn duckdbs_error_is_the_source() {
+        use std::error::Error as _;
+        let e = QueryError::from(plain(
+            r#"{"exception_type":"Catalog","exception_message":"Table with name x does not exist!","error_subtype":"MISSING_ENTRY","name":"x","type":"Table"}"#,
+        ));
+        assert_eq!(e.to_string(), "error: no table or view named x");
+        assert!(e.source().is_some_and(|s| s.is::<duckdb::Error>()));
+    }
 }

@@ -630,3 +630,165 @@ fn bad_bytes_and_requests_are_answered_and_the_server_goes_on() -> TestResult {
     assert_eq!(rows["truncated"], false);
     Ok(())
 }
+
+/// Answers of one `nanoload mcp SOURCE…` server to `messages`, parsed, one
+/// per line (stdin closed after them).
+fn answers(source: &[&str], messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    let mut child = Process::cargo_bin("nanoload")?
+        .arg("mcp")
+        .args(source)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    {
+        let mut stdin = child.stdin.take().ok_or("stdin")?;
+        for m in messages {
+            writeln!(stdin, "{m}")?;
+        }
+    }
+    let out = child.wait_with_output()?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    BufReader::new(&out.stdout[..])
+        .lines()
+        .map(|l| Ok(serde_json::from_str(&l?)?))
+        .collect()
+}
+
+/// The `query` tool does the date math `nanoload sql` does, over a load
+/// and over a ledger, with the same rows (tests/sql.rs).
+#[test]
+fn the_query_tool_does_date_math_on_a_load_and_on_a_ledger() -> TestResult {
+    let home = fixture("nanobot/home-a");
+    let r = run_home(&home, &[])?;
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .args(["sync", &s(&home), &s(&ledger), "--quiet"])
+        .output()?;
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    for (source, cases) in [
+        (
+            vec![out.as_str(), "--tables", tables.as_str()],
+            &crate::sql::LOAD_DATE_MATH[..],
+        ),
+        (
+            vec![ledger.to_str().ok_or("path")?],
+            &crate::sql::LEDGER_DATE_MATH[..],
+        ),
+    ] {
+        let asked: Vec<Value> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, (q, _))| call(i as i64, "query", json!({"sql": q})))
+            .collect();
+        let replies = answers(&source, &asked)?;
+        assert_eq!(replies.len(), cases.len());
+        for (reply, (q, rows)) in replies.iter().zip(cases) {
+            let got = structured(reply)?;
+            assert_eq!(got["rows"], serde_json::from_str::<Value>(rows)?, "{q}");
+        }
+    }
+    let replies = answers(
+        &[&out],
+        &[call(
+            1,
+            "query",
+            json!({"sql": "SELECT CAST(now() - INTERVAL 7 DAY AS VARCHAR) AS t"}),
+        )],
+    )?;
+    let shown = structured(&replies[0])?["rows"][0][0].clone();
+    assert!(
+        crate::sql::is_a_week_ago(shown.as_str().unwrap_or("")),
+        "{shown}"
+    );
+    Ok(())
+}
+
+/// `describe_table` gives every column of every table a load writes (OUT,
+/// its tables) and a sync writes (a ledger) its meaning and type, in the
+/// table's order, and each table its description; an error a query meets
+/// is said in the user's terms there too.
+#[test]
+fn describe_table_gives_every_column_of_every_table_a_meaning() -> TestResult {
+    let home = crate::common::mixed_home()?;
+    let r = run_home(home.path(), &[])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let o = assert_cmd::Command::cargo_bin("nanoload")?
+        .args(["sync", &s(home.path()), &s(&ledger), "--quiet"])
+        .output()?;
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    let mut described = Vec::new();
+    for source in [
+        vec![out.as_str(), "--tables", tables.as_str()],
+        vec![ledger.to_str().ok_or("path")?],
+    ] {
+        let listed = answers(&source, &[call(1, "list_tables", json!({}))])?;
+        let names: Vec<String> = structured(&listed[0])?["tables"]
+            .as_array()
+            .ok_or("tables")?
+            .iter()
+            .map(|t| {
+                assert!(t["description"].is_string(), "{t}");
+                t["name"].as_str().unwrap_or("").to_string()
+            })
+            .collect();
+        let asked: Vec<Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| call(i as i64, "describe_table", json!({"table": n})))
+            .collect();
+        for (name, reply) in names.iter().zip(answers(&source, &asked)?) {
+            let d = structured(&reply)?;
+            let columns = d["columns"].as_array().ok_or("columns")?;
+            assert!(!columns.is_empty(), "{name}");
+            for c in columns {
+                let meaning = c["meaning"].as_str().unwrap_or("");
+                assert!(meaning.len() > 3, "{name}.{}: no meaning ({c})", c["name"]);
+                assert!(c["type"].is_string(), "{name}: {c}");
+            }
+            assert!(d["description"].is_string(), "{name}: {d}");
+            described.push(name.clone());
+        }
+    }
+    described.sort();
+    assert_eq!(
+        described,
+        [
+            "diagnostics",
+            "events",
+            "ledger_diagnostics",
+            "ledger_events",
+            "ledger_llm_calls",
+            "ledger_meta",
+            "ledger_sources",
+            "ledger_versions",
+            "llm_calls",
+            "loads",
+            "sessions",
+            "sources",
+            "tz_offsets"
+        ]
+    );
+
+    // a query's mistake, as `nanoload sql` says it
+    let replies = answers(
+        &[&out, "--tables", &tables],
+        &[call(1, "query", json!({"sql": "SELECT ts FROM events"}))],
+    )?;
+    assert_eq!(replies[0]["result"]["isError"], true);
+    assert_eq!(
+        replies[0]["result"]["content"][0]["text"],
+        "error: no column named ts in the tables the query reads; similar: timestamp_utc, timestamp_local, parent_session_id, utc_offset_minutes, instance"
+    );
+    Ok(())
+}

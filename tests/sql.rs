@@ -437,3 +437,292 @@ fn the_largest_max_rows_shows_every_row() -> TestResult {
     assert_eq!(j["truncated"], false);
     Ok(())
 }
+
+/// Date math over a load (OUT and its tables): the questions DuckDB's time
+/// zone functions answer (an instant minus an interval, a TIMESTAMP WITH
+/// TIME ZONE's date, `date_trunc`, `AT TIME ZONE`) and a week's group by,
+/// over home-a's calls and events, with the rows they give (times with a
+/// zone in UTC). The MCP `query` tool answers the same (tests/mcp.rs).
+pub const LOAD_DATE_MATH: [(&str, &str); 7] = [
+    (
+        "SELECT count(*) AS calls FROM llm_calls
+         WHERE started_at > (SELECT max(started_at) FROM llm_calls) - INTERVAL 7 DAY",
+        r#"[[16]]"#,
+    ),
+    (
+        "SELECT count(*) FILTER (WHERE started_at < now() - INTERVAL 7 DAY) AS older,
+                count(*) FILTER (WHERE started_at >= now() - INTERVAL 7 DAY) AS recent
+         FROM llm_calls",
+        r#"[[32,0]]"#,
+    ),
+    (
+        "SELECT started_at::DATE AS day, count(*) AS calls FROM llm_calls GROUP BY day ORDER BY day",
+        r#"[["2026-08-20",2],["2026-09-10",2],["2026-09-16",4],["2026-09-29",2],["2026-09-30",3],["2026-10-01",3],["2026-10-19",4],["2026-10-20",5],["2026-10-21",5],["2026-10-22",2]]"#,
+    ),
+    (
+        "SELECT timestamp_utc::DATE AS day, count(*) AS n FROM events
+         WHERE time_basis = 'local_derived' GROUP BY day ORDER BY day",
+        r#"[["2026-08-20",7],["2026-09-10",7],["2026-09-12",1],["2026-09-16",10],["2026-09-29",9],["2026-09-30",11],["2026-10-01",12],["2026-10-19",9],["2026-10-20",12],["2026-10-21",10],["2026-10-22",4]]"#,
+    ),
+    (
+        "SELECT date_trunc('month', started_at) AS month, count(*) AS calls
+         FROM llm_calls GROUP BY month ORDER BY month",
+        r#"[["2026-08-01 00:00:00+00",2],["2026-09-01 00:00:00+00",11],["2026-10-01 00:00:00+00",19]]"#,
+    ),
+    (
+        "SELECT min(started_at) AT TIME ZONE 'Europe/Berlin' AS berlin,
+                max(started_at) AT TIME ZONE 'America/New_York' AS new_york
+         FROM llm_calls",
+        r#"[["2026-08-20 19:00:00.29","2026-10-22 03:10:02.84"]]"#,
+    ),
+    (
+        "SELECT date_trunc('week', started_at) AS week, count(*) AS calls
+         FROM llm_calls GROUP BY week ORDER BY week",
+        r#"[["2026-08-17 00:00:00+00",2],["2026-09-07 00:00:00+00",2],["2026-09-14 00:00:00+00",4],["2026-09-28 00:00:00+00",8],["2026-10-19 00:00:00+00",16]]"#,
+    ),
+];
+
+/// The same questions over a ledger of home-a (one sync): its calls'
+/// `started_at_ms`, its loads' naive UTC times.
+pub const LEDGER_DATE_MATH: [(&str, &str); 4] = [
+    (
+        "SELECT count(*) AS syncs FROM loads
+         WHERE started_at AT TIME ZONE 'UTC' > now() - INTERVAL 7 DAY",
+        r#"[[1]]"#,
+    ),
+    (
+        "SELECT to_timestamp(started_at_ms / 1000)::DATE AS day, count(*) AS calls
+         FROM ledger_llm_calls GROUP BY day ORDER BY day",
+        r#"[["2026-08-20",2],["2026-09-10",2],["2026-09-16",4],["2026-09-29",2],["2026-09-30",3],["2026-10-01",3],["2026-10-19",4],["2026-10-20",5],["2026-10-21",5],["2026-10-22",2]]"#,
+    ),
+    (
+        "SELECT (make_timestamp(min(started_at_ms) * 1000) AT TIME ZONE 'UTC')
+                    AT TIME ZONE 'Europe/Berlin' AS berlin
+         FROM ledger_llm_calls",
+        r#"[["2026-08-20 19:00:00.29"]]"#,
+    ),
+    (
+        "SELECT date_trunc('week', to_timestamp(started_at_ms / 1000)) AS week, count(*) AS calls
+         FROM ledger_llm_calls GROUP BY week ORDER BY week",
+        r#"[["2026-08-17 00:00:00+00",2],["2026-09-07 00:00:00+00",2],["2026-09-14 00:00:00+00",4],["2026-09-28 00:00:00+00",8],["2026-10-19 00:00:00+00",16]]"#,
+    ),
+];
+
+/// `now() - INTERVAL 7 DAY` as text: an instant in UTC (`+00`) seven days
+/// before this test's clock, to the minute.
+pub fn is_a_week_ago(shown: &str) -> bool {
+    let Some(t) = shown.strip_suffix("+00") else {
+        return false;
+    };
+    let Ok(t) = chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f") else {
+        return false;
+    };
+    let week_ago = chrono::Utc::now().naive_utc() - chrono::Duration::days(7);
+    (t - week_ago).num_seconds().abs() < 120
+}
+
+#[test]
+fn date_math_runs_on_a_load_and_on_a_ledger() -> TestResult {
+    let home = fixture("nanobot/home-a");
+    let r = run_home(&home, &[])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    let answer =
+        |source: &[&str], q: &str| -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+            let mut args: Vec<&str> = source.to_vec();
+            args.extend([q, "--json"]);
+            let o = sql(&args)?;
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{q}: {}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+            Ok(serde_json::from_slice(&o.stdout)?)
+        };
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    for (q, rows) in LOAD_DATE_MATH {
+        let j = answer(&[&out, "--tables", &tables], q)?;
+        assert_eq!(
+            j["rows"],
+            serde_json::from_str::<serde_json::Value>(rows)?,
+            "{q}"
+        );
+    }
+    let j = answer(
+        &[&out],
+        "SELECT CAST(now() - INTERVAL 7 DAY AS VARCHAR) AS t",
+    )?;
+    let shown = j["rows"][0][0].as_str().unwrap_or("");
+    assert!(is_a_week_ago(shown), "{shown}");
+
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let o = Command::cargo_bin("nanoload")?
+        .args(["sync", &s(&home), &s(&ledger), "--quiet"])
+        .output()?;
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    for (q, rows) in LEDGER_DATE_MATH {
+        let j = answer(&[&s(&ledger)], q)?;
+        assert_eq!(
+            j["rows"],
+            serde_json::from_str::<serde_json::Value>(rows)?,
+            "{q}"
+        );
+    }
+    Ok(())
+}
+
+/// A query DuckDB cannot run, and a SOURCE whose Parquet is broken, are
+/// answered with what was wrong in the user's terms: the class of mistake
+/// and the name at fault, never the statement nanoload wrapped the query
+/// in, DuckDB's caret display or its error-type prefix.
+#[test]
+fn an_error_says_what_was_wrong_in_the_users_terms() -> TestResult {
+    let r = run_home(&fixture("nanobot/home-a"), &[])?;
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    let mistakes = [
+        (
+            "SELECT nope FROM events",
+            "no column named nope in the tables the query reads; similar: model, native, source_kind, source_line, source_path",
+        ),
+        (
+            "SELECT * FROM nope",
+            "no table or view named nope (this events file has: diagnostics, events, llm_calls, sessions, sources, tz_offsets)",
+        ),
+        (
+            "SELECT nosuchfn(1)",
+            "no function named nosuchfn (did you mean nanosecond?)",
+        ),
+        (
+            "SELECT date_trunc(started_at, 'week') FROM llm_calls",
+            "no function date_trunc takes these arguments: date_trunc(TIMESTAMP WITH TIME ZONE, STRING_LITERAL) (check their order and types)",
+        ),
+        (
+            "SELECT 'a'::INT",
+            "a value cannot be used so: Could not convert string 'a' to INT32",
+        ),
+        (
+            "SELECT 2147483647::INT + 1",
+            "a value cannot be used so: Overflow in addition of INT32 (2147483647 + 1)!",
+        ),
+        (
+            "SELEC 1",
+            "not valid SQL: syntax error at or near \"SELEC\"",
+        ),
+        (
+            "SELECT * FROM read_csv('/etc/passwd')",
+            "only SOURCE's own files can be read: Cannot access file \"/etc/passwd\" - file system operations are disabled by configuration",
+        ),
+    ];
+    for (q, said) in mistakes {
+        let o = sql(&[&out, "--tables", &tables, q])?;
+        assert_eq!(o.status.code(), Some(2), "{q}");
+        assert_eq!(
+            String::from_utf8(o.stderr)?,
+            format!("nanoload: error: {said}\n"),
+            "{q}"
+        );
+        let o = sql(&[&out, "--tables", &tables, q, "--json"])?;
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+        assert_eq!(
+            j,
+            serde_json::json!({"error": {"kind": "error", "message": format!("error: {said}")}}),
+            "{q}"
+        );
+    }
+
+    // a SOURCE whose Parquet is broken: what is wrong with the file, by its
+    // own bytes
+    let dir = tempfile::tempdir()?;
+    let cut = dir.path().join("cut.parquet");
+    let bytes = std::fs::read(&r.out)?;
+    std::fs::write(&cut, &bytes[..bytes.len() / 2])?;
+    let broken = dir.path().join("tables");
+    crate::common::copy_tree(&r.tables, &broken)?;
+    std::fs::write(broken.join("sessions.parquet"), "hello\n")?;
+    let notes = dir.path().join("notes");
+    crate::common::copy_tree(&r.tables, &notes)?;
+    std::fs::write(notes.join("llm_calls.parquet"), "my notes, not a table\n")?;
+    for (args, path, said) in [
+        (
+            vec![s(&cut)],
+            cut.clone(),
+            "not a complete Parquet file: it ends before Parquet's footer (cut short, or still being written?)",
+        ),
+        (
+            vec![out.clone(), "--tables".into(), s(&broken)],
+            broken.join("sessions.parquet"),
+            "not a Parquet file: 6 bytes, too short to hold one",
+        ),
+        (
+            vec![s(&notes)],
+            notes.join("llm_calls.parquet"),
+            "not a Parquet file",
+        ),
+    ] {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.push("SELECT 1");
+        let o = sql(&a)?;
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8(o.stderr)?,
+            format!("nanoload: {}: {said}\n", path.display())
+        );
+    }
+    Ok(())
+}
+
+/// The engine's ICU takes the host's time zone (`TZ`) as its default: every
+/// connection is set to UTC, so a load writes the same bytes and a query
+/// gives the same answer in Tokyo as in UTC.
+#[test]
+fn outputs_and_answers_are_the_same_in_every_host_time_zone() -> TestResult {
+    let home = crate::fixture_homes::materialize("nanobot/home-a")?;
+    let dir = tempfile::tempdir()?;
+    let q = "SELECT CAST(min(timestamp_utc) AS VARCHAR) AS first, min(timestamp_utc)::DATE AS day,
+                    CAST(date_trunc('day', max(timestamp_utc)) AS VARCHAR) AS last_day
+             FROM events WHERE time_basis = 'local_derived'";
+    let mut seen = Vec::new();
+    for tz in ["UTC", "Asia/Tokyo", "America/Los_Angeles"] {
+        let out = dir.path().join(format!("{}.parquet", tz.replace('/', "-")));
+        let tables = dir.path().join(format!("{}-tables", tz.replace('/', "-")));
+        let o = std::process::Command::cargo_bin("nanoload")?
+            .arg(home.path())
+            .arg(&out)
+            .arg("--tables")
+            .arg(&tables)
+            .env("TZ", tz)
+            .output()?;
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{tz}");
+        let mut bytes = vec![std::fs::read(&out)?];
+        for t in [
+            "sessions",
+            "llm_calls",
+            "tz_offsets",
+            "diagnostics",
+            "sources",
+        ] {
+            bytes.push(std::fs::read(tables.join(format!("{t}.parquet")))?);
+        }
+        let o = Command::cargo_bin("nanoload")?
+            .args(["sql", &s(&out), q, "--json"])
+            .env("TZ", tz)
+            .output()?;
+        assert_eq!(o.status.code(), Some(0), "{tz}");
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+        assert_eq!(
+            j["rows"],
+            serde_json::json!([[
+                "2026-08-20 17:00:00+00",
+                "2026-08-20",
+                "2026-10-22 00:00:00+00"
+            ]]),
+            "{tz}"
+        );
+        seen.push((tz, bytes));
+    }
+    for (tz, bytes) in &seen[1..] {
+        assert!(bytes == &seen[0].1, "{tz}: the outputs differ from UTC's");
+    }
+    Ok(())
+}
