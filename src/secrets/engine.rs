@@ -128,10 +128,13 @@ enum Pattern {
     User(Regex),
 }
 
+/// A rule's regex and its cut start's.
+type RuleRegexes = (Regex, Option<Regex>);
+
 /// Each built-in rule's regex and `(?:<cut>)(?:…|\z)`, compiled once per
 /// process the first time the rule runs: most rules never run on a home,
 /// and compiling all of them costs more than scanning a small home.
-static BUILTIN_REGEXES: LazyLock<Vec<OnceLock<Option<(Regex, Option<Regex>)>>>> =
+static BUILTIN_REGEXES: LazyLock<Vec<OnceLock<Option<RuleRegexes>>>> =
     LazyLock::new(|| RULES.iter().map(|_| OnceLock::new()).collect());
 
 /// Built-in rule `i`'s regexes ([`BUILTIN_REGEXES`]); `None` for a pattern
