@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, Input, Span};
@@ -106,9 +106,7 @@ pub type Counts = BTreeMap<&'static str, u64>;
 #[derive(Debug, Clone)]
 struct Compiled {
     name: &'static str,
-    re: Regex,
-    /// `(?:<cut>)(?:…|\z)`.
-    cut: Option<Regex>,
+    re: Pattern,
     group: usize,
     check: Option<fn(&str) -> bool>,
     cut_check: Option<fn(&str) -> bool>,
@@ -120,6 +118,40 @@ struct Compiled {
     /// An [`Needle::Assign`] rule: run only around each assignment's sign
     /// ([`assignment_window`]), not over the whole text.
     windowed: bool,
+}
+
+/// A rule's regex: a built-in rule's (with its cut start's), compiled where
+/// the pre-pass first lets it run ([`builtin_regexes`]), or a user pattern.
+#[derive(Debug, Clone)]
+enum Pattern {
+    Builtin(usize),
+    User(Regex),
+}
+
+/// A rule's regex and its cut start's.
+type RuleRegexes = (Regex, Option<Regex>);
+
+/// Each built-in rule's regex and `(?:<cut>)(?:…|\z)`, compiled once per
+/// process the first time the rule runs: most rules never run on a home,
+/// and compiling all of them costs more than scanning a small home.
+static BUILTIN_REGEXES: LazyLock<Vec<OnceLock<Option<RuleRegexes>>>> =
+    LazyLock::new(|| RULES.iter().map(|_| OnceLock::new()).collect());
+
+/// Built-in rule `i`'s regexes ([`BUILTIN_REGEXES`]); `None` for a pattern
+/// that does not compile (`every_rule_compiles` keeps there being none).
+pub(super) fn builtin_regexes(i: usize) -> Option<(&'static Regex, Option<&'static Regex>)> {
+    let (re, cut) = BUILTIN_REGEXES
+        .get(i)?
+        .get_or_init(|| {
+            let r = RULES.get(i)?;
+            let re = Regex::new(r.pattern).ok()?;
+            let cut = r
+                .cut
+                .and_then(|c| Regex::new(&format!("(?:{c})(?:…|\\z)")).ok());
+            Some((re, cut))
+        })
+        .as_ref()?;
+    Some((re, cut.as_ref()))
 }
 
 /// Texts shorter than this are searched by the automaton: each Teddy
@@ -1019,30 +1051,22 @@ impl Scanner {
         let mut rules: Vec<Compiled> = RULES
             .iter()
             .enumerate()
-            .filter_map(|(i, r)| {
-                let re = Regex::new(r.pattern).ok()?;
-                let cut = r
-                    .cut
-                    .and_then(|c| Regex::new(&format!("(?:{c})(?:…|\\z)")).ok());
-                Some(Compiled {
-                    name: r.name,
-                    re,
-                    cut,
-                    group: r.group,
-                    check: r.check,
-                    cut_check: r.cut_check,
-                    left: r.left,
-                    right: r.right,
-                    near: r.near,
-                    bit: Some(i),
-                    windowed: matches!(r.needle, Needle::Assign),
-                })
+            .map(|(i, r)| Compiled {
+                name: r.name,
+                re: Pattern::Builtin(i),
+                group: r.group,
+                check: r.check,
+                cut_check: r.cut_check,
+                left: r.left,
+                right: r.right,
+                near: r.near,
+                bit: Some(i),
+                windowed: matches!(r.needle, Needle::Assign),
             })
             .collect();
         rules.extend(user.iter().map(|re| Compiled {
             name: USER_RULE,
-            re: re.clone(),
-            cut: None,
+            re: Pattern::User(re.clone()),
             group: 0,
             check: None,
             cut_check: None,
@@ -1261,6 +1285,13 @@ impl Compiled {
     /// pushed as (start, end, rule index). A match the boundaries or checks
     /// refuse is retried one character later.
     fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize) {
+        let (re, cut) = match &self.re {
+            Pattern::Builtin(b) => match builtin_regexes(*b) {
+                Some(res) => res,
+                None => return,
+            },
+            Pattern::User(re) => (re, None),
+        };
         let builtin = self.bit.is_some();
         let accept_with =
             |check: Option<fn(&str) -> bool>, whole_start: usize, s: usize, e: usize| {
@@ -1287,7 +1318,7 @@ impl Compiled {
         if self.windowed {
             for sign in assignments(text.as_bytes()) {
                 let (ws, we) = assignment_window(text, sign);
-                let Some(c) = self.re.captures(&text[ws..we]) else {
+                let Some(c) = re.captures(&text[ws..we]) else {
                     continue;
                 };
                 let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
@@ -1301,12 +1332,12 @@ impl Compiled {
             let mut at = 0;
             while at <= text.len() {
                 let (ws, we, s, e) = if self.group == 0 {
-                    let Some(m) = self.re.find_at(text, at) else {
+                    let Some(m) = re.find_at(text, at) else {
                         break;
                     };
                     (m.start(), m.end(), m.start(), m.end())
                 } else {
-                    let Some(c) = self.re.captures_at(text, at) else {
+                    let Some(c) = re.captures_at(text, at) else {
                         break;
                     };
                     let (Some(w), Some(g)) = (c.get(0), c.get(self.group)) else {
@@ -1325,7 +1356,7 @@ impl Compiled {
                 }
             }
         }
-        let Some(cut) = &self.cut else { return };
+        let Some(cut) = cut else { return };
         let cut_check = self.cut_check.or(self.check);
         // a cut start ends where the text does or a preview's `…` stands:
         // only the stretch before each such end is searched, as the text

@@ -1,4 +1,4 @@
-use super::engine::{Search, dots_apart, ends_secretish, left_ok, literals};
+use super::engine::{Search, builtin_regexes, dots_apart, ends_secretish, left_ok, literals};
 use super::*;
 use proptest::prelude::*;
 use regex::Regex;
@@ -1746,5 +1746,22 @@ fn a_flag_value_after_a_tab_is_redacted() {
     ] {
         let found: Vec<&str> = s.find(text).into_iter().map(|(_, _, r)| r).collect();
         assert_eq!(found, ["cli_secret"], "{text:?}");
+    }
+}
+
+/// A built-in rule's regexes are compiled where it first runs, not when a
+/// scanner is made: one that does not compile would never redact.
+#[test]
+fn every_rule_compiles() {
+    for (i, r) in RULES.iter().enumerate() {
+        let Some((_, cut)) = builtin_regexes(i) else {
+            panic!("rule {i} ({}): its pattern does not compile", r.name);
+        };
+        assert_eq!(
+            cut.is_some(),
+            r.cut.is_some(),
+            "rule {i} ({}): its cut start does not compile",
+            r.name
+        );
     }
 }
