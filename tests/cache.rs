@@ -45,6 +45,15 @@ fn cached_run(
     cache: &Path,
     extra: &[&str],
 ) -> Result<(u64, u64, u64), Box<dyn std::error::Error>> {
+    Ok(cached_and_plain(home, cache, extra)?.0)
+}
+
+/// [`cached_run`], and the run without the cache.
+fn cached_and_plain(
+    home: &Path,
+    cache: &Path,
+    extra: &[&str],
+) -> Result<((u64, u64, u64), std::sync::Arc<crate::common::Run>), Box<dyn std::error::Error>> {
     let mut args = vec!["--cache", cache.to_str().ok_or("path")?];
     args.extend_from_slice(extra);
     let cached = run_home(home, &args)?;
@@ -55,7 +64,7 @@ fn cached_run(
     for ((name, x), (_, y)) in a.iter().zip(&b) {
         assert!(x == y, "{name} differs with --cache");
     }
-    cache_counts(&cached.stderr())
+    Ok((cache_counts(&cached.stderr())?, plain))
 }
 
 fn stores(home: &Path) -> Result<u64, Box<dyn std::error::Error>> {
@@ -76,12 +85,262 @@ fn an_unchanged_home_is_staged_from_the_cache_with_the_same_bytes() -> TestResul
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&cache)?.permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
-    // nanoclaw stores read each other: never cached; but the upgrade
-    // marker, which reads only itself
-    let claw = fixture("nanoclaw/home-a");
-    let m = stores(&claw)?;
-    assert_eq!(cached_run(&claw, &cache, &[])?, (0, 1, m - 1));
-    assert_eq!(cached_run(&claw, &cache, &[])?, (1, 0, m - 1));
+    Ok(())
+}
+
+/// The nanoclaw fixture homes, each an install root as nanoclaw (and the
+/// provider CLIs behind it) wrote it.
+const NANOCLAW_HOMES: [&str; 9] = [
+    "home-2-0",
+    "home-a",
+    "home-b",
+    "home-cc",
+    "home-codex",
+    "home-codex-archive",
+    "home-links",
+    "home-mcp",
+    "home-opencode",
+];
+
+/// Each nanoclaw store reads only its own files (what one store says of
+/// another — a sibling database, a transcript, the install's version — the
+/// steps derive from `sources` and the rows), so a second run of an
+/// unchanged install stages every one of its stores from the cache, and
+/// the outputs are the bytes of a load without the cache.
+#[test]
+fn every_store_of_an_unchanged_nanoclaw_home_is_staged_from_the_cache() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("cache");
+    for name in NANOCLAW_HOMES {
+        let home = fixture(&format!("nanoclaw/{name}"));
+        let n = stores(&home)?;
+        assert_eq!(cached_run(&home, &cache, &[])?, (0, n, 0), "{name}, first run");
+        assert_eq!(cached_run(&home, &cache, &[])?, (n, 0, 0), "{name}, unchanged");
+    }
+    Ok(())
+}
+
+/// A nanoclaw home where one session database gained a message: that
+/// store alone is read again, and the run equals a load without the cache.
+#[test]
+fn a_nanoclaw_session_database_that_gained_a_row_alone_is_extracted_again() -> TestResult {
+    let home = copy_home(&fixture("nanoclaw/home-a"))?;
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("cache");
+    let n = stores(home.path())?;
+    assert_eq!(n, 9);
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, n, 0));
+    append_message(
+        &home
+            .path()
+            .join("data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io/inbound.db"),
+        "m-appended",
+        "one more question, appended",
+    )?;
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (n - 1, 1, 0));
+    let run = run_home(home.path(), &["--cache", cache.to_str().ok_or("path")?])?;
+    assert_eq!(
+        run.one("SELECT count(*) FROM events WHERE text = 'one more question, appended'")?,
+        "1"
+    );
+    Ok(())
+}
+
+/// Append a copy of the last `messages_in` row of a nanoclaw `inbound.db`
+/// with a new id, the next even seq and `text` as its content.
+fn append_message(db: &Path, id: &str, text: &str) -> TestResult {
+    let c = rusqlite::Connection::open(db)?;
+    c.execute_batch(&format!(
+        "CREATE TEMP TABLE m AS SELECT * FROM messages_in ORDER BY seq DESC LIMIT 1;
+         UPDATE m SET id = '{id}', seq = seq + 2, content = json_object('text', '{text}');
+         INSERT INTO messages_in SELECT * FROM m;"
+    ))?;
+    Ok(())
+}
+
+/// One change between two runs of a home of four nanoclaw installs (from
+/// `fixtures/nanoclaw`: `a` home-a, `cc` home-cc, `cx` home-codex-archive,
+/// `oc` home-opencode), with the stores a cached run must extract again:
+/// the stores it adds or whose own files it changes, never one it removes.
+struct Change {
+    what: &'static str,
+    extracted: u64,
+    apply: fn(&Path) -> TestResult,
+}
+
+const A_GROUP: &str = "a/data/v2-sessions/ag-1795989906209-zr4eix";
+const CC_GROUP: &str = "cc/data/v2-sessions/ag-1800000000010-ccc111";
+const CX_GROUP: &str = "cx/data/v2-sessions/ag-codex";
+const OC_SESSION: &str = "oc/data/v2-sessions/ag-open/sess-open-1";
+
+const CHANGES: [Change; 10] = [
+    Change {
+        what: "the outbound.db of a session that had only its inbound.db appears",
+        extracted: 1,
+        apply: |h| {
+            std::fs::copy(
+                h.join(A_GROUP).join("sess-1795989906279-qf49io/outbound.db"),
+                h.join(A_GROUP).join("sess-1795989913797-oledfs/outbound.db"),
+            )?;
+            Ok(())
+        },
+    },
+    Change {
+        what: "the Claude Code transcript a session's continuation names appears after it",
+        extracted: 1,
+        apply: |h| {
+            let dir = h.join(A_GROUP).join(".claude-shared/projects/-workspace-agent");
+            std::fs::create_dir_all(&dir)?;
+            std::fs::copy(
+                h.join(CC_GROUP).join(
+                    ".claude-shared/projects/-workspace-agent/9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl",
+                ),
+                dir.join("5b0f3f0e-2c61-4d7e-9a57-1f8e6c2b7d41.jsonl"),
+            )?;
+            Ok(())
+        },
+    },
+    Change {
+        what: "the outbound.db whose continuation names the transcripts is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join(CC_GROUP).join("sess-1800000000110-cccccc/outbound.db"))?;
+            Ok(())
+        },
+    },
+    Change {
+        what: "the install is upgraded: its marker names another version",
+        extracted: 1,
+        apply: |h| {
+            std::fs::write(
+                h.join("a/data/upgrade-state.json"),
+                r#"{"version": "2.3.0", "updatedAt": "2027-01-05T08:00:00.000Z", "via": "update-nanoclaw"}"#,
+            )?;
+            Ok(())
+        },
+    },
+    Change {
+        what: "the upgrade marker is deleted",
+        extracted: 0,
+        apply: |h| {
+            let marker = h.join("a/data/upgrade-state.json");
+            if marker.exists() {
+                std::fs::remove_file(marker)?;
+            }
+            Ok(())
+        },
+    },
+    Change {
+        what: "the central data/v2.db is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join("cx/data/v2.db"))?;
+            Ok(())
+        },
+    },
+    Change {
+        what: "the Codex rollout the archive copies is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join(CX_GROUP).join(
+                ".codex-shared/sessions/2026/12/03/rollout-2026-12-03T03-27-55-01a239f1-c5a9-7872-9bec-428a6519819a.jsonl",
+            ))?;
+            Ok(())
+        },
+    },
+    Change {
+        what: "a session database gains a message",
+        extracted: 1,
+        apply: |h| {
+            append_message(
+                &h.join(OC_SESSION).join("inbound.db"),
+                "m-appended",
+                "and one more thing",
+            )
+        },
+    },
+    Change {
+        what: "the OpenCode database of a session is deleted with its -wal and -shm",
+        extracted: 0,
+        apply: |h| {
+            for f in ["opencode.db", "opencode.db-wal", "opencode.db-shm"] {
+                std::fs::remove_file(h.join(OC_SESSION).join("opencode-xdg/opencode").join(f))?;
+            }
+            Ok(())
+        },
+    },
+    Change {
+        what: "a rotated Claude Code transcript is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join(CC_GROUP).join(
+                ".claude-shared/projects/-workspace-agent/3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e.jsonl.rotated-1772719200000",
+            ))?;
+            Ok(())
+        },
+    },
+];
+
+/// The home of four nanoclaw installs the changes apply to.
+fn four_installs() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    for (root, name) in [
+        ("a", "home-a"),
+        ("cc", "home-cc"),
+        ("cx", "home-codex-archive"),
+        ("oc", "home-opencode"),
+    ] {
+        crate::common::copy_tree(&fixture(&format!("nanoclaw/{name}")), &dir.path().join(root))?;
+    }
+    Ok(dir)
+}
+
+/// Run HOME with `--cache`, and without it: the same output bytes. Returns
+/// the cached run's `(reused, extracted)` and the stores of the load.
+fn cached_and_fresh(
+    home: &Path,
+    cache: &Path,
+) -> Result<(u64, u64, u64), Box<dyn std::error::Error>> {
+    let ((reused, extracted, _), plain) = cached_and_plain(home, cache, &[])?;
+    let n = plain.one("SELECT count(*) FROM sources")?;
+    Ok((reused, extracted, n.parse()?))
+}
+
+/// The changes of [`CHANGES`] applied one after another in an order each
+/// seed draws: after each, the cached run's outputs are the bytes of a
+/// fresh load (a deleted store, a sibling database or transcript that
+/// appears later, a version that changes: what the steps derive across
+/// stores is derived again from what is read now), and it extracted only
+/// the stores the change added or changed.
+#[test]
+fn a_cached_nanoclaw_home_equals_a_fresh_load_whatever_changes_between_runs() -> TestResult {
+    for seed in [7u64, 1009] {
+        let home = four_installs()?;
+        let dir = tempfile::tempdir()?;
+        let cache = dir.path().join("cache");
+        let (reused, extracted, n) = cached_and_fresh(home.path(), &cache)?;
+        assert_eq!((reused, extracted), (0, n), "seed {seed}, first run");
+        let mut order: Vec<usize> = (0..CHANGES.len()).collect();
+        let mut x = seed;
+        for i in (1..order.len()).rev() {
+            // xorshift64: the same order for a seed on every machine
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        for k in order {
+            let c = &CHANGES[k];
+            (c.apply)(home.path())?;
+            let (reused, extracted, n) = cached_and_fresh(home.path(), &cache)?;
+            assert_eq!(
+                (reused, extracted),
+                (n - c.extracted, c.extracted),
+                "seed {seed}: {}",
+                c.what
+            );
+        }
+    }
     Ok(())
 }
 
