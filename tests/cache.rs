@@ -7,8 +7,8 @@ use std::path::Path;
 
 use crate::common::{TestResult, copy_home, fixture, run_home};
 
-/// `(reused, extracted, not cacheable)` from the summary's `cache:` line.
-fn cache_counts(stderr: &str) -> Result<(u64, u64, u64), Box<dyn std::error::Error>> {
+/// `(reused, extracted)` from the summary's `cache:` line.
+fn cache_counts(stderr: &str) -> Result<(u64, u64), Box<dyn std::error::Error>> {
     let line = stderr
         .lines()
         .find_map(|l| l.trim().strip_prefix("cache: "))
@@ -19,7 +19,7 @@ fn cache_counts(stderr: &str) -> Result<(u64, u64, u64), Box<dyn std::error::Err
         .map(str::parse)
         .collect::<Result<_, _>>()?;
     match n.as_slice() {
-        [a, b, c] => Ok((*a, *b, *c)),
+        [a, b] => Ok((*a, *b)),
         _ => Err(format!("cache line {line:?}").into()),
     }
 }
@@ -44,7 +44,7 @@ fn cached_run(
     home: &Path,
     cache: &Path,
     extra: &[&str],
-) -> Result<(u64, u64, u64), Box<dyn std::error::Error>> {
+) -> Result<(u64, u64), Box<dyn std::error::Error>> {
     Ok(cached_and_plain(home, cache, extra)?.0)
 }
 
@@ -53,7 +53,7 @@ fn cached_and_plain(
     home: &Path,
     cache: &Path,
     extra: &[&str],
-) -> Result<((u64, u64, u64), std::sync::Arc<crate::common::Run>), Box<dyn std::error::Error>> {
+) -> Result<((u64, u64), std::sync::Arc<crate::common::Run>), Box<dyn std::error::Error>> {
     let mut args = vec!["--cache", cache.to_str().ok_or("path")?];
     args.extend_from_slice(extra);
     let cached = run_home(home, &args)?;
@@ -80,8 +80,8 @@ fn an_unchanged_home_is_staged_from_the_cache_with_the_same_bytes() -> TestResul
     let cache = dir.path().join("cache");
     let n = stores(&home)?;
     assert_eq!(n, 19);
-    assert_eq!(cached_run(&home, &cache, &[])?, (0, n, 0));
-    assert_eq!(cached_run(&home, &cache, &[])?, (n, 0, 0));
+    assert_eq!(cached_run(&home, &cache, &[])?, (0, n));
+    assert_eq!(cached_run(&home, &cache, &[])?, (n, 0));
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&cache)?.permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
@@ -114,8 +114,8 @@ fn every_store_of_an_unchanged_nanoclaw_home_is_staged_from_the_cache() -> TestR
     for name in NANOCLAW_HOMES {
         let home = fixture(&format!("nanoclaw/{name}"));
         let n = stores(&home)?;
-        assert_eq!(cached_run(&home, &cache, &[])?, (0, n, 0), "{name}, first run");
-        assert_eq!(cached_run(&home, &cache, &[])?, (n, 0, 0), "{name}, unchanged");
+        assert_eq!(cached_run(&home, &cache, &[])?, (0, n), "{name}, first run");
+        assert_eq!(cached_run(&home, &cache, &[])?, (n, 0), "{name}, unchanged");
     }
     Ok(())
 }
@@ -129,7 +129,7 @@ fn a_nanoclaw_session_database_that_gained_a_row_alone_is_extracted_again() -> T
     let cache = dir.path().join("cache");
     let n = stores(home.path())?;
     assert_eq!(n, 9);
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, n, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, n));
     append_message(
         &home
             .path()
@@ -137,7 +137,7 @@ fn a_nanoclaw_session_database_that_gained_a_row_alone_is_extracted_again() -> T
         "m-appended",
         "one more question, appended",
     )?;
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (n - 1, 1, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (n - 1, 1));
     let run = run_home(home.path(), &["--cache", cache.to_str().ok_or("path")?])?;
     assert_eq!(
         run.one("SELECT count(*) FROM events WHERE text = 'one more question, appended'")?,
@@ -179,8 +179,10 @@ const CHANGES: [Change; 10] = [
         extracted: 1,
         apply: |h| {
             std::fs::copy(
-                h.join(A_GROUP).join("sess-1795989906279-qf49io/outbound.db"),
-                h.join(A_GROUP).join("sess-1795989913797-oledfs/outbound.db"),
+                h.join(A_GROUP)
+                    .join("sess-1795989906279-qf49io/outbound.db"),
+                h.join(A_GROUP)
+                    .join("sess-1795989913797-oledfs/outbound.db"),
             )?;
             Ok(())
         },
@@ -189,7 +191,9 @@ const CHANGES: [Change; 10] = [
         what: "the Claude Code transcript a session's continuation names appears after it",
         extracted: 1,
         apply: |h| {
-            let dir = h.join(A_GROUP).join(".claude-shared/projects/-workspace-agent");
+            let dir = h
+                .join(A_GROUP)
+                .join(".claude-shared/projects/-workspace-agent");
             std::fs::create_dir_all(&dir)?;
             std::fs::copy(
                 h.join(CC_GROUP).join(
@@ -204,7 +208,10 @@ const CHANGES: [Change; 10] = [
         what: "the outbound.db whose continuation names the transcripts is deleted",
         extracted: 0,
         apply: |h| {
-            std::fs::remove_file(h.join(CC_GROUP).join("sess-1800000000110-cccccc/outbound.db"))?;
+            std::fs::remove_file(
+                h.join(CC_GROUP)
+                    .join("sess-1800000000110-cccccc/outbound.db"),
+            )?;
             Ok(())
         },
     },
@@ -290,7 +297,10 @@ fn four_installs() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
         ("cx", "home-codex-archive"),
         ("oc", "home-opencode"),
     ] {
-        crate::common::copy_tree(&fixture(&format!("nanoclaw/{name}")), &dir.path().join(root))?;
+        crate::common::copy_tree(
+            &fixture(&format!("nanoclaw/{name}")),
+            &dir.path().join(root),
+        )?;
     }
     Ok(dir)
 }
@@ -301,7 +311,7 @@ fn cached_and_fresh(
     home: &Path,
     cache: &Path,
 ) -> Result<(u64, u64, u64), Box<dyn std::error::Error>> {
-    let ((reused, extracted, _), plain) = cached_and_plain(home, cache, &[])?;
+    let ((reused, extracted), plain) = cached_and_plain(home, cache, &[])?;
     let n = plain.one("SELECT count(*) FROM sources")?;
     Ok((reused, extracted, n.parse()?))
 }
@@ -349,14 +359,14 @@ fn an_appended_session_file_alone_is_extracted_again() -> TestResult {
     let home = copy_home(&fixture("nanobot/home-a"))?;
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19));
     let file = home
         .path()
         .join(".nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/c2xhY2s6QzBXT1JLNw.jsonl");
     let text = std::fs::read_to_string(&file)?;
     let line = r#"{"role": "user", "content": "one more question, appended", "timestamp": "2026-05-02T10:00:00.000000"}"#;
     std::fs::write(&file, format!("{text}{line}\n"))?;
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (18, 1, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (18, 1));
     let run = run_home(home.path(), &["--cache", cache.to_str().ok_or("path")?])?;
     assert_eq!(
         run.one("SELECT count(*) FROM events WHERE text = 'one more question, appended'")?,
@@ -385,7 +395,7 @@ fn a_file_rewritten_with_its_size_and_mtime_put_back_is_extracted_again() -> Tes
     std::fs::write(&file, &text)?;
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19));
     let mtime = std::fs::metadata(&file)?.modified()?;
     let at = text.find("filler message 0750").ok_or("no line 750")?;
     assert!(
@@ -401,7 +411,7 @@ fn a_file_rewritten_with_its_size_and_mtime_put_back_is_extracted_again() -> Tes
         .set_modified(mtime)?;
     assert_eq!(std::fs::metadata(&file)?.modified()?, mtime);
     assert_eq!(std::fs::metadata(&file)?.len(), text.len() as u64);
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (18, 1, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (18, 1));
     let run = run_home(home.path(), &["--cache", cache.to_str().ok_or("path")?])?;
     assert_eq!(
         run.one("SELECT count(*) FROM events WHERE text LIKE 'FILLER MESSAGE 0750 %'")?,
@@ -431,8 +441,8 @@ fn a_database_beside_namespace_jsonl_changes_their_role_and_they_are_extracted_a
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
     let before = cached_run(home.path(), &cache, &[])?;
-    let (_, n, _) = before;
-    assert_eq!(before, (0, n, 0));
+    let (_, n) = before;
+    assert_eq!(before, (0, n));
     let primary = run_home(home.path(), &[])?.one(
         "SELECT count(*) FROM sources WHERE source_role = 'primary' AND source_kind = 'nanobot.session_jsonl'",
     )?;
@@ -441,7 +451,7 @@ fn a_database_beside_namespace_jsonl_changes_their_role_and_they_are_extracted_a
         std::fs::rename(aside.path().join(f), ns.join(f))?;
     }
     // the database (one store more) and the three JSONL files
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (n - 3, 4, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (n - 3, 4));
     Ok(())
 }
 
@@ -450,15 +460,12 @@ fn a_changed_secret_option_extracts_every_store_again() -> TestResult {
     let home = fixture("nanobot/home-a");
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
-    assert_eq!(cached_run(&home, &cache, &[])?, (0, 19, 0));
+    assert_eq!(cached_run(&home, &cache, &[])?, (0, 19));
     let pattern = ["--secret-pattern", "Oslo"];
-    assert_eq!(cached_run(&home, &cache, &pattern)?, (0, 19, 0));
-    assert_eq!(cached_run(&home, &cache, &pattern)?, (19, 0, 0));
-    assert_eq!(cached_run(&home, &cache, &["--no-redact"])?, (0, 19, 0));
-    assert_eq!(
-        cached_run(&home, &cache, &["--include-thinking"])?,
-        (0, 19, 0)
-    );
+    assert_eq!(cached_run(&home, &cache, &pattern)?, (0, 19));
+    assert_eq!(cached_run(&home, &cache, &pattern)?, (19, 0));
+    assert_eq!(cached_run(&home, &cache, &["--no-redact"])?, (0, 19));
+    assert_eq!(cached_run(&home, &cache, &["--include-thinking"])?, (0, 19));
     // entries of options no longer used are removed
     let entries = std::fs::read_dir(cache.join("v1"))?
         .map(|e| e.map(|e| std::fs::read_dir(e.path()).map(Iterator::count)))
@@ -476,12 +483,12 @@ fn a_changed_workspace_file_extracts_the_stores_it_governs_again() -> TestResult
     let home = copy_home(&fixture("nanobot/home-a"))?;
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (0, 19));
     let ws = home
         .path()
         .join(".nanobot-work/sessions/0902071dfd2e4c386d1fd229159f67f3/.workspace");
     std::fs::write(&ws, "/home/alice/elsewhere\n")?;
-    assert_eq!(cached_run(home.path(), &cache, &[])?, (16, 3, 0));
+    assert_eq!(cached_run(home.path(), &cache, &[])?, (16, 3));
     let run = run_home(home.path(), &["--cache", cache.to_str().ok_or("path")?])?;
     assert_eq!(
         run.rows("SELECT project_path, string_agg(session_id, ' ' ORDER BY session_id) FROM sessions GROUP BY 1 ORDER BY 1")?,
@@ -511,7 +518,7 @@ fn a_damaged_entry_is_extracted_again() -> TestResult {
     let home = fixture("nanobot/home-a");
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
-    assert_eq!(cached_run(&home, &cache, &[])?, (0, 19, 0));
+    assert_eq!(cached_run(&home, &cache, &[])?, (0, 19));
     let mut damaged = 0;
     for e in walkdir::WalkDir::new(&cache) {
         let e = e?;
@@ -522,6 +529,6 @@ fn a_damaged_entry_is_extracted_again() -> TestResult {
         }
     }
     assert!(damaged > 0);
-    assert_eq!(cached_run(&home, &cache, &[])?, (19 - damaged, damaged, 0));
+    assert_eq!(cached_run(&home, &cache, &[])?, (19 - damaged, damaged));
     Ok(())
 }

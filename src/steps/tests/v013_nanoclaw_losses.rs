@@ -183,7 +183,10 @@ fn a_session_database_without_its_sibling_and_a_continuation_without_its_transcr
             "nanoclaw.codex_rollout",
             ".codex-shared/sessions/2026/12/03/rollout-2026-12-03T03-27-55-t1.jsonl",
         ),
-        (TRANSCRIPT, ".claude-shared/projects/-workspace-agent/c1.jsonl"),
+        (
+            TRANSCRIPT,
+            ".claude-shared/projects/-workspace-agent/c1.jsonl",
+        ),
         (
             TRANSCRIPT,
             ".claude-shared/projects/-workspace-agent/c2.jsonl.rotated-1772719200000",
