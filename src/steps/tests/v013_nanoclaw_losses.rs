@@ -226,6 +226,21 @@ fn a_session_database_without_its_sibling_and_a_continuation_without_its_transcr
     continuation("s3", "claude-old", "c8")?;
     continuation("s3", "codex", "t8")?;
     continuation("s3", "opencode", "o3")?;
+    // a loss the stage holds already (staged from a ledger whose build's
+    // extractor declared it) is not declared twice
+    h.diagnostic(&[
+        ("kind", "loss"),
+        ("agent", "nanoclaw"),
+        ("instance", "."),
+        ("source_path", "data/v2-sessions/ag1/s2/outbound.db"),
+        (
+            "message",
+            "outbound.db missing (both session databases are created with the session): \
+             the session's outbound messages, acks and state are lost",
+        ),
+        ("session_id", "s2"),
+        ("code", "outbound_missing"),
+    ])?;
     h.run_through("nanoclaw_losses")?;
     assert_eq!(
         h.rows(
