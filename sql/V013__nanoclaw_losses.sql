@@ -125,10 +125,31 @@ SELECT * FROM (
         FROM nc_rows
         WHERE nanoclaw = 'outbound' AND (j->'continuation') IS NOT NULL
     ),
+    -- each transcript store by the provider its path is of, the directory
+    -- a continuation finds it from (the agent group's, or the session
+    -- folder's for OpenCode) and each continuation id its name backs: keys
+    -- to join on (a rollout backs every id its name ends in after a dash)
     transcripts AS (
-        SELECT instance, source_path, regexp_extract(source_path, '[^/]*$') AS name
+        SELECT instance, 'claude' AS provider,
+            regexp_extract(source_path, '^(.*)/\.claude-shared/projects/[^/]+/[^/]+$', 1) AS dir,
+            regexp_extract(regexp_extract(source_path, '[^/]*$'), '^(.*?)\.jsonl(\.rotated-.*)?$', 1) AS id
         FROM sources
         WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'transcript')
+          AND regexp_matches(source_path, '/\.claude-shared/projects/[^/]+/[^/]+\.jsonl(\.rotated-[^/]*)?$')
+        UNION ALL
+        SELECT instance, 'codex', dir, array_to_string(parts[k + 1:], '-')
+        FROM (SELECT instance,
+                  regexp_extract(source_path, '^(.*)/\.codex-shared/sessions/', 1) AS dir,
+                  string_split(regexp_extract(source_path, '/(rollout-[^/]*)\.jsonl$', 1), '-') AS parts
+              FROM sources
+              WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'transcript')
+                AND regexp_matches(source_path, '/\.codex-shared/sessions/(.*/)?rollout-[^/]*\.jsonl$')),
+            range(1, len(parts)) r(k)
+        UNION ALL
+        SELECT instance, 'opencode', regexp_extract(source_path, '^(.*)/opencode-xdg/opencode/opencode\.db$', 1), ''
+        FROM sources
+        WHERE source_kind IN (SELECT source_kind FROM kinds WHERE nanoclaw = 'transcript')
+          AND ends_with(source_path, '/opencode-xdg/opencode/opencode.db')
     )
     SELECT 'loss' AS kind, 'nanoclaw' AS agent, c.instance, c.source_path,
         CAST(NULL AS BIGINT) AS source_line,
@@ -143,21 +164,9 @@ SELECT * FROM (
     FROM named c
     WHERE NOT EXISTS (
         SELECT 1 FROM transcripts t
-        WHERE t.instance = c.instance
-          AND CASE c.provider
-                  WHEN 'claude' THEN
-                      -- a file of a project, not a subagent's below it
-                      starts_with(t.source_path, c.group_dir || '/.claude-shared/projects/')
-                      AND regexp_full_match(
-                              substr(t.source_path, length(c.group_dir || '/.claude-shared/projects/') + 1),
-                              '[^/]+/[^/]+')
-                      AND (t.name = c.id || '.jsonl' OR starts_with(t.name, c.id || '.jsonl.rotated-'))
-                  WHEN 'codex' THEN
-                      starts_with(t.source_path, c.group_dir || '/.codex-shared/sessions/')
-                      AND starts_with(t.name, 'rollout-') AND ends_with(t.name, '-' || c.id || '.jsonl')
-                  WHEN 'opencode' THEN
-                      t.source_path = c.session_dir || '/opencode-xdg/opencode/opencode.db'
-                  ELSE false END)
+        WHERE t.instance = c.instance AND t.provider = c.provider
+          AND t.dir = CASE c.provider WHEN 'opencode' THEN c.session_dir ELSE c.group_dir END
+          AND t.id = CASE c.provider WHEN 'opencode' THEN '' ELSE c.id END)
     EXCEPT
     SELECT kind, agent, instance, source_path, source_line, message, session_id, code FROM diagnostics
 );
