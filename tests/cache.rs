@@ -48,12 +48,15 @@ fn cached_run(
     Ok(cached_and_plain(home, cache, extra)?.0)
 }
 
+/// A cached run's `(reused, extracted)`, and the run without the cache.
+type CachedAndPlain = ((u64, u64), std::sync::Arc<crate::common::Run>);
+
 /// [`cached_run`], and the run without the cache.
 fn cached_and_plain(
     home: &Path,
     cache: &Path,
     extra: &[&str],
-) -> Result<((u64, u64), std::sync::Arc<crate::common::Run>), Box<dyn std::error::Error>> {
+) -> Result<CachedAndPlain, Box<dyn std::error::Error>> {
     let mut args = vec!["--cache", cache.to_str().ok_or("path")?];
     args.extend_from_slice(extra);
     let cached = run_home(home, &args)?;
