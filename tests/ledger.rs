@@ -694,6 +694,59 @@ fn a_sync_reads_no_nanoclaw_store_whose_files_are_unchanged() -> TestResult {
     Ok(())
 }
 
+/// The changes of `common::NANOCLAW_CHANGES` to a home of four nanoclaw
+/// installs, in the order seed 7 draws, each followed by a sync: the sync
+/// reads only the stores the change added or changed, and the ledger's
+/// snapshot is the bytes of a load of the home as it is now — what the
+/// stores tell of each other (a sibling database or a transcript that
+/// appears, a store deleted, another version) derived again by the
+/// export's steps from what the ledger holds.
+#[test]
+fn a_ledger_of_a_changing_nanoclaw_home_exports_a_loads_bytes_after_each_sync() -> TestResult {
+    let home = four_installs()?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync(home.path(), &ledger)?;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let line = |o: &Output| {
+        stderr(o)
+            .lines()
+            .find(|l| l.starts_with("nanoload: stores: "))
+            .map(String::from)
+    };
+    for (i, c) in nanoclaw_changes_in_order(7).into_iter().enumerate() {
+        (c.apply)(home.path())?;
+        let o = sync(home.path(), &ledger)?;
+        assert_eq!(o.status.code(), Some(0), "{}: {}", c.what, stderr(&o));
+        let stores: u64 =
+            ledger_rows(&ledger, "SELECT count(*) FROM ledger_sources WHERE present")?[0][0]
+                .parse()?;
+        assert_eq!(
+            line(&o),
+            Some(format!(
+                "nanoload: stores: {} read, {} unchanged since the ledger read them",
+                c.extracted,
+                stores - c.extracted
+            )),
+            "{}",
+            c.what
+        );
+        let (load, snapshot) = load_and_export(
+            home.path(),
+            &ledger,
+            work.path(),
+            &format!("change-{i}"),
+            &["--snapshot"],
+        )?;
+        assert!(
+            load == snapshot,
+            "{}: the snapshot differs from the load",
+            c.what
+        );
+    }
+    Ok(())
+}
+
 /// nanobot-ai 0.3.5 deletes from a home its own code wrote
 /// (`tests/realwriter/forget.py`: `/new` of a chat, a WebUI chat deleted
 /// as the WebUI deletes one, the usage store pruned by its own 400-day
