@@ -109,7 +109,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             )?;
         }
     }
-    db.push_state(out, &["destinations", "session_routing"], |_, _, _| {})
+    db.push_state(out, &["destinations", "session_routing"], |_, _| {})
 }
 
 #[cfg(test)]

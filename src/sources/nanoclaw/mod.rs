@@ -311,7 +311,7 @@ impl SessionDb {
         &self,
         out: &mut StoreOutput<'_>,
         tables: &[&str],
-        mut hook: impl FnMut(&mut StoreOutput<'_>, &TableRow, &mut Map<String, Value>),
+        mut hook: impl FnMut(&TableRow, &mut Map<String, Value>),
     ) -> Result<(), StoreError> {
         for table in tables {
             if !self.has(table)? {
@@ -322,7 +322,7 @@ impl SessionDb {
                 let row = state_row(table, &pk, &r, &TIME_COLUMNS);
                 let mut native = row.native.clone().unwrap_or_default();
                 native.insert("agent_group_id".into(), json!(self.agent_group));
-                hook(out, &r, &mut native);
+                hook(&r, &mut native);
                 self.push(
                     out,
                     EventRow {

@@ -67,7 +67,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     db.push_state(
         out,
         &["processing_ack", "session_state", "container_state"],
-        |_, r, native| {
+        |r, native| {
             let key = r
                 .record
                 .get("key")
