@@ -30,9 +30,9 @@
 //! into the run's stage and a new entry ([`Stage::entry`]) at once, and the
 //! entry is kept only when the store's files did not change while it was
 //! read and no part of it was unreadable. Entries of this HOME that the run did not use
-//! are removed at the end ([`Cache::prune`]). nanoclaw stores
-//! ([`Reads::Install`]) read other stores of their install and are never
-//! cached. One run at a time per cache directory and HOME.
+//! are removed at the end ([`Cache::prune`]). Every store is cacheable: no
+//! store's rows depend on another store (a nanoclaw install's cross-store
+//! facts are the SQL steps'). One run at a time per cache directory and HOME.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -73,12 +73,11 @@ pub enum CacheError {
 }
 
 /// How a run used the cache: stores staged from an entry, stores extracted
-/// (and cached), stores never cached (nanoclaw).
+/// (and cached, unless they changed while read or were not read to their end).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheCounts {
     pub reused: u64,
     pub extracted: u64,
-    pub not_cacheable: u64,
 }
 
 /// An open cache directory, for one HOME and one set of options.
@@ -90,7 +89,6 @@ pub struct Cache {
     used: Mutex<BTreeSet<String>>,
     reused: AtomicU64,
     extracted: AtomicU64,
-    not_cacheable: AtomicU64,
 }
 
 impl Cache {
@@ -118,13 +116,11 @@ impl Cache {
             used: Mutex::new(BTreeSet::new()),
             reused: AtomicU64::new(0),
             extracted: AtomicU64::new(0),
-            not_cacheable: AtomicU64::new(0),
         })
     }
 
-    /// The entry key of `store` as its files are now; `None` for a store
-    /// that is never cached.
-    pub fn key(&self, store: &Store, home: &Path) -> Option<String> {
+    /// The entry key of `store` as its files are now.
+    pub fn key(&self, store: &Store, home: &Path) -> String {
         store_key(&self.options, store, home)
     }
 
@@ -138,10 +134,7 @@ impl Cache {
         stage: &Stage,
         extract: impl FnOnce(&dyn RowWriter) -> StoreReport,
     ) -> StoreReport {
-        let Some(key) = self.key(store, home) else {
-            self.not_cacheable.fetch_add(1, Ordering::Relaxed);
-            return extract(stage);
-        };
+        let key = self.key(store, home);
         let entry = self.dir.join(&key);
         if let Some(report) = read_report(&entry) {
             self.mark_used(&key);
@@ -168,7 +161,7 @@ impl Cache {
                     .diagnostics
                     .iter()
                     .any(|d| d.kind == DiagKind::Unreadable)
-                && self.key(store, home).as_deref() == Some(key.as_str());
+                && self.key(store, home) == key;
             if keep {
                 write_report(&tmp, &report, blob_len)?;
                 let _ = std::fs::remove_dir_all(&entry);
@@ -212,7 +205,6 @@ impl Cache {
         CacheCounts {
             reused: self.reused.load(Ordering::Relaxed),
             extracted: self.extracted.load(Ordering::Relaxed),
-            not_cacheable: self.not_cacheable.load(Ordering::Relaxed),
         }
     }
 }
@@ -241,13 +233,11 @@ pub fn options_key(options: &ExtractOptions, follow_links: bool) -> [u8; 32] {
 
 /// The key of `store` as its files are now (after `options`, an
 /// [`options_key`]): its kind, role, instance and path, and the state —
-/// path, size, mtime_ns, BLAKE3 of every byte — of every file it reads;
-/// `None` for a store whose rows depend on other stores (nanoclaw's,
-/// [`Reads::Install`]). `nanoload sync` keeps it per store, as the cache
-/// keeps its entries.
-pub fn store_key(options: &[u8; 32], store: &Store, home: &Path) -> Option<String> {
-    let also = match REGISTRY.get(store.extractor)?.reads {
-        Reads::Install => return None,
+/// path, size, mtime_ns, BLAKE3 of every byte — of every file it reads
+/// (its own and what its kind declares, [`Reads`]). `nanoload sync` keeps
+/// it per store, as the cache keeps its entries.
+pub fn store_key(options: &[u8; 32], store: &Store, home: &Path) -> String {
+    let also = match REGISTRY[store.extractor].reads {
         Reads::Own => Vec::new(),
         Reads::Also(files) => files(&store.rel, home),
     };
@@ -269,7 +259,7 @@ pub fn store_key(options: &[u8; 32], store: &Store, home: &Path) -> Option<Strin
         field(&mut h, &rel);
         file_state(&mut h, &home.join(&rel));
     }
-    Some(hex(&h.finalize()))
+    hex(&h.finalize())
 }
 
 fn options_hash(build: &str, options: &ExtractOptions, follow_links: bool) -> [u8; 32] {

@@ -486,7 +486,7 @@ fn sync_locked(
     // a store whose files are as the ledger last read them (the key of
     // `--cache`: every byte hashed) is not read again
     let options = crate::cache::options_key(&config.extract, config.follow_links);
-    let keys: Vec<Option<String>> = discovery
+    let keys: Vec<String> = discovery
         .stores
         .par_iter()
         .map(|s| crate::cache::store_key(&options, s, &config.home))
@@ -521,10 +521,9 @@ fn sync_locked(
             held += 1;
             continue;
         }
-        if let Some(k) = &key {
-            store_keys.push((id.clone(), k.clone()));
-        }
-        if key.is_some_and(|k| known.get(&id) == Some(&k)) {
+        let same = known.get(&id) == Some(&key);
+        store_keys.push((id.clone(), key));
+        if same {
             unchanged.push(id);
         } else {
             read.push(store);

@@ -60,7 +60,11 @@ pub struct Extractor {
 
 /// The files a store's rows depend on besides its own (main file, parts,
 /// sidecars), declared once per kind. The role is always part of the cache
-/// key, so the paths that decide it need not be listed.
+/// key, so the paths that decide it need not be listed. No kind's rows
+/// depend on another store: what stores say of each other (a nanoclaw
+/// session's sibling database, its transcript, its install's version) the
+/// SQL steps derive from `sources` and the rows, so every store can be kept
+/// by `--cache` and passed over by `sync` while its files are unchanged.
 #[derive(Clone, Copy)]
 pub enum Reads {
     /// Only its own files.
@@ -68,9 +72,6 @@ pub enum Reads {
     /// Also these files (paths relative to HOME, from the store's path and
     /// HOME); a listed file that does not exist counts as absent.
     Also(fn(&str, &Path) -> Vec<String>),
-    /// Other stores of its install (a nanoclaw install): never cached, the
-    /// store is extracted again on every run.
-    Install,
 }
 
 /// How a store kind's role is decided (`events.source_role`, docs/design.md

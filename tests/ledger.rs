@@ -610,6 +610,143 @@ fn a_sync_reads_only_the_stores_whose_files_changed() -> TestResult {
     Ok(())
 }
 
+/// The session database of home-a (nanoclaw) that a test adds a message to.
+const NC_INBOUND: &str =
+    "data/v2-sessions/ag-1795989906209-zr4eix/sess-1795989906279-qf49io/inbound.db";
+
+/// nanoclaw's stores read only their own files, so a sync passes over the
+/// ones whose files are as the ledger read them, as it does nanobot's: an
+/// unchanged install's second sync reads none of its stores and changes no
+/// row; a session database that gained a message is the one store the
+/// third reads; and the snapshot is still the load's bytes.
+#[test]
+fn a_sync_reads_no_nanoclaw_store_whose_files_are_unchanged() -> TestResult {
+    let home = copy_home(&fixture("nanoclaw/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync(home.path(), &ledger)?;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let count = |sql: &str| -> Result<usize, Box<dyn std::error::Error>> {
+        Ok(ledger_rows(&ledger, sql)?[0][0].parse()?)
+    };
+    let stores = count("SELECT count(*) FROM ledger_sources")?;
+    assert_eq!(stores, 9);
+    assert_eq!(
+        count("SELECT count(*) FROM ledger_sources WHERE state_key IS NOT NULL")?,
+        stores
+    );
+    let line = |o: &Output| {
+        stderr(o)
+            .lines()
+            .find(|l| l.starts_with("nanoload: stores: "))
+            .map(String::from)
+    };
+    let rows = "SELECT row_key, present, first_seen_load, gone_load, text, native
+                FROM ledger_events ORDER BY row_key";
+    let before = ledger_rows(&ledger, rows)?;
+    let total = before.len();
+    let again = sync(home.path(), &ledger)?;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        line(&again),
+        Some(format!(
+            "nanoload: stores: 0 read, {stores} unchanged since the ledger read them"
+        ))
+    );
+    assert_eq!(
+        rows_line(&again),
+        Some(format!(
+            "nanoload: rows: 0 added, 0 changed, 0 gone; {total} in the ledger, {total} on disk"
+        ))
+    );
+    assert_eq!(ledger_rows(&ledger, rows)?, before);
+    assert_eq!(
+        count("SELECT count(*) FROM ledger_events WHERE last_seen_load <> 2")?,
+        0
+    );
+    // one session gains a message: its inbound.db alone is read
+    let db = rusqlite::Connection::open(home.path().join(NC_INBOUND))?;
+    db.execute_batch(
+        "CREATE TEMP TABLE m AS SELECT * FROM messages_in ORDER BY seq DESC LIMIT 1;
+         UPDATE m SET id = 'm-appended', seq = seq + 2,
+                      content = json_object('text', 'one more question, appended');
+         INSERT INTO messages_in SELECT * FROM m;",
+    )?;
+    drop(db);
+    let third = sync(home.path(), &ledger)?;
+    assert_eq!(
+        line(&third),
+        Some(format!(
+            "nanoload: stores: 1 read, {} unchanged since the ledger read them",
+            stores - 1
+        ))
+    );
+    assert_eq!(
+        rows_line(&third),
+        Some(format!(
+            "nanoload: rows: 1 added, 0 changed, 0 gone; {0} in the ledger, {0} on disk",
+            total + 1
+        ))
+    );
+    let (load, snapshot) =
+        load_and_export(home.path(), &ledger, work.path(), "grown", &["--snapshot"])?;
+    assert!(load == snapshot, "the snapshot differs from the load");
+    Ok(())
+}
+
+/// The changes of `common::NANOCLAW_CHANGES` to a home of four nanoclaw
+/// installs, in the order seed 7 draws, each followed by a sync: the sync
+/// reads only the stores the change added or changed, and the ledger's
+/// snapshot is the bytes of a load of the home as it is now — what the
+/// stores tell of each other (a sibling database or a transcript that
+/// appears, a store deleted, another version) derived again by the
+/// export's steps from what the ledger holds.
+#[test]
+fn a_ledger_of_a_changing_nanoclaw_home_exports_a_loads_bytes_after_each_sync() -> TestResult {
+    let home = four_installs()?;
+    let work = tempfile::tempdir()?;
+    let ledger = work.path().join("history.duckdb");
+    let first = sync(home.path(), &ledger)?;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let line = |o: &Output| {
+        stderr(o)
+            .lines()
+            .find(|l| l.starts_with("nanoload: stores: "))
+            .map(String::from)
+    };
+    for (i, c) in nanoclaw_changes_in_order(7).into_iter().enumerate() {
+        (c.apply)(home.path())?;
+        let o = sync(home.path(), &ledger)?;
+        assert_eq!(o.status.code(), Some(0), "{}: {}", c.what, stderr(&o));
+        let stores: u64 =
+            ledger_rows(&ledger, "SELECT count(*) FROM ledger_sources WHERE present")?[0][0]
+                .parse()?;
+        assert_eq!(
+            line(&o),
+            Some(format!(
+                "nanoload: stores: {} read, {} unchanged since the ledger read them",
+                c.extracted,
+                stores - c.extracted
+            )),
+            "{}",
+            c.what
+        );
+        let (load, snapshot) = load_and_export(
+            home.path(),
+            &ledger,
+            work.path(),
+            &format!("change-{i}"),
+            &["--snapshot"],
+        )?;
+        assert!(
+            load == snapshot,
+            "{}: the snapshot differs from the load",
+            c.what
+        );
+    }
+    Ok(())
+}
+
 /// nanobot-ai 0.3.5 deletes from a home its own code wrote
 /// (`tests/realwriter/forget.py`: `/new` of a chat, a WebUI chat deleted
 /// as the WebUI deletes one, the usage store pruned by its own 400-day

@@ -221,7 +221,7 @@ pub static REGISTRY: &[Extractor] = &[
             nanoclaw: Some(NanoclawPart::Catalog),
             ..PLAIN
         },
-        reads: Reads::Install,
+        reads: Reads::Own,
         extract: nanoclaw::catalog::extract,
     },
     Extractor {
@@ -234,7 +234,7 @@ pub static REGISTRY: &[Extractor] = &[
             message_store: true,
             ..PLAIN
         },
-        reads: Reads::Install,
+        reads: Reads::Own,
         extract: nanoclaw::inbound::extract,
     },
     Extractor {
@@ -247,7 +247,7 @@ pub static REGISTRY: &[Extractor] = &[
             message_store: true,
             ..PLAIN
         },
-        reads: Reads::Install,
+        reads: Reads::Own,
         extract: nanoclaw::outbound::extract,
     },
     Extractor {
@@ -263,7 +263,7 @@ pub static REGISTRY: &[Extractor] = &[
             nanoclaw: Some(NanoclawPart::Transcript),
             ..PLAIN
         },
-        reads: Reads::Install,
+        reads: Reads::Own,
         extract: nanoclaw::claude_transcript::extract,
     },
     Extractor {
@@ -277,7 +277,7 @@ pub static REGISTRY: &[Extractor] = &[
             nanoclaw: Some(NanoclawPart::Transcript),
             ..PLAIN
         },
-        reads: Reads::Install,
+        reads: Reads::Own,
         extract: nanoclaw::codex_rollout::extract,
     },
     Extractor {
@@ -291,7 +291,7 @@ pub static REGISTRY: &[Extractor] = &[
             nanoclaw: Some(NanoclawPart::Transcript),
             ..PLAIN
         },
-        reads: Reads::Install,
+        reads: Reads::Own,
         extract: nanoclaw::opencode_db::extract,
     },
     Extractor {

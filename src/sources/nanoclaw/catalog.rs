@@ -7,8 +7,8 @@
 //!     created_at; native.messaging_group = {id, channel_type, platform_id} of the
 //!     messaging_groups row its messaging_group_id names: a candidate, joined
 //!     (` channel=… platform=…` after agent_group) only when the session's route matches (V010);
-//!     native.nanoclaw_version = the install's version, when `data/upgrade-state.json`
-//!     beside v2.db records one
+//!     native.nanoclaw_version = the install's version, put in by the steps
+//!     (V019) from the upgrade marker's row: this store reads only v2.db
 //! every other table (enumerated from sqlite_master: installs add module tables)
 //!   known ([`KNOWN_TABLES`], by allow-list of columns)
 //!   → `nanoclaw <table>: <primary key>`, native {"table","record"}, session_id when the
@@ -403,8 +403,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
     };
     let s = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
 
-    // the install's version, as its upgrade marker beside v2.db records it
-    let version = super::upgrade_state::version_beside(&out.store.abs);
     if has_table(conn, "sessions").map_err(|e| err("schema", e))? {
         let order = "created_at, id";
         for r in read_table(conn, "sessions", &[], order).map_err(|e| err("sessions", e))? {
@@ -438,13 +436,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
                 source_line: r.rowid,
                 x_group: Group::Session,
                 x_start: true,
-                native: Some({
-                    let mut n = crate::schema::object(json!({"table": "sessions", "record": Value::Object(rec.clone()), "messaging_group": group}));
-                    if let Some(v) = &version {
-                        n.insert("nanoclaw_version".into(), Value::String(v.clone()));
-                    }
-                    n
-                }),
+                native: Some(crate::schema::object(json!({"table": "sessions", "record": Value::Object(rec.clone()), "messaging_group": group}))),
                 ..Default::default()
             })?;
         }

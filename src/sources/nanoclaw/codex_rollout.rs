@@ -58,27 +58,6 @@ pub fn thread_id(rel: &str) -> String {
     }
 }
 
-/// Whether a rollout of `thread` exists under an agent group's CODEX_HOME
-/// (`<agent group>/.codex-shared/sessions/YYYY/MM/DD/rollout-*-<thread>.jsonl`).
-pub fn rollout_exists(agent_group_dir: &std::path::Path, thread: &str) -> bool {
-    let suffix = format!("-{thread}.jsonl");
-    let dirs = |p: &std::path::Path| -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(p)
-            .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
-            .unwrap_or_default()
-    };
-    dirs(&agent_group_dir.join(".codex-shared/sessions"))
-        .iter()
-        .flat_map(|y| dirs(y))
-        .flat_map(|m| dirs(&m))
-        .flat_map(|d| dirs(&d))
-        .any(|f| {
-            f.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(&suffix))
-        })
-}
-
 /// The exit code a Codex tool output reports (`Process exited with code N`
 /// of exec_command, `Exit code: N` of a custom tool).
 fn exit_code(output: &str) -> Option<i64> {

@@ -15,13 +15,13 @@
 //! session, the link keys (`question_id`) and the flags `agent_origin`
 //! (channel_type 'agent' with a source session), `echo_copy`
 //! (channel_type 'session-echo'), `harness_injection` (task) and
-//! `tool_plumbing` (system). A folder without `outbound.db` is a declared loss.
+//! `tool_plumbing` (system). A folder without `outbound.db` is a declared
+//! loss, the steps' (sql/V013__nanoclaw_losses.sql `outbound_missing`).
 
 use serde_json::{Map, Value, json};
 
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
-use crate::diag::DiagCode;
 use crate::schema::{EventRow, Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
@@ -76,12 +76,7 @@ pub fn inbound_native(
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
-    let db = SessionDb::open(
-        out,
-        "outbound.db",
-        DiagCode::OutboundMissing,
-        "the session's outbound messages, acks and state are lost",
-    )?;
+    let db = SessionDb::open(out)?;
     db.push_messages(
         out,
         "messages_in",
@@ -114,7 +109,7 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             )?;
         }
     }
-    db.push_state(out, &["destinations", "session_routing"], |_, _, _| {})
+    db.push_state(out, &["destinations", "session_routing"], |_, _| {})
 }
 
 #[cfg(test)]

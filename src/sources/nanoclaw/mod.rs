@@ -19,11 +19,18 @@
 //! catalog and state tables become `nanoclaw <table>: <primary key>` system
 //! rows with `native = {"table", "record"}` (JSON text columns as strings,
 //! integers beyond 2^53 as strings); credential columns never leave here.
+//!
+//! Each store reads only its own files (`store::Reads::Own`), so `--cache`
+//! and `sync` pass over one whose files are unchanged. What one store says of
+//! another — a session database without its sibling, a continuation whose
+//! transcript is absent, the install's version on the session start rows —
+//! the steps derive from `sources` and the rows (sql/V013__nanoclaw_losses.sql,
+//! sql/V019__install_versions.sql).
 
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use crate::diag::{DiagCode, DiagKind, Diagnostic};
+use crate::diag::DiagKind;
 use crate::schema::{EventRow, Group, TurnType};
 use crate::snapshot::Snapshot;
 use crate::sources::shared::{column_json, columns, has_table};
@@ -215,29 +222,11 @@ fn sql_err(what: &str, e: rusqlite::Error) -> StoreError {
 }
 
 impl SessionDb {
-    /// Open the store's snapshot. Both DBs are created with the session, so a
-    /// missing `sibling` is declared a loss (`code`, saying what is `lost`).
-    pub fn open(
-        out: &mut StoreOutput<'_>,
-        sibling: &str,
-        code: DiagCode,
-        lost: &str,
-    ) -> Result<SessionDb, StoreError> {
-        let store = out.store;
-        let (_, agent_group, session) = session_parts(&store.rel).unwrap_or_default();
-        if !store.abs.with_file_name(sibling).exists() {
-            let own = store.rel.rsplit('/').next().unwrap_or_default();
-            let rel = format!(
-                "{}{sibling}",
-                store.rel.strip_suffix(own).unwrap_or_default()
-            );
-            out.push_diag(
-                Diagnostic::new(DiagKind::Loss, rel, format!("{sibling} missing (both session databases are created with the session): {lost}"))
-                    .of(store.agent, &store.instance)
-                    .session(&session)
-                    .code(code),
-            );
-        }
+    /// Open the store's snapshot. A sibling database that is missing is the
+    /// steps' loss to declare (V013), not this store's: its rows do not
+    /// depend on it.
+    pub fn open(out: &mut StoreOutput<'_>) -> Result<SessionDb, StoreError> {
+        let (_, agent_group, session) = session_parts(&out.store.rel).unwrap_or_default();
         let snap = out.snapshot()?;
         let rules = SecretRules::new(out.options.secret_patterns.clone());
         Ok(SessionDb {
@@ -322,7 +311,7 @@ impl SessionDb {
         &self,
         out: &mut StoreOutput<'_>,
         tables: &[&str],
-        mut hook: impl FnMut(&mut StoreOutput<'_>, &TableRow, &mut Map<String, Value>),
+        mut hook: impl FnMut(&TableRow, &mut Map<String, Value>),
     ) -> Result<(), StoreError> {
         for table in tables {
             if !self.has(table)? {
@@ -333,7 +322,7 @@ impl SessionDb {
                 let row = state_row(table, &pk, &r, &TIME_COLUMNS);
                 let mut native = row.native.clone().unwrap_or_default();
                 native.insert("agent_group_id".into(), json!(self.agent_group));
-                hook(out, &r, &mut native);
+                hook(&r, &mut native);
                 self.push(
                     out,
                     EventRow {

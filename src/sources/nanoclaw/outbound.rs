@@ -10,19 +10,18 @@
 //!   container_state(id = 1, current_tool, …)              ┘
 //! ```
 //! `session_state` `continuation:<provider>` names the backing provider
-//! session (`native.continuation`); for `claude` the transcript is looked
-//! for under `<agent_group>/.claude-shared/projects/*/<id>.jsonl[.rotated-*]`,
-//! for `codex` under `<agent_group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl`,
-//! for `opencode` at `<session>/opencode-xdg/opencode/opencode.db`,
-//! and declared lost when absent.
-
-use std::path::Path;
+//! session (`native.continuation` = `{provider, id}`). Whether its
+//! transcript is there (`claude`: `<agent_group>/.claude-shared/projects/*/<id>.jsonl[.rotated-*]`,
+//! `codex`: `<agent_group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl`,
+//! `opencode`: `<session>/opencode-xdg/opencode/opencode.db`) is another
+//! store's fact: the steps declare it lost when no such store was found
+//! (sql/V013__nanoclaw_losses.sql `transcript_missing`), and the session
+//! without `inbound.db` (`inbound_missing`).
 
 use serde_json::{Map, Value, json};
 
 use super::SessionDb;
 use super::content::{SecretRules, message_native};
-use crate::diag::{DiagCode, DiagKind, Diagnostic};
 use crate::schema::{Group, TurnType};
 use crate::store::{StoreError, StoreOutput};
 
@@ -56,34 +55,8 @@ pub fn outbound_native(
     (m.text, n)
 }
 
-/// Where an OpenCode session's database is, below its nanoclaw session folder.
-pub const OPENCODE_DB: &str = "opencode-xdg/opencode/opencode.db";
-
-/// Whether a Claude transcript for `id` exists in the agent group's shared dir.
-pub fn claude_transcript_exists(agent_group_dir: &Path, id: &str) -> bool {
-    let Ok(projects) = std::fs::read_dir(agent_group_dir.join(".claude-shared/projects")) else {
-        return false;
-    };
-    projects.filter_map(Result::ok).any(|p| {
-        let dir = p.path();
-        dir.join(format!("{id}.jsonl")).is_file()
-            || std::fs::read_dir(&dir).ok().is_some_and(|files| {
-                files.filter_map(Result::ok).any(|f| {
-                    f.file_name()
-                        .to_string_lossy()
-                        .starts_with(&format!("{id}.jsonl.rotated-"))
-                })
-            })
-    })
-}
-
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
-    let db = SessionDb::open(
-        out,
-        "inbound.db",
-        DiagCode::InboundMissing,
-        "the session's inbound messages and deliveries are lost",
-    )?;
+    let db = SessionDb::open(out)?;
     db.push_messages(
         out,
         "messages_out",
@@ -91,20 +64,10 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
         Group::Outbound,
         outbound_native,
     )?;
-    let store = out.store;
-    let session_dir = store
-        .abs
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let ag_dir = session_dir
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
     db.push_state(
         out,
         &["processing_ack", "session_state", "container_state"],
-        |out, r, native| {
+        |r, native| {
             let key = r
                 .record
                 .get("key")
@@ -119,32 +82,6 @@ pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {
             native.insert(
                 "continuation".into(),
                 json!({"provider": provider, "id": id}),
-            );
-            if (provider == "claude" && claude_transcript_exists(&ag_dir, id))
-                || (provider == "codex" && super::codex_rollout::rollout_exists(&ag_dir, id))
-                || (provider == "opencode" && session_dir.join(OPENCODE_DB).is_file())
-            {
-                return;
-            }
-            let where_ = match provider {
-                "claude" => "no <agent group>/.claude-shared/projects/*/<id>.jsonl".to_string(),
-                "codex" => {
-                    "no <agent group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl".to_string()
-                }
-                "opencode" => format!("no <session>/{OPENCODE_DB}"),
-                _ => format!("the {provider} provider's transcripts are not read"),
-            };
-            out.push_diag(
-                Diagnostic::new(
-                    DiagKind::Loss,
-                    store.rel.clone(),
-                    format!(
-                        "backing transcript of continuation:{provider} {id} unavailable ({where_})"
-                    ),
-                )
-                .of(store.agent, &store.instance)
-                .session(&db.session)
-                .code(DiagCode::TranscriptMissing),
             );
         },
     )

@@ -10,12 +10,10 @@
 //!     named in native.other_keys, its value not read)
 //! ```
 //! The install's version also reaches `sources.agent_version` of every store
-//! of the install (sql/V019__install_versions.sql) and `native.nanoclaw_version`
-//! of its session start rows (the catalog reads the marker beside `v2.db`:
-//! [`version_beside`]). A marker that is not a JSON object is a `bad_record`
-//! with the `parser: unparseable record` row.
-
-use std::path::Path;
+//! of the install and `native.nanoclaw_version` of its catalog's session
+//! start rows, both from this row (sql/V019__install_versions.sql): no other
+//! store reads the marker. A marker that is not a JSON object is a
+//! `bad_record` with the `parser: unparseable record` row.
 
 use serde_json::{Map, Value};
 
@@ -69,15 +67,6 @@ pub fn marker_row(v: &Value) -> Result<EventRow, String> {
         native: Some(native),
         ..Default::default()
     })
-}
-
-/// The version the marker beside `v2_db` (`data/upgrade-state.json`)
-/// records, if it is there and says one.
-pub fn version_beside(v2_db: &Path) -> Option<String> {
-    let marker = v2_db.parent()?.join("upgrade-state.json");
-    let bytes = std::fs::read(marker).ok()?;
-    let v = decode_text(&String::from_utf8_lossy(&bytes)).ok()?.value;
-    v.get("version")?.as_str().map(String::from)
 }
 
 pub fn extract(out: &mut StoreOutput<'_>) -> Result<(), StoreError> {

@@ -138,3 +138,137 @@ fn declared_losses_are_one_per_session_and_kind_where_they_apply() -> Res {
     );
     Ok(())
 }
+
+/// A session database without its sibling, and a continuation whose
+/// provider's transcript is not among the install's stores, are losses
+/// derived from `sources` (each store reads only its own files): a Claude
+/// Code continuation is backed by `<agent group>/.claude-shared/projects/*/
+/// <id>.jsonl` or a rotated `<id>.jsonl.rotated-*` of its agent group, a
+/// Codex one by a rollout `…/rollout-*-<id>.jsonl` of its agent group's
+/// CODEX_HOME, an OpenCode one by the session folder's `opencode.db`; a
+/// subagent file, another agent group's or another install's file backs
+/// none, and another provider's transcripts are never read.
+#[test]
+fn a_session_database_without_its_sibling_and_a_continuation_without_its_transcript_are_losses()
+-> Res {
+    let mut h = Steps::new()?;
+    let ag = "data/v2-sessions/ag1";
+    let continuation = |session: &str, provider: &str, id: &str| {
+        let path = format!("{ag}/{session}/outbound.db");
+        let native = format!(
+            r#"{{"table":"session_state","agent_group_id":"ag1","record":{{"key":"continuation:{provider}","value":"{id}"}},"continuation":{{"provider":"{provider}","id":"{id}"}}}}"#
+        );
+        h.event(
+            OUTBOUND,
+            &[
+                ("session_id", session),
+                ("source_path", &path),
+                ("x_group", &group(Group::State)),
+                ("native", &native),
+            ],
+        )
+    };
+    // s1: both databases; each continuation backed
+    // s2: inbound.db alone; s3: outbound.db alone, no continuation backed
+    for (kind, path) in [
+        (INBOUND, "s1/inbound.db"),
+        (OUTBOUND, "s1/outbound.db"),
+        (
+            "nanoclaw.opencode_db",
+            "s1/opencode-xdg/opencode/opencode.db",
+        ),
+        (INBOUND, "s2/inbound.db"),
+        (OUTBOUND, "s3/outbound.db"),
+        (
+            "nanoclaw.codex_rollout",
+            ".codex-shared/sessions/2026/12/03/rollout-2026-12-03T03-27-55-t1.jsonl",
+        ),
+        (
+            TRANSCRIPT,
+            ".claude-shared/projects/-workspace-agent/c1.jsonl",
+        ),
+        (
+            TRANSCRIPT,
+            ".claude-shared/projects/-workspace-agent/c2.jsonl.rotated-1772719200000",
+        ),
+        (
+            TRANSCRIPT,
+            ".claude-shared/projects/-workspace-agent/c9/subagents/agent-a1.jsonl",
+        ),
+    ] {
+        h.source(kind, &format!("{ag}/{path}"), &[])?;
+    }
+    // another agent group's and another install's files back nothing here
+    h.source(
+        TRANSCRIPT,
+        "data/v2-sessions/ag2/.claude-shared/projects/-workspace-agent/c8.jsonl",
+        &[],
+    )?;
+    for (kind, path) in [
+        (
+            "nanoclaw.codex_rollout",
+            "other/data/v2-sessions/ag1/.codex-shared/sessions/2026/12/03/rollout-2026-12-03T03-27-55-t8.jsonl",
+        ),
+        (
+            "nanoclaw.opencode_db",
+            "other/data/v2-sessions/ag1/s3/opencode-xdg/opencode/opencode.db",
+        ),
+    ] {
+        h.source(kind, path, &[("instance", "other")])?;
+    }
+    continuation("s1", "claude", "c1")?;
+    continuation("s1", "codex", "t1")?;
+    continuation("s1", "opencode", "o1")?;
+    h.source(OUTBOUND, &format!("{ag}/s4/outbound.db"), &[])?;
+    h.source(INBOUND, &format!("{ag}/s4/inbound.db"), &[])?;
+    continuation("s4", "claude", "c2")?;
+    continuation("s3", "claude", "c9")?;
+    continuation("s3", "claude-old", "c8")?;
+    continuation("s3", "codex", "t8")?;
+    continuation("s3", "opencode", "o3")?;
+    // a loss the stage holds already (staged from a ledger whose build's
+    // extractor declared it) is not declared twice
+    h.diagnostic(&[
+        ("kind", "loss"),
+        ("agent", "nanoclaw"),
+        ("instance", "."),
+        ("source_path", "data/v2-sessions/ag1/s2/outbound.db"),
+        (
+            "message",
+            "outbound.db missing (both session databases are created with the session): \
+             the session's outbound messages, acks and state are lost",
+        ),
+        ("session_id", "s2"),
+        ("code", "outbound_missing"),
+    ])?;
+    h.run_through("nanoclaw_losses")?;
+    assert_eq!(
+        h.rows(
+            "SELECT kind, agent, instance, coalesce(session_id, '-'), source_path,
+                    coalesce(CAST(source_line AS VARCHAR), '-'), code, message FROM diagnostics
+             WHERE code IN ('inbound_missing', 'outbound_missing', 'transcript_missing')
+             ORDER BY ALL"
+        )?,
+        vec![
+            "loss | nanoclaw | . | s2 | data/v2-sessions/ag1/s2/outbound.db | - | outbound_missing | \
+             outbound.db missing (both session databases are created with the session): the \
+             session's outbound messages, acks and state are lost",
+            "loss | nanoclaw | . | s3 | data/v2-sessions/ag1/s3/inbound.db | - | inbound_missing | \
+             inbound.db missing (both session databases are created with the session): the \
+             session's inbound messages and deliveries are lost",
+            "loss | nanoclaw | . | s3 | data/v2-sessions/ag1/s3/outbound.db | - | transcript_missing | \
+             backing transcript of continuation:claude c9 unavailable (no <agent \
+             group>/.claude-shared/projects/*/<id>.jsonl)",
+            "loss | nanoclaw | . | s3 | data/v2-sessions/ag1/s3/outbound.db | - | transcript_missing | \
+             backing transcript of continuation:claude-old c8 unavailable (the claude-old \
+             provider's transcripts are not read)",
+            "loss | nanoclaw | . | s3 | data/v2-sessions/ag1/s3/outbound.db | - | transcript_missing | \
+             backing transcript of continuation:codex t8 unavailable (no <agent \
+             group>/.codex-shared/sessions/*/*/*/rollout-*-<id>.jsonl)",
+            "loss | nanoclaw | . | s3 | data/v2-sessions/ag1/s3/outbound.db | - | transcript_missing | \
+             backing transcript of continuation:opencode o3 unavailable (no \
+             <session>/opencode-xdg/opencode/opencode.db)",
+        ]
+    );
+    Ok(())
+}
