@@ -10,7 +10,10 @@ use std::process::{Command as Process, Stdio};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
-use crate::common::{Run, TestResult, fixture, run_home};
+use crate::common::{
+    Run, TestResult, fixture, mcp_answers as answers, mcp_request as call,
+    mcp_structured as structured, run_home,
+};
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -43,21 +46,6 @@ fn exchange(r: &Run, messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::erro
         .lines()
         .map(|l| Ok(serde_json::from_str(&l?)?))
         .collect()
-}
-
-fn call(id: i64, tool: &str, args: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": tool, "arguments": args}})
-}
-
-/// The JSON a tool result carries (its structuredContent, which equals its
-/// text).
-fn structured(v: &Value) -> Result<Value, Box<dyn std::error::Error>> {
-    let r = &v["result"];
-    assert_eq!(r["isError"], false, "{v}");
-    let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().ok_or("text")?)?;
-    assert_eq!(text, r["structuredContent"]);
-    Ok(text)
 }
 
 #[test]
@@ -629,35 +617,6 @@ fn bad_bytes_and_requests_are_answered_and_the_server_goes_on() -> TestResult {
     );
     assert_eq!(rows["truncated"], false);
     Ok(())
-}
-
-/// Answers of one `nanoload mcp SOURCE…` server to `messages`, parsed, one
-/// per line (stdin closed after them).
-fn answers(source: &[&str], messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
-    let mut child = Process::cargo_bin("nanoload")?
-        .arg("mcp")
-        .args(source)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    {
-        let mut stdin = child.stdin.take().ok_or("stdin")?;
-        for m in messages {
-            writeln!(stdin, "{m}")?;
-        }
-    }
-    let out = child.wait_with_output()?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    BufReader::new(&out.stdout[..])
-        .lines()
-        .map(|l| Ok(serde_json::from_str(&l?)?))
-        .collect()
 }
 
 /// The `query` tool does the date math `nanoload sql` does, over a load
