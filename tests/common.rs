@@ -660,6 +660,17 @@ pub fn mcp_answers(
     source: &[&str],
     messages: &[serde_json::Value],
 ) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    let lines: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+    Ok(mcp_lines(source, &lines)?.0)
+}
+
+/// One `nanoload mcp SOURCE…` server given `lines` (stdin closed after
+/// them), which ends with exit code 0: its answers, parsed, one per line,
+/// and its stderr.
+pub fn mcp_lines(
+    source: &[&str],
+    lines: &[String],
+) -> Result<(Vec<serde_json::Value>, String), Box<dyn std::error::Error>> {
     use std::io::{BufRead, Write};
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"))
         .arg("mcp")
@@ -670,19 +681,16 @@ pub fn mcp_answers(
         .spawn()?;
     {
         let mut stdin = child.stdin.take().ok_or("stdin")?;
-        for m in messages {
-            writeln!(stdin, "{m}")?;
+        for l in lines {
+            writeln!(stdin, "{l}")?;
         }
     }
     let out = wait_within(child, HANG_LIMIT, &format!("nanoload mcp {source:?}"))?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::io::BufReader::new(&out.stdout[..])
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let answers = std::io::BufReader::new(&out.stdout[..])
         .lines()
         .map(|l| Ok(serde_json::from_str(&l?)?))
-        .collect()
+        .collect::<Result<_, Box<dyn std::error::Error>>>()?;
+    Ok((answers, stderr))
 }

@@ -11,7 +11,7 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
 use crate::common::{
-    Run, TestResult, fixture, mcp_answers as answers, mcp_request as call,
+    Run, TestResult, fixture, mcp_answers as answers, mcp_lines, mcp_request as call,
     mcp_structured as structured, run_home,
 };
 
@@ -19,33 +19,15 @@ fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Send `messages` (one per line) to `nanoload mcp OUT --tables DIR`, close
-/// stdin, and return every line it wrote, parsed.
+/// Send `messages` (one per line) and a line that is not JSON to `nanoload
+/// mcp OUT --tables DIR`, close stdin, and return every line it wrote,
+/// parsed (stderr empty).
 fn exchange(r: &Run, messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
-    let mut child = Process::cargo_bin("nanoload")?
-        .args(["mcp", &s(&r.out), "--tables", &s(&r.tables)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    {
-        let mut stdin = child.stdin.take().ok_or("stdin")?;
-        for m in messages {
-            writeln!(stdin, "{m}")?;
-        }
-        writeln!(stdin, "this is not JSON")?;
-    }
-    let out = child.wait_with_output()?;
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    BufReader::new(&out.stdout[..])
-        .lines()
-        .map(|l| Ok(serde_json::from_str(&l?)?))
-        .collect()
+    let mut lines: Vec<String> = messages.iter().map(Value::to_string).collect();
+    lines.push("this is not JSON".into());
+    let (answers, stderr) = mcp_lines(&[&s(&r.out), "--tables", &s(&r.tables)], &lines)?;
+    assert!(stderr.is_empty(), "{stderr}");
+    Ok(answers)
 }
 
 #[test]
