@@ -325,24 +325,10 @@ WHERE model IS NOT NULL
 GROUP BY provider, model;
 
 -- The pricing rules (the macros price_name, call_cost and calls_cost, the
--- tables price_names and model_prices) are sql/shared/pricing.sql, which
--- readers of an output run again to price its calls at read: the step
--- runs it here, in place of the next line.
+-- tables price_names and model_prices, the price_unknown diagnostics) are
+-- sql/shared/pricing.sql, which readers of an output run again to price
+-- its calls at read: the step runs it here, in place of the next line.
 -- @pricing
-INSERT INTO diagnostics BY NAME
-SELECT 'warning' AS kind, u.agent, u.instance, u.source_path,
-    CAST(NULL AS BIGINT) AS source_line,
-    'no price for model ' || u.model || coalesce(' (provider ' || u.provider || ')', '')
-    || ': cost_usd is NULL for its ' || CAST(u.uses AS VARCHAR)
-    || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows'
-            WHEN u.provider = 'anthropic' THEN ' Claude Code responses'
-            ELSE ' transcript responses' END
-    || ' (--prices FILE can price it)' AS message,
-    CAST(NULL AS VARCHAR) AS session_id, diag_code('price_unknown') AS code
-FROM model_uses u
-JOIN model_prices m ON m.agent = u.agent AND m.provider IS NOT DISTINCT FROM u.provider
-                   AND m.model = u.model
-WHERE m.price_model IS NULL;
 
 CREATE TABLE llm_calls AS
 SELECT c.instance,

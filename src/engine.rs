@@ -65,7 +65,9 @@ fn call_cost_of(l: &str, m: &str, rules: &str) -> String {
 /// tables of the same rows in the same order whose `cost_usd` is priced by
 /// the load's own rules (sql/shared/pricing.sql, run here over the models
 /// the calls name): each call from its tokens, each session's the sum of
-/// its calls' costs, NULL when one has no price. The same flags give the
+/// its calls' costs, NULL when one has no price; `diagnostics`, when there
+/// is one, gets this table's `price_unknown` warnings in place of the
+/// load's. The same flags give the
 /// same costs as a load with them (`totals::sql_of_an_output_prices_its_calls_again_as_a_load_would`).
 /// The rules run in a database of their own, detached after, so a query
 /// sees no table but the output's.
@@ -89,22 +91,35 @@ pub fn reprice(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
     };
     let calls = kind("llm_calls")?.unwrap_or("TABLE");
     let sessions = kind("sessions")?;
+    let diagnostics = kind("diagnostics")?;
     conn.execute_batch(
         "ATTACH ':memory:' AS nanoload_pricing;
          CREATE TABLE nanoload_pricing.main.calls AS FROM llm_calls;",
     )?;
-    if sessions.is_some() {
-        conn.execute_batch("CREATE TABLE nanoload_pricing.main.sessions AS FROM sessions;")?;
+    for (name, there) in [("sessions", sessions), ("diagnostics", diagnostics)] {
+        if there.is_some() {
+            conn.execute_batch(&format!(
+                "CREATE TABLE nanoload_pricing.main.{name}_loaded AS FROM {name};"
+            ))?;
+        }
     }
     conn.execute_batch("USE nanoload_pricing;")?;
+    // the rules' inputs as a load has them: the price table, the models the
+    // calls name (as V017 counts them), the diagnostics they append to and
+    // the diag_code() macro of the steps' prelude
     let priced = load_prices(conn, table).and_then(|()| {
         conn.execute_batch(&format!(
-            "CREATE TABLE model_uses AS
-                 SELECT agent, provider, model, min(instance) AS instance,
-                        min(source_path) AS source_path, count(*) AS uses
-                 FROM calls WHERE model IS NOT NULL GROUP BY ALL;
-                 {}",
-            crate::steps::PRICING
+            "{kinds}
+             CREATE TABLE diagnostics (kind VARCHAR, agent VARCHAR, instance VARCHAR,
+                 source_path VARCHAR, source_line BIGINT, message VARCHAR, session_id VARCHAR,
+                 code VARCHAR);
+             CREATE TABLE model_uses AS
+             SELECT agent, provider, model, min(instance) AS instance,
+                    min(source_path) AS source_path, count(*) AS uses
+             FROM calls WHERE model IS NOT NULL GROUP BY ALL;
+             {rules}",
+            kinds = crate::steps::kinds_sql(),
+            rules = crate::steps::PRICING
         ))
     });
     // back where the reader was, whatever the rules did
@@ -127,7 +142,7 @@ pub fn reprice(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
             "DROP {sessions} sessions;
              CREATE TABLE sessions AS
              SELECT s.* REPLACE (CAST(c.cost AS DOUBLE) AS cost_usd)
-             FROM nanoload_pricing.main.sessions s
+             FROM nanoload_pricing.main.sessions_loaded s
              LEFT JOIN (SELECT l.session_uid,
                                {rules}calls_cost(m.price_model IS NOT NULL, {cost}) AS cost
                         FROM nanoload_pricing.main.calls l {join}
@@ -135,6 +150,22 @@ pub fn reprice(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
                         GROUP BY l.session_uid) c ON c.session_uid = s.session_uid
              ORDER BY s.rowid;",
             cost = call_cost_of("l", "m", rules),
+        ));
+    }
+    if let Some(diagnostics) = diagnostics {
+        // the load's diagnostics but its price_unknown warnings, which are
+        // of the load's table, and this table's, in the outputs' order
+        sql.push_str(&format!(
+            "DROP {diagnostics} diagnostics;
+             CREATE TABLE diagnostics AS
+             SELECT * FROM (
+                 SELECT * FROM nanoload_pricing.main.diagnostics_loaded
+                 WHERE code IS DISTINCT FROM '{unknown}'
+                 UNION ALL BY NAME
+                 SELECT *, (SELECT min(load_id) FROM nanoload_pricing.main.calls) AS load_id
+                 FROM nanoload_pricing.main.diagnostics)
+             ORDER BY ALL;",
+            unknown = crate::diag::DiagCode::PriceUnknown.as_str()
         ));
     }
     sql.push_str("DETACH nanoload_pricing;");

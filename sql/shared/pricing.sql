@@ -9,13 +9,15 @@
 --          model_prices: one row per (agent, provider, model) of model_uses.
 -- Inputs:  prices, free_models (crate::prices: the price table and the
 --          --free patterns), model_uses (agent, provider, model: the
---          models the calls name).
+--          models the calls name, with the first instance and source_path
+--          using them and uses), diagnostics, the macro diag_code.
 -- Output:  the macros price_name(s), call_cost(…) and calls_cost(priced,
 --          cost); price_names (name, norm, alias, price_model);
 --          model_prices (agent, provider, model, price_model, price_step:
 --          1–4 the rule that matched, 0 a --free pattern (cost 0), NULL
 --          unmatched; input, output, cache_read, cache_write: USD per
---          token).
+--          token); rows appended to diagnostics (`price_unknown`, one per
+--          model no rule prices).
 
 -- The one normalisation of a model name: lower case, `.` between two digits
 -- as `-` (claude-sonnet-4.5 → claude-sonnet-4-5; twice, for 3.5.1), a
@@ -89,3 +91,20 @@ FROM model_uses u
 LEFT JOIN best b ON b.agent = u.agent AND b.provider IS NOT DISTINCT FROM u.provider
                 AND b.model = u.model
 LEFT JOIN prices p ON p.model = b.price_model;
+
+-- each model no rule prices: one warning, naming it (its first instance and
+-- source_path, how many calls it leaves unpriced)
+INSERT INTO diagnostics BY NAME
+SELECT 'warning' AS kind, u.agent, u.instance, u.source_path,
+    CAST(NULL AS BIGINT) AS source_line,
+    'no price for model ' || u.model || coalesce(' (provider ' || u.provider || ')', '')
+    || ': cost_usd is NULL for its ' || CAST(u.uses AS VARCHAR)
+    || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows'
+            WHEN u.provider = 'anthropic' THEN ' Claude Code responses'
+            ELSE ' transcript responses' END
+    || ' (--prices FILE can price it)' AS message,
+    CAST(NULL AS VARCHAR) AS session_id, diag_code('price_unknown') AS code
+FROM model_uses u
+JOIN model_prices m ON m.agent = u.agent AND m.provider IS NOT DISTINCT FROM u.provider
+                   AND m.model = u.model
+WHERE m.price_model IS NULL;

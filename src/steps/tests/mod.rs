@@ -485,6 +485,8 @@ fn every_diagnostic_code_of_the_steps_is_listed() -> Result<(), Box<dyn std::err
     let bare_code = regex::Regex::new(r"(?i)'[a-z_]+'\s+AS\s+code\b")?;
     let mut named = std::collections::BTreeSet::new();
     for (file, sql) in STEPS {
+        // as the step runs: the shared pricing rules in place of its line
+        let sql = &*step_sql(sql);
         for c in wrapped.captures_iter(sql) {
             assert!(
                 listed.contains(&&c[1]),
