@@ -893,8 +893,23 @@ fn sql_of_an_output_prices_its_calls_again_as_a_load_would() -> TestResult {
     let o = nanoload(&["sql", &s(&db), "--json", qwen, "--free", "qwen*"])?;
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(rows(&stdout(&o))?, serde_json::json!([[6, 0.0]]));
-    for flags in [&["--free", "qwen*"][..], &["--price", QWEN_PRICE]] {
-        let loaded = run_home(home.path(), flags)?;
+    // both agents' calls (nanoclaw's Claude Code usage priced as V017 and
+    // V018 price it) on the mixed home
+    let mixed = mixed_home()?;
+    let plain = run_home(mixed.path(), &[])?;
+    let mixed_flags = [
+        "--price",
+        "claude-sonnet-4-5-20250929=1/2",
+        "--free",
+        "gpt*",
+    ];
+    for (home, plain, flags) in [
+        (home.path(), &r, &["--free", "qwen*"][..]),
+        (home.path(), &r, &["--price", QWEN_PRICE]),
+        (mixed.path(), &plain, &mixed_flags),
+    ] {
+        let (out, tables) = (s(&plain.out), s(&plain.tables));
+        let loaded = run_home(home, flags)?;
         for q in [
             "SELECT * EXCLUDE (load_id) FROM llm_calls ORDER BY ALL",
             "SELECT * EXCLUDE (load_id) FROM sessions ORDER BY ALL",
@@ -907,6 +922,16 @@ fn sql_of_an_output_prices_its_calls_again_as_a_load_would() -> TestResult {
                 "{flags:?}: {q}"
             );
         }
+    }
+    // the flags changed the mixed home's costs, both agents'
+    let by_agent = |flags: &[&str]| -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+        let q = "SELECT agent, round(sum(cost_usd), 6) FROM llm_calls GROUP BY ALL ORDER BY ALL";
+        rows(&sql(&s(&plain.out), &s(&plain.tables), q, flags)?)
+    };
+    let (before, after) = (by_agent(&[])?, by_agent(&mixed_flags)?);
+    for k in 0..2 {
+        assert_eq!(before[k][0], after[k][0]);
+        assert_ne!(before[k][1], after[k][1], "{before} {after}");
     }
     Ok(())
 }
