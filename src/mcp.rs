@@ -102,7 +102,7 @@ pub fn tools() -> Value {
         {
             "name": "usage_by_day",
             "title": "LLM usage per day",
-            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0; cost_usd is the priced calls' (priced_calls), and cost_basis says what part of the calls that is. total_tokens: input + output where a call reports no total.",
+            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0; cost_usd is the priced calls' (priced_calls), and cost_basis says what part of the calls that is; prices, when present, says how the calls were priced (the server's --price or --free, not the load's). total_tokens: input + output where a call reports no total.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -116,7 +116,7 @@ pub fn tools() -> Value {
         {
             "name": "top_sessions_by_cost",
             "title": "Costliest sessions",
-            "description": "The sessions that cost the most (USD), each with its title (its WebUI title, else its first user message cut to 60 characters), agent, instance, session id, first and last event and tokens. Only sessions whose every call is priced (a session with an unpriced call has no known cost); cost_basis says how many are left out.",
+            "description": "The sessions that cost the most (USD), each with its title (its WebUI title, else its first user message cut to 60 characters), agent, instance, session id, first and last event and tokens. Only sessions whose every call is priced (a session with an unpriced call has no known cost); cost_basis says how many are left out; prices, when present, says how the calls were priced.",
             "inputSchema": {
                 "type": "object",
                 "properties": {"limit": {"type": "integer", "minimum": 1, "description": "how many (default 10)"}},

@@ -214,14 +214,19 @@ pub fn traces_of(
     opts: &Options,
     prices: Option<&crate::prices::PriceTable>,
 ) -> Result<(Vec<Trace>, Counts), OtlpError> {
-    let kind = Source::open(source, tables)?.kind;
-    if kind != SourceKind::Ledger {
+    let src = Source::open(source, tables)?;
+    if src.kind != SourceKind::Ledger {
+        let Some(prices) = prices else {
+            return traces(&src, opts);
+        };
+        drop(src);
         let reader = crate::query::Reader {
-            prices: prices.cloned(),
+            prices: Some(prices.clone()),
             ..Default::default()
         };
         return traces(&Source::open_with(source, tables, &reader)?, opts);
     }
+    drop(src);
     let dir = tempfile::Builder::new()
         .prefix("nanoload-otlp-")
         .tempdir()
