@@ -586,6 +586,10 @@ impl Source {
             .map_err(|e| unreadable_parquet(p, &e))?;
             allowed.push(p.clone());
         }
+        let spill_dir = format!("{}/", spill_path.display());
+        let spill_sql = crate::steps::sql_text(&spill_dir);
+        // what the calls priced again hold spills there too
+        conn.execute_batch(&format!("SET temp_directory = {spill_sql};"))?;
         if let Some(prices) = &reader.prices {
             let has_calls: i64 = conn.query_row(
                 "SELECT count(*) FROM (SELECT view_name AS n FROM duckdb_views()
@@ -605,15 +609,12 @@ impl Source {
             }
             crate::engine::reprice(&conn, prices)?;
         }
-        let spill_dir = format!("{}/", spill_path.display());
         conn.execute_batch(&format!(
-            "SET temp_directory = {spill};
-             SET allowed_paths = {paths};
-             SET allowed_directories = [{spill}];
+            "SET allowed_paths = {paths};
+             SET allowed_directories = [{spill_sql}];
              SET enable_external_access = false;
              SET allow_community_extensions = false;
              SET lock_configuration = true;",
-            spill = crate::steps::sql_text(&spill_dir),
             paths = crate::engine::sql_list(&allowed),
         ))?;
         Ok(Source {
