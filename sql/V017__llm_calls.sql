@@ -12,9 +12,10 @@
 --          whose task it was (its record rows' session).
 --          Then (appended) `cost_usd` ("Cost"): each call's model (a
 --          nanoclaw call's: its transcript's provider) matched to `prices`
---          by `provider/model`, `model`, both normalised (`price_name`);
---          unmatched: NULL, one `price_unknown` per (agent, provider,
---          model). Then (appended) nanoclaw's calls, one per counted
+--          by `provider/model`, `model`, both normalised (`price_name`),
+--          by the rules of sql/shared/pricing.sql, run in place of this
+--          step's `-- @pricing` line; unmatched: NULL, one `price_unknown`
+--          per (agent, provider, model). Then (appended) nanoclaw's calls, one per counted
 --          transcript response ("LLM calls of both agents"), and `agent`.
 -- Grain:   one row per llm_calls row of each nanobot instance and per
 --          counted transcript response of nanoclaw; turns: one per turn;
@@ -37,16 +38,16 @@
 --          turn_attribution (a call's turn by the rules above), retries
 --          (failed_id, next_id: a failed attempt and the next),
 --          llm_attribution (a failed attempt goes where its last retry does),
---          price_names (name, norm: the names each price row answers to),
 --          transcript_usage (the counted Claude Code responses with their
 --          usage as numbers; V018 reads it),
 --          model_uses (agent, provider, model: the models to price, with
 --          the first instance and source_path using them and uses),
---          model_prices (price_model: the prices row, price_step: 1–4 the
---          rule that matched, 0 a --free pattern (cost 0), NULL unmatched;
---          its prices), the macros
---          price_name(s) and call_cost(…) (V018 prices Claude Code usage
---          with them), llm_calls (the output table; cost_usd, then
+--          from sql/shared/pricing.sql: price_names (name, norm: the names
+--          each price row answers to), model_prices (price_model: the
+--          prices row, price_step: 1–4 the rule that matched, 0 a --free
+--          pattern (cost 0), NULL unmatched; its prices), the macros
+--          price_name(s), call_cost(…) and calls_cost(…) (V018 prices
+--          Claude Code usage and sums sessions with them), llm_calls (the output table; cost_usd, then
 --          started_at_local and utc_offset_minutes appended: the local time
 --          by utc_locals of V006; then agent, message_id, request_id), and
 --          rows appended to diagnostics
@@ -292,35 +293,6 @@ LEFT JOIN (SELECT e.instance, e.source_path, e.source_line,
 
 -- ---- cost (docs/design.md "Cost") ----------------------------------------
 
--- The one normalisation of a model name: lower case, `.` between two digits
--- as `-` (claude-sonnet-4.5 → claude-sonnet-4-5; twice, for 3.5.1), a
--- trailing date stamp (-20250929, @20250929, -2024-08-06) removed.
-CREATE MACRO price_name(s) AS regexp_replace(
-    regexp_replace(regexp_replace(lower(s), '(\d)\.(\d)', '\1-\2', 'g'),
-                   '(\d)\.(\d)', '\1-\2', 'g'),
-    '[-@]([0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$', '');
-
--- USD of one call (DECIMAL, exact) from its token counts, NULLs as 0, with
--- `input` counting the cached tokens too (nanobot's input_tokens): the
--- uncached input (never below 0) at the input price, cache reads and writes
--- at their prices (the input price when the table has none), output at the
--- output price. NULL when the model has no price (p_in NULL).
-CREATE MACRO call_cost(input, cache_read, cache_write, output, p_in, p_out, p_read, p_write) AS
-    greatest(coalesce(input, 0) - coalesce(cache_read, 0) - coalesce(cache_write, 0), 0) * p_in
-    + coalesce(cache_read, 0) * coalesce(p_read, p_in)
-    + coalesce(cache_write, 0) * coalesce(p_write, p_in)
-    + coalesce(output, 0) * p_out;
-
--- each price row under its LiteLLM key (alias 0) and, unless the key already
--- starts with it, under `<provider>/<key>` (alias 1: LiteLLM's own routing
--- name, as nanobot's `anthropic/claude-sonnet-4-5`)
-CREATE TABLE price_names AS
-SELECT name, price_name(name) AS norm, alias, model AS price_model
-FROM (SELECT model AS name, 0 AS alias, model FROM prices
-      UNION ALL
-      SELECT provider || '/' || model, 1, model FROM prices
-      WHERE provider IS NOT NULL AND NOT starts_with(model, provider || '/'));
-
 -- nanoclaw's calls: each Claude Code response with counted usage (the row
 -- that keeps `native.usage`, one per usage identity: docs/design.md
 -- "nanoclaw: Claude Code transcripts"), with its usage as numbers
@@ -352,60 +324,11 @@ FROM transcript_usage
 WHERE model IS NOT NULL
 GROUP BY provider, model;
 
-CREATE TABLE model_prices AS
-WITH matches AS (
-    -- a --free pattern (a case-insensitive glob over the model or
-    -- provider/model) before any price: the user says the model costs 0
-    SELECT u.agent, u.provider, u.model, 0 AS step, 0 AS alias,
-        '--free ' || min(f.pattern) AS price_model
-    FROM model_uses u JOIN free_models f
-      ON lower(u.model) GLOB lower(f.pattern)
-      OR lower(coalesce(u.provider || '/', '') || u.model) GLOB lower(f.pattern)
-    GROUP BY u.agent, u.provider, u.model
-    UNION ALL
-    SELECT u.agent, u.provider, u.model, 1 AS step, n.alias, n.price_model
-    FROM model_uses u JOIN price_names n ON n.name = u.provider || '/' || u.model
-    UNION ALL
-    SELECT u.agent, u.provider, u.model, 2, n.alias, n.price_model
-    FROM model_uses u JOIN price_names n ON n.name = u.model
-    UNION ALL
-    SELECT u.agent, u.provider, u.model, 3, n.alias, n.price_model
-    FROM model_uses u JOIN price_names n ON n.norm = price_name(u.provider || '/' || u.model)
-    UNION ALL
-    SELECT u.agent, u.provider, u.model, 4, n.alias, n.price_model
-    FROM model_uses u JOIN price_names n ON n.norm = price_name(u.model)
-),
-best AS (
-    -- the first rule that matches; within it a key before an alias, then
-    -- the shortest key (the undated one), then the first by name
-    SELECT * FROM matches
-    QUALIFY row_number() OVER (PARTITION BY agent, provider, model
-                               ORDER BY step, alias, length(price_model), price_model) = 1
-)
-SELECT u.agent, u.provider, u.model, b.price_model, b.step AS price_step,
-    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.input END AS input,
-    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.output END AS output,
-    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.cache_read END AS cache_read,
-    CASE WHEN b.step = 0 THEN CAST(0 AS DECIMAL(38, 18)) ELSE p.cache_write END AS cache_write
-FROM model_uses u
-LEFT JOIN best b ON b.agent = u.agent AND b.provider IS NOT DISTINCT FROM u.provider
-                AND b.model = u.model
-LEFT JOIN prices p ON p.model = b.price_model;
-
-INSERT INTO diagnostics BY NAME
-SELECT 'warning' AS kind, u.agent, u.instance, u.source_path,
-    CAST(NULL AS BIGINT) AS source_line,
-    'no price for model ' || u.model || coalesce(' (provider ' || u.provider || ')', '')
-    || ': cost_usd is NULL for its ' || CAST(u.uses AS VARCHAR)
-    || CASE WHEN u.agent = 'nanobot' THEN ' llm_calls rows'
-            WHEN u.provider = 'anthropic' THEN ' Claude Code responses'
-            ELSE ' transcript responses' END
-    || ' (--prices FILE can price it)' AS message,
-    CAST(NULL AS VARCHAR) AS session_id, diag_code('price_unknown') AS code
-FROM model_uses u
-JOIN model_prices m ON m.agent = u.agent AND m.provider IS NOT DISTINCT FROM u.provider
-                   AND m.model = u.model
-WHERE m.price_model IS NULL;
+-- The pricing rules (the macros price_name, call_cost and calls_cost, the
+-- tables price_names and model_prices, the price_unknown diagnostics) are
+-- sql/shared/pricing.sql, which readers of an output run again to price
+-- its calls at read: the step runs it here, in place of the next line.
+-- @pricing
 
 CREATE TABLE llm_calls AS
 SELECT c.instance,

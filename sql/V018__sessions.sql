@@ -24,8 +24,9 @@
 --          understate it).
 -- Grain:   one row per session_uid.
 -- Inputs:  events, events_plan (x_start, the counts), plan_sessions and plan_stores
---          (V016), llm_calls and model_prices and the macro
---          call_cost (V017), session_identity (V001), diagnostics, kinds.
+--          (V016), llm_calls and model_prices and the macros call_cost
+--          and calls_cost (V017, by sql/shared/pricing.sql),
+--          session_identity (V001), diagnostics, kinds.
 -- Output:  session_starts (j: the native of a row that starts the session,
 --          x_start, its text `session start: …`; pick = 1:
 --          the one whose facts the session takes, primary first),
@@ -154,10 +155,10 @@ calls AS (
         sum(l.total_tokens) AS total_tokens,
         sum(l.cache_read_tokens) AS cache_read_tokens,
         sum(l.cache_write_tokens) AS cache_write_tokens,
-        count(*) FILTER (m.price_model IS NULL) AS unpriced,
         -- the calls' costs as exact DECIMALs (llm_calls.cost_usd is their DOUBLE)
-        sum(call_cost(l.input_tokens, l.cache_read_tokens, l.cache_write_tokens, l.output_tokens,
-                      m.input, m.output, m.cache_read, m.cache_write)) AS cost
+        calls_cost(m.price_model IS NOT NULL,
+                   call_cost(l.input_tokens, l.cache_read_tokens, l.cache_write_tokens,
+                             l.output_tokens, m.input, m.output, m.cache_read, m.cache_write)) AS cost
     FROM llm_calls l
     LEFT JOIN model_prices m ON m.agent = l.agent AND m.provider IS NOT DISTINCT FROM l.provider
                             AND m.model = l.model
@@ -207,7 +208,7 @@ SELECT ev.agent, ev.instance, ev.session_id,
     l.losses,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.channel_type END AS channel_type,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.platform_id END AS platform_id,
-    CAST(CASE WHEN c.unpriced = 0 THEN c.cost END AS DOUBLE) AS cost_usd
+    CAST(c.cost AS DOUBLE) AS cost_usd
 FROM ev
 -- the start row's facts, its JSON parsed once (one `->>` each parsed it
 -- again: 0.18 s of a 1 GB home's 6 000 sessions)

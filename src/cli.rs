@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Options;
+use crate::config::{Options, Pricing};
 use crate::usage::View;
 
 const EXAMPLES: &str = "Examples:
@@ -62,6 +62,12 @@ pub struct Args {
     /// The load's arguments; none with a command.
     #[command(flatten)]
     pub options: Option<Options>,
+
+    /// The load's pricing (`Options::pricing`): beside its other arguments,
+    /// since clap tells whether a load's arguments were given only for a
+    /// struct that flattens none.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// What `nanoload COMMAND …` does instead of a load.
@@ -125,6 +131,11 @@ const OTLP_EXAMPLES: &str = "Examples:
 /// instance's identity, not its name, so two homes sent to one backend do
 /// not merge; the same load always gives the same ids and bytes.
 ///
+/// A span's cost is the load's (llm_calls.cost_usd); with --prices,
+/// --price or --free each call is priced again from its tokens by the
+/// load's rules, and each trace's resource says so
+/// (nanoload.cost.prices). A ledger is exported first, priced with them.
+///
 /// Exit codes: 0 written (and sent); 1 the file is written but sending
 /// failed (after three tries); 2 nothing written (SOURCE not a load with
 /// its tables, TRACES not writable, a bad --endpoint).
@@ -181,6 +192,11 @@ pub struct OtlpArgs {
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
+
+    /// Given any, the calls are priced again at read (a ledger's export
+    /// prices with them).
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// `--host NAME`, checked as a dataset partition's name.
@@ -207,6 +223,11 @@ const SQL_EXAMPLES: &str = "Examples:
 /// ATTACH, INSTALL, LOAD, SET, PRAGMA, several statements — is refused
 /// before it runs; no file outside SOURCE can be read, and no extension
 /// installed or loaded.
+///
+/// With --prices, --price or --free, llm_calls.cost_usd and
+/// sessions.cost_usd are priced again from each call's tokens by the
+/// load's rules (a line on stderr says so); a ledger holds no costs, and
+/// refuses them.
 ///
 /// Exit codes: 0 rows shown (perhaps none); 2 nothing shown (SOURCE not
 /// readable, the statement refused, failed or stopped at --timeout).
@@ -248,6 +269,10 @@ pub struct SqlArgs {
     /// fit spills to a private temp dir.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
     pub memory_limit: u64,
+
+    /// Given any, llm_calls and sessions are priced again at read.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// Serve a load's outputs or a ledger to an agent: a Model Context Protocol
@@ -265,6 +290,11 @@ pub struct SqlArgs {
 /// line that is not UTF-8 or not JSON with -32700. Each tool call runs in a
 /// process of its own, stopped at --timeout: its answer is then an error,
 /// and the server goes on.
+///
+/// With --prices, --price or --free every tool call reads llm_calls and
+/// sessions priced again from each call's tokens by the load's rules, and
+/// the ready answers say so (`prices`); a ledger holds no costs, and
+/// refuses them.
 ///
 /// Exit codes: 0 the client closed stdin; 2 SOURCE not readable (one line
 /// on stderr before any message is read).
@@ -292,6 +322,10 @@ pub struct McpArgs {
     /// not fit spills to a private temp dir.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
     pub memory_limit: u64,
+
+    /// Given any, llm_calls and sessions are priced again at read.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// Print the price table a load prices LLM calls with: where it comes
@@ -299,10 +333,12 @@ pub struct McpArgs {
 /// tokens), and how to change it (`--prices FILE`'s format, `--price`,
 /// `--free`).
 ///
-/// With the flags a load takes (--prices, --prices-replace, --price,
-/// --free) it prints the table that load would use. A load's costs are
-/// priced when it runs: `report`, `usage OUT.parquet`, `mcp` and `otlp`
-/// show the costs of the load they read.
+/// With the flags (--prices, --prices-replace, --price, --free) it prints
+/// the table they make. Every command that shows a cost takes the same
+/// flags: a load and a ledger's export price their calls with them;
+/// `report`, `usage`, `sql`, `mcp` and `otlp` of a load's output price its
+/// calls again from their tokens with them, by the load's rules (the
+/// load's own flags are not kept: give them again), and say so.
 ///
 /// Exit codes: 0 printed; 2 a bad --prices file, --price or --free.
 #[derive(Debug, clap::Args)]
@@ -312,22 +348,9 @@ pub struct PricesArgs {
     #[arg(value_name = "TEXT")]
     pub pattern: Option<String>,
 
-    /// A price file laid over the built-in table (as a load's --prices).
-    #[arg(long, value_name = "FILE")]
-    pub prices: Option<PathBuf>,
-
-    /// The --prices FILE alone, not laid over the built-in table.
-    #[arg(long, requires = "prices")]
-    pub prices_replace: bool,
-
-    /// MODEL at IN/OUT USD per million input and output tokens (as a
-    /// load's --price); repeatable.
-    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
-    pub price: Vec<String>,
-
-    /// Models matching PATTERN cost 0 (as a load's --free); repeatable.
-    #[arg(long = "free", value_name = "PATTERN")]
-    pub free: Vec<String>,
+    /// The table's flags, as every command that shows a cost takes them.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// `nanoload mcp-call SOURCE …`: one tool call, read as JSON from stdin
@@ -352,6 +375,9 @@ pub struct McpCallArgs {
     /// The directory DuckDB spills to (the server removes it).
     #[arg(long, value_name = "DIR")]
     pub spill: PathBuf,
+    /// The server's pricing flags.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// Remove from a ledger what is gone from disk and was last seen before a date.
@@ -401,6 +427,10 @@ pub struct PruneArgs {
 /// the rows on disk at the latest sync, without those columns: the bytes a
 /// load of HOME then writes.
 ///
+/// The calls are priced with the built-in table, or as --prices, --price
+/// and --free say (a load_id of its own then: the same rows priced
+/// otherwise are another output).
+///
 /// Exit codes: 0 written; 2 nothing written (no ledger, a ledger of another
 /// format, an output not writable).
 #[derive(Debug, clap::Args)]
@@ -439,6 +469,10 @@ pub struct ExportCli {
     /// DuckDB memory limit (e.g. 256MiB, 1GB).
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = crate::config::parse_size)]
     pub memory_limit: u64,
+
+    /// The export's calls are priced with these.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 /// Keep every row ever seen in a ledger: add what is new, keep what the
@@ -556,6 +590,10 @@ impl SyncArgs {
 /// inline CSS and SVG, no script, nothing fetched. Written to a temporary
 /// name beside report.html and renamed when complete.
 ///
+/// Costs are the load's (llm_calls.cost_usd); with --prices, --price or
+/// --free every call is priced again from its tokens by the load's rules
+/// (the side tables are needed), and the page says so.
+///
 /// Exit codes: 0 written; 2 nothing written (OUT.parquet or a --tables file
 /// missing or not nanoload's, tables of another load, report.html not
 /// writable).
@@ -576,6 +614,10 @@ pub struct ReportArgs {
     /// The HTML file to write (replaced if it exists).
     #[arg(value_name = "report.html")]
     pub html: PathBuf,
+
+    /// Given any, the output's calls are priced again at read.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }
 
 const USAGE_EXAMPLES: &str = "Examples:
@@ -594,7 +636,9 @@ const USAGE_EXAMPLES: &str = "Examples:
 /// from the UTC offsets the load derived (a call whose instance has none is
 /// placed by its UTC time, and a note says how many); `--timezone` places
 /// every call in one zone instead. A call without a price is counted as
-/// unpriced, never as $0.
+/// unpriced, never as $0. With --prices, --price or --free a HOME's load
+/// prices with them, and an output's calls are priced again from their
+/// tokens by the load's rules (a note says so).
 ///
 /// Exit codes: 0 shown; 1 shown, but loading HOME could not read some input
 /// (listed on stderr); 2 nothing shown (bad arguments, an output that is
@@ -634,21 +678,6 @@ pub struct UsageArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Price the calls with this price table when loading HOME (as
-    /// `nanoload --prices`); an output's costs were priced by its load.
-    #[arg(long, value_name = "FILE")]
-    pub prices: Option<PathBuf>,
-
-    /// Price MODEL at IN and OUT USD per million input and output tokens
-    /// when loading HOME (as `nanoload --price`); repeatable.
-    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
-    pub price: Vec<String>,
-
-    /// Models matching PATTERN cost 0 when loading HOME (self-hosted; as
-    /// `nanoload --free`); repeatable.
-    #[arg(long = "free", value_name = "PATTERN")]
-    pub free: Vec<String>,
-
     /// Under each day, week, month or session, one row per provider and
     /// model of its calls.
     #[arg(long, short = 'b')]
@@ -668,4 +697,8 @@ pub struct UsageArgs {
     /// cheapest first, desc the costliest first (the default).
     #[arg(long, value_enum, value_name = "ORDER")]
     pub order: Option<crate::usage::Order>,
+
+    /// HOME's load prices with these; an output's calls are priced again.
+    #[command(flatten)]
+    pub pricing: Pricing,
 }

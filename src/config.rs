@@ -6,7 +6,9 @@
 //!   secret patterns compiled (a bad regex is a usage error)
 //!   outputs         OUT, --tables DIR, --db FILE, --dataset DIR, --summary-json FILE,
 //!                   --cache DIR: absolute, never inside HOME; the dataset host name checked
-//!   prices          data/prices.json, with the --prices FILE laid over it (or alone), parsed
+//!   prices          Pricing (the flags every command that shows a cost flattens):
+//!                   data/prices.json, the --prices FILE laid over it (or alone), each
+//!                   --price, the --free patterns; parsed and checked
 //!   load_options    the options given that change the output (load_id folds them in)
 //! ```
 
@@ -122,32 +124,12 @@ pub struct Options {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 
-    /// Prices for llm_calls.cost_usd and sessions.cost_usd: a JSON file in
-    /// the format of the built-in data/prices.json (USD per token of each
-    /// model, generated from LiteLLM's price list), laid over it: a model
-    /// the file names takes its prices, every other model keeps the
-    /// built-in ones (--prices-replace: the file alone). A model no table
-    /// prices gets cost NULL and one price_unknown warning.
-    #[arg(long, value_name = "FILE")]
-    pub prices: Option<PathBuf>,
-
-    /// Price with the --prices FILE alone, not laid over the built-in table.
-    #[arg(long, requires = "prices")]
-    pub prices_replace: bool,
-
-    /// Price MODEL at IN USD per million input tokens and OUT per million
-    /// output tokens (cached tokens at IN), laid over the price table:
-    /// MODEL as the calls name it (`nanoload prices` shows how a call finds
-    /// its price); repeatable.
-    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
-    pub price: Vec<String>,
-
-    /// Calls of a model matching PATTERN cost 0 (a self-hosted model): a
-    /// model name or a glob (`*` any characters, `?` one), case-insensitive,
-    /// matched against the call's model and its provider/model, e.g.
-    /// 'vllm/*' or '*qwen*'; repeatable.
-    #[arg(long = "free", value_name = "PATTERN")]
-    pub free: Vec<String>,
+    /// How the LLM calls are priced (`--prices`, `--price`, `--free`): on
+    /// the command line `cli::Args` parses them beside these options (clap
+    /// tells whether an optional flattened struct was given only when it
+    /// flattens none), and the load's are set here.
+    #[arg(skip)]
+    pub pricing: Pricing,
 
     /// Print only diagnostics that make the exit code non-zero; no summary.
     #[arg(long, short)]
@@ -197,10 +179,7 @@ impl Options {
             no_redact: false,
             memory_limit: 256 << 20,
             cache: None,
-            prices: None,
-            prices_replace: false,
-            price: Vec::new(),
-            free: Vec::new(),
+            pricing: Pricing::default(),
             quiet: false,
             progress: When::Never,
             summary_json: None,
@@ -267,37 +246,124 @@ pub struct Config {
     pub load_options: Vec<String>,
 }
 
-/// The price table of a run: the built-in one, or with `--prices FILE`
-/// laid over it (or alone with `--prices-replace`), then each `--price`,
-/// and the `--free` patterns; a bad one is a usage error.
-pub fn price_table(opts: &Options) -> Result<PriceTable, ConfigError> {
-    let usage = |e: crate::prices::PriceError| ConfigError::Usage(crate::diag::one_line(&e.0));
-    let mut table = match &opts.prices {
-        None => PriceTable::builtin(),
-        Some(file) => std::fs::read_to_string(file)
-            .map_err(|e| crate::prices::PriceError(e.to_string()))
-            .and_then(|text| PriceTable::parse(&text))
-            .and_then(|file| {
-                if opts.prices_replace {
-                    return Ok(file);
-                }
-                let mut table = PriceTable::builtin()?;
-                table.models.extend(file.models);
-                Ok(table)
-            })
-            .map_err(|e| crate::prices::PriceError(format!("--prices {}: {e}", file.display()))),
+/// How LLM calls are priced: the flags of every command that shows a cost
+/// (each flattens this one set, so the help says the same everywhere), and
+/// the price table they make ([`Pricing::table`]). A load prices its calls
+/// with it; a command that reads a load's output prices them again at read
+/// when one is given ([`Pricing::at_read`]); a ledger's export prices with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+#[command(next_help_heading = "Pricing")]
+pub struct Pricing {
+    /// Price llm_calls.cost_usd and sessions.cost_usd with this file laid
+    /// over the built-in table: JSON in the format of the built-in
+    /// data/prices.json (USD per token of each model, generated from
+    /// LiteLLM's price list; `nanoload prices` prints the table and the
+    /// format); a model the file names takes its prices, every other model
+    /// keeps the built-in ones. A model no table prices has no cost (NULL:
+    /// unknown, never 0).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+
+    /// Price with the --prices FILE alone, not laid over the built-in table.
+    #[arg(long, requires = "prices")]
+    pub prices_replace: bool,
+
+    /// Price MODEL at IN USD per million input tokens and OUT per million
+    /// output tokens (cached tokens at IN), laid over the price table:
+    /// MODEL as the calls name it (`nanoload prices` shows how a call finds
+    /// its price); repeatable.
+    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
+    pub price: Vec<String>,
+
+    /// Calls of a model matching PATTERN cost 0 (a self-hosted model): a
+    /// model name or a glob (`*` any characters, `?` one), case-insensitive,
+    /// matched against the call's model and its provider/model, e.g.
+    /// 'vllm/*' or '*qwen*'; repeatable.
+    #[arg(long = "free", value_name = "PATTERN")]
+    pub free: Vec<String>,
+}
+
+impl Pricing {
+    /// Whether any flag was given (none: the built-in table).
+    pub fn given(&self) -> bool {
+        self.prices.is_some() || !self.price.is_empty() || !self.free.is_empty()
     }
-    .map_err(usage)?;
-    for p in &opts.price {
-        let (model, price) = crate::prices::parse_price_flag(p).map_err(usage)?;
-        table.models.insert(model, price);
+
+    /// The price table: the built-in one, or with `--prices FILE` laid over
+    /// it (or alone with `--prices-replace`), then each `--price`, and the
+    /// `--free` patterns; a bad one is a usage error.
+    pub fn table(&self) -> Result<PriceTable, ConfigError> {
+        let usage = |e: crate::prices::PriceError| ConfigError::Usage(crate::diag::one_line(&e.0));
+        let mut table = match &self.prices {
+            None => PriceTable::builtin(),
+            Some(file) => std::fs::read_to_string(file)
+                .map_err(|e| crate::prices::PriceError(e.to_string()))
+                .and_then(|text| PriceTable::parse(&text))
+                .and_then(|file| {
+                    if self.prices_replace {
+                        return Ok(file);
+                    }
+                    let mut table = PriceTable::builtin()?;
+                    table.models.extend(file.models);
+                    Ok(table)
+                })
+                .map_err(|e| {
+                    crate::prices::PriceError(format!("--prices {}: {e}", file.display()))
+                }),
+        }
+        .map_err(usage)?;
+        for p in &self.price {
+            let (model, price) = crate::prices::parse_price_flag(p).map_err(usage)?;
+            table.models.insert(model, price);
+        }
+        for f in &self.free {
+            table
+                .free
+                .push(crate::prices::check_free(f).map_err(usage)?);
+        }
+        Ok(table)
     }
-    for f in &opts.free {
-        table
-            .free
-            .push(crate::prices::check_free(f).map_err(usage)?);
+
+    /// The table as the flags give it, in one line: `the built-in table
+    /// (LiteLLM 1.110.2, released 2026-11-20), --price m=1/2, --free qwen*`.
+    pub fn describe(&self) -> String {
+        let release = crate::prices::builtin_release();
+        let mut parts = vec![match (&self.prices, self.prices_replace) {
+            (None, _) => format!("the built-in table ({release})"),
+            (Some(f), true) => format!("{} alone", f.display()),
+            (Some(f), false) => {
+                format!("{} laid over the built-in table ({release})", f.display())
+            }
+        }];
+        parts.extend(self.price.iter().map(|p| format!("--price {p}")));
+        parts.extend(self.free.iter().map(|p| format!("--free {p}")));
+        parts.join(", ")
     }
-    Ok(table)
+
+    /// For a command that reads a load's output: the table to price its
+    /// calls again with, and how that is said, when a flag was given (None:
+    /// the costs as the load wrote them).
+    pub fn at_read(&self) -> Result<Option<Repricing>, ConfigError> {
+        if !self.given() {
+            return Ok(None);
+        }
+        Ok(Some(Repricing {
+            table: self.table()?,
+            said: format!(
+                "priced at read from each call's tokens, not as loaded: {}",
+                self.describe()
+            ),
+        }))
+    }
+}
+
+/// The calls of a load's output priced again at read
+/// (`crate::engine::reprice`): the table, and the sentence every reader
+/// shows beside the costs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repricing {
+    pub table: PriceTable,
+    pub said: String,
 }
 
 impl Config {
@@ -369,7 +435,7 @@ impl Config {
                 ));
             }
         }
-        let prices = price_table(opts)?;
+        let prices = opts.pricing.table()?;
         let threads = opts
             .threads
             .unwrap_or_else(|| {
@@ -425,7 +491,7 @@ impl Config {
         if opts.follow_links {
             v.push("follow_links".into());
         }
-        if opts.prices.is_some() || !opts.price.is_empty() || !opts.free.is_empty() {
+        if opts.pricing.given() {
             let builtin = PriceTable::builtin()
                 .map_err(|e| ConfigError::Usage(crate::diag::one_line(&e.0)))?;
             if *prices != builtin {

@@ -11,6 +11,8 @@
 //!                titles of the sessions whose first user message is in a blob file
 //!                (V020's session_title over its first bytes)
 //! for_writing    a lower memory limit for the sink's ordered read of the plan
+//! reprice        a reader's llm_calls and sessions priced again at read, by the
+//!                load's rules (sql/shared/pricing.sql) in a database of their own
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -23,6 +25,152 @@ use crate::schema::Agent;
 use crate::stage::Staged;
 use crate::steps::{Chain, PlanJoin, StepThreads};
 use crate::timings::{Phase, SqlPlan, Timings};
+
+/// The tables `prices` and `free_models` of `table` in the current
+/// database of `conn` (what the pricing rules read, sql/shared/pricing.sql).
+fn load_prices(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
+    conn.execute_batch(crate::prices::PRICES_DDL)?;
+    conn.execute_batch(crate::prices::PRICES_TEXT_DDL)?;
+    {
+        let mut app = conn.appender("prices_text")?;
+        for row in table.rows() {
+            let [a, b, c, d, e, f] = row;
+            app.append_row(duckdb::params![a, b, c, d, e, f])?;
+        }
+        app.flush()?;
+    }
+    conn.execute_batch(crate::prices::PRICES_FROM_TEXT)?;
+    if !table.free.is_empty() {
+        let mut app = conn.appender("free_models")?;
+        for p in &table.free {
+            app.append_row([p.as_str()])?;
+        }
+    }
+    Ok(())
+}
+
+/// A call's cost from its tokens and its `model_prices` row `m`, as V017
+/// gives `llm_calls.cost_usd` (`l`: the call; the macro qualified by where
+/// the rules ran).
+fn call_cost_of(l: &str, m: &str, rules: &str) -> String {
+    format!(
+        "{rules}call_cost({l}.input_tokens, {l}.cache_read_tokens, {l}.cache_write_tokens, \
+         {l}.output_tokens, {m}.input, {m}.output, {m}.cache_read, {m}.cache_write)"
+    )
+}
+
+/// Price the calls of a load's output again at read, with `table`:
+/// `llm_calls` (and `sessions`, when there is one) in the current database
+/// of `conn`, views or tables as the reader made them, are replaced by
+/// tables of the same rows in the same order whose `cost_usd` is priced by
+/// the load's own rules (sql/shared/pricing.sql, run here over the models
+/// the calls name): each call from its tokens, each session's the sum of
+/// its calls' costs, NULL when one has no price; `diagnostics`, when there
+/// is one, gets this table's `price_unknown` warnings in place of the
+/// load's. The same flags give the
+/// same costs as a load with them (`totals::sql_of_an_output_prices_its_calls_again_as_a_load_would`).
+/// The rules run in a database of their own, detached after, so a query
+/// sees no table but the output's.
+pub fn reprice(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
+    let here: String = conn.query_row("SELECT current_database()", [], |r| r.get(0))?;
+    let here = format!("\"{}\"", here.replace('"', "\"\""));
+    let kind = |name: &str| -> duckdb::Result<Option<&'static str>> {
+        let n: i64 = conn.query_row(
+            "SELECT (SELECT count(*) FROM duckdb_views() WHERE database_name = current_database()
+                       AND schema_name = current_schema() AND view_name = ?) * 2
+                  + (SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()
+                       AND schema_name = current_schema() AND table_name = ?)",
+            [name, name],
+            |r| r.get(0),
+        )?;
+        Ok(match n {
+            2 => Some("VIEW"),
+            1 => Some("TABLE"),
+            _ => None,
+        })
+    };
+    let calls = kind("llm_calls")?.unwrap_or("TABLE");
+    let sessions = kind("sessions")?;
+    let diagnostics = kind("diagnostics")?;
+    conn.execute_batch(
+        "ATTACH ':memory:' AS nanoload_pricing;
+         CREATE TABLE nanoload_pricing.main.calls AS FROM llm_calls;",
+    )?;
+    for (name, there) in [("sessions", sessions), ("diagnostics", diagnostics)] {
+        if there.is_some() {
+            conn.execute_batch(&format!(
+                "CREATE TABLE nanoload_pricing.main.{name}_loaded AS FROM {name};"
+            ))?;
+        }
+    }
+    conn.execute_batch("USE nanoload_pricing;")?;
+    // the rules' inputs as a load has them: the price table, the models the
+    // calls name (as V017 counts them), the diagnostics they append to and
+    // the diag_code() macro of the steps' prelude
+    let priced = load_prices(conn, table).and_then(|()| {
+        conn.execute_batch(&format!(
+            "{kinds}
+             CREATE TABLE diagnostics (kind VARCHAR, agent VARCHAR, instance VARCHAR,
+                 source_path VARCHAR, source_line BIGINT, message VARCHAR, session_id VARCHAR,
+                 code VARCHAR);
+             CREATE TABLE model_uses AS
+             SELECT agent, provider, model, min(instance) AS instance,
+                    min(source_path) AS source_path, count(*) AS uses
+             FROM calls WHERE model IS NOT NULL GROUP BY ALL;
+             {rules}",
+            kinds = crate::steps::kinds_sql(),
+            rules = crate::steps::PRICING
+        ))
+    });
+    // back where the reader was, whatever the rules did
+    conn.execute_batch(&format!("USE {here};"))?;
+    priced?;
+    let rules = "nanoload_pricing.main.";
+    let join = "LEFT JOIN nanoload_pricing.main.model_prices m
+                  ON m.agent = l.agent AND m.provider IS NOT DISTINCT FROM l.provider
+                 AND m.model = l.model";
+    let mut sql = format!(
+        "DROP {calls} llm_calls;
+         CREATE TABLE llm_calls AS
+         SELECT l.* REPLACE (CAST({cost} AS DOUBLE) AS cost_usd)
+         FROM nanoload_pricing.main.calls l {join}
+         ORDER BY l.rowid;",
+        cost = call_cost_of("l", "m", rules),
+    );
+    if let Some(sessions) = sessions {
+        sql.push_str(&format!(
+            "DROP {sessions} sessions;
+             CREATE TABLE sessions AS
+             SELECT s.* REPLACE (CAST(c.cost AS DOUBLE) AS cost_usd)
+             FROM nanoload_pricing.main.sessions_loaded s
+             LEFT JOIN (SELECT l.session_uid,
+                               {rules}calls_cost(m.price_model IS NOT NULL, {cost}) AS cost
+                        FROM nanoload_pricing.main.calls l {join}
+                        WHERE l.session_uid IS NOT NULL
+                        GROUP BY l.session_uid) c ON c.session_uid = s.session_uid
+             ORDER BY s.rowid;",
+            cost = call_cost_of("l", "m", rules),
+        ));
+    }
+    if let Some(diagnostics) = diagnostics {
+        // the load's diagnostics but its price_unknown warnings, which are
+        // of the load's table, and this table's, in the outputs' order
+        sql.push_str(&format!(
+            "DROP {diagnostics} diagnostics;
+             CREATE TABLE diagnostics AS
+             SELECT * FROM (
+                 SELECT * FROM nanoload_pricing.main.diagnostics_loaded
+                 WHERE code IS DISTINCT FROM '{unknown}'
+                 UNION ALL BY NAME
+                 SELECT *, (SELECT min(load_id) FROM nanoload_pricing.main.calls) AS load_id
+                 FROM nanoload_pricing.main.diagnostics)
+             ORDER BY ALL;",
+            unknown = crate::diag::DiagCode::PriceUnknown.as_str()
+        ));
+    }
+    sql.push_str("DETACH nanoload_pricing;");
+    conn.execute_batch(&sql)
+}
 
 /// The most bytes of a first user message read from the stage for a
 /// session's title (60 characters on one line): enough for any run of
@@ -329,23 +477,7 @@ impl Engine {
         load_id: &str,
         prices: &PriceTable,
     ) -> Result<(), EngineError> {
-        self.conn.execute_batch(crate::prices::PRICES_DDL)?;
-        self.conn.execute_batch(crate::prices::PRICES_TEXT_DDL)?;
-        {
-            let mut app = self.conn.appender("prices_text")?;
-            for row in prices.rows() {
-                let [a, b, c, d, e, f] = row;
-                app.append_row(duckdb::params![a, b, c, d, e, f])?;
-            }
-            app.flush()?;
-        }
-        self.conn.execute_batch(crate::prices::PRICES_FROM_TEXT)?;
-        if !prices.free.is_empty() {
-            let mut app = self.conn.appender("free_models")?;
-            for p in &prices.free {
-                app.append_row([p.as_str()])?;
-            }
-        }
+        load_prices(&self.conn, prices)?;
         let offset = offset
             .map(|o| o.to_string())
             .unwrap_or_else(|| "NULL".into());

@@ -1582,6 +1582,9 @@ pub struct ExportArgs {
     pub dataset: Option<(PathBuf, String)>,
     pub threads: usize,
     pub memory_limit: u64,
+    /// The price table of the export's costs (`--prices`, `--price`,
+    /// `--free`; the built-in one without them).
+    pub prices: crate::prices::PriceTable,
 }
 
 /// What an export wrote.
@@ -1639,13 +1642,19 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(|e| fail(&ledger, &e))?;
-    // a snapshot is the latest load's output; the history is not, and says so
-    let load_id = if args.snapshot {
-        latest
-    } else {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(format!("ledger history {latest} {sync}").as_bytes());
-        crate::store::hex(&digest)[..16].to_string()
+    // a snapshot is the latest load's output; the history is not, and says
+    // so; priced with another table than the built-in one (the sync's: a
+    // ledger keeps no prices), neither is, and the id folds the table in,
+    // as a load's does
+    let builtin = crate::prices::PriceTable::builtin().map_err(|e| fail(&ledger, &e.0))?;
+    let priced = (args.prices != builtin).then(|| format!(" prices={}", args.prices.digest()));
+    let load_id = match (args.snapshot, priced) {
+        (true, None) => latest,
+        (true, Some(p)) => derived_id(&format!("ledger snapshot {latest}{p}")),
+        (false, p) => derived_id(&format!(
+            "ledger history {latest} {sync}{}",
+            p.unwrap_or_default()
+        )),
     };
     let run_dir = RunDir::create(&ledger)?;
     let stage = run_dir.stage_dir();
@@ -1702,7 +1711,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         summary_json: None,
     })
     .map_err(|e| fail(&args.out, &e))?;
-    let prices = crate::prices::PriceTable::builtin().map_err(|e| fail(&ledger, &e.0))?;
+    let prices = &args.prices;
     // each row's place in OUT is known once V016 has laid the rows out, and
     // its x_row only until the next step drops `ordinals`: the rows' seen
     // columns are taken by place then
@@ -1720,7 +1729,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     let engine =
         crate::run::with_memory_retries(args.memory_limit, &warn, &mut timings, |limit, _| {
             let engine = Engine::open(&run_dir.spill_dir(), args.threads, limit)?;
-            engine.load(&staged, None, &load_id, &prices)?;
+            engine.load(&staged, None, &load_id, prices)?;
             placed = None;
             engine.run_steps(|_, _, step| {
                 if !args.snapshot && Some(step) == after_layout {
@@ -1755,6 +1764,12 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         sync,
         events: events as u64,
     })
+}
+
+/// An export's own load_id: 16 hex of SHA-256 over what it is of.
+fn derived_id(of: &str) -> String {
+    use sha2::Digest;
+    crate::store::hex(&sha2::Sha256::digest(of.as_bytes()))[..16].to_string()
 }
 
 /// Each exported row's seen columns by its place in OUT (V016's `out_pos`

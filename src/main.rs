@@ -33,9 +33,29 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[unsafe(export_name = "malloc_conf")]
 pub static MALLOC_CONF: &[u8; 30] = b"narenas:2,dirty_decay_ms:1000\0";
 
+/// The table `pricing` makes to price a load's output again at read (None
+/// without a flag), or the usage error that ends the command (exit 2).
+fn at_read(
+    pricing: &nanoload::config::Pricing,
+) -> Result<Option<nanoload::config::Repricing>, std::process::ExitCode> {
+    pricing.at_read().map_err(|e| {
+        eprintln!("nanoload: error: {e}");
+        std::process::ExitCode::from(ExitCode::Failed as u8)
+    })
+}
+
 /// `nanoload report …` (a HOME of that name is given as `./report`).
 fn report_main(args: ReportArgs) -> std::process::ExitCode {
-    match nanoload::report::report(&args.out, args.tables.as_deref(), &args.html) {
+    let priced = match at_read(&args.pricing) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    match nanoload::report::report_priced(
+        &args.out,
+        args.tables.as_deref(),
+        &args.html,
+        priced.as_ref(),
+    ) {
         Ok(w) => {
             eprintln!(
                 "nanoload: report written: {} ({} charts, {} bytes)",
@@ -73,6 +93,18 @@ fn export_main(a: ExportCli) -> std::process::ExitCode {
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let prices = match a.pricing.table() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+    };
+    let priced = if a.pricing.given() {
+        format!(", priced with {}", a.pricing.describe())
+    } else {
+        String::new()
+    };
     let args = nanoload::ledger::ExportArgs {
         ledger: a.ledger,
         out: a.out,
@@ -81,11 +113,12 @@ fn export_main(a: ExportCli) -> std::process::ExitCode {
         dataset: a.dataset.zip(a.host),
         threads: threads.max(1),
         memory_limit: a.memory_limit,
+        prices,
     };
     match nanoload::ledger::export(&args) {
         Ok(x) => {
             eprintln!(
-                "nanoload: exported {} rows of {} ({}, sync {}, load {}) to {}",
+                "nanoload: exported {} rows of {} ({}, sync {}, load {}{priced}) to {}",
                 x.events,
                 args.ledger.display(),
                 if args.snapshot { "snapshot" } else { "history" },
@@ -143,6 +176,10 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         );
     }
     let mut exit = ExitCode::Ok;
+    // a HOME's load prices with the flags; an output's calls are priced
+    // again at read
+    let mut priced = None;
+    let mut prices_said = None;
     // a HOME loads into a temp dir that lives until the table is shown
     let work;
     let tables = if args.source.is_dir() {
@@ -156,12 +193,13 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
             Ok(w) => w,
             Err(e) => return fail(&format!("temp dir: {e}")),
         };
-        let pricing = usage::Pricing {
-            prices: args.prices.clone(),
-            price: args.price.clone(),
-            free: args.free.clone(),
-        };
-        match usage::load_home(&args.source, work.path(), &pricing) {
+        if args.pricing.given() {
+            prices_said = Some(format!(
+                "priced by this load of HOME with {}",
+                args.pricing.describe()
+            ));
+        }
+        match usage::load_home(&args.source, work.path(), &args.pricing) {
             Ok(summary) => {
                 for line in summary.stderr_lines(true) {
                     eprintln!("{line}");
@@ -172,11 +210,11 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         }
         work.path().join("tables")
     } else {
-        if args.prices.is_some() || !args.price.is_empty() || !args.free.is_empty() {
-            return fail(
-                &"--prices, --price and --free price a HOME's load; an output's costs were priced by its load (load it again with them)",
-            );
-        }
+        priced = match at_read(&args.pricing) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
+        prices_said = priced.as_ref().map(|p| p.said.clone());
         match &args.tables {
             Some(t) => t.clone(),
             None => {
@@ -197,11 +235,12 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         order: args.order,
         breakdown: args.breakdown,
     };
-    let shown = usage::open(&tables).and_then(|c| usage::usage(&c, &q));
-    let u = match shown {
+    let shown = usage::open(&tables, priced.as_ref()).and_then(|c| usage::usage(&c, &q));
+    let mut u = match shown {
         Ok(u) => u,
         Err(e) => return fail(&e),
     };
+    u.prices = prices_said;
     let text = if args.json {
         usage::json(&u)
     } else {
@@ -239,9 +278,14 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
             return std::process::ExitCode::from(ExitCode::Failed as u8);
         }
     };
+    let priced = match at_read(&a.pricing) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let reader = Reader {
         memory_limit: a.memory_limit,
         spill: Some(spill.path().to_path_buf()),
+        prices: priced.as_ref().map(|p| p.table.clone()),
     };
     let (source, tables, query) = (a.source.clone(), a.tables.clone(), a.query.clone());
     let limits = Limits {
@@ -253,6 +297,9 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
     })
     .and_then(|r: Result<_, QueryError>| r);
     drop(spill);
+    if let (Some(p), Ok(_)) = (&priced, &answer) {
+        eprintln!("nanoload: cost_usd {}", p.said);
+    }
     let (text, failed) = match answer {
         Err(e) if json => (format!("{}\n", e.to_json()), true),
         Err(e) => {
@@ -282,7 +329,16 @@ fn mcp_main(a: McpArgs) -> std::process::ExitCode {
         timeout_secs: a.timeout,
         memory_limit: a.memory_limit,
     };
-    let server = match nanoload::mcp::Server::new(&a.source, a.tables.as_deref(), settings) {
+    let priced = match at_read(&a.pricing) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let server = match nanoload::mcp::Server::new(
+        &a.source,
+        a.tables.as_deref(),
+        settings,
+        (a.pricing.clone(), priced),
+    ) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("nanoload: {e}");
@@ -305,31 +361,22 @@ fn mcp_main(a: McpArgs) -> std::process::ExitCode {
     }
 }
 
-/// `nanoload mcp-call …`: one tool call of `nanoload mcp` (the call as
-/// JSON on stdin, its result as JSON on stdout); at `--timeout` the
-/// timeout is the result, and the process ends with whatever DuckDB is
-/// still computing.
-/// `nanoload prices [TEXT]`: the table a load with these flags prices with.
+/// `nanoload prices [TEXT]`: the table these flags make.
 fn prices_main(a: PricesArgs) -> std::process::ExitCode {
-    let mut o = nanoload::config::Options::new(".", "out.parquet");
-    o.prices = a.prices.clone();
-    o.prices_replace = a.prices_replace;
-    o.price = a.price.clone();
-    o.free = a.free.clone();
-    let table = match nanoload::config::price_table(&o) {
+    let table = match a.pricing.table() {
         Ok(t) => t,
         Err(e) => {
             eprintln!("nanoload: error: {e}");
             return std::process::ExitCode::from(ExitCode::Failed as u8);
         }
     };
-    let file = a.prices.as_ref().map(|p| p.to_string_lossy().into_owned());
-    let given: Vec<String> = (a.price.iter())
+    let file = (a.pricing.prices.as_ref()).map(|p| p.to_string_lossy().into_owned());
+    let given: Vec<String> = (a.pricing.price.iter())
         .filter_map(|p| nanoload::prices::parse_price_flag(p).ok().map(|(m, _)| m))
         .collect();
     let text = nanoload::prices::listing(
         &table,
-        file.as_deref().map(|f| (f, a.prices_replace)),
+        file.as_deref().map(|f| (f, a.pricing.prices_replace)),
         &given,
         a.pattern.as_deref(),
         chrono::Utc::now().date_naive(),
@@ -341,6 +388,10 @@ fn prices_main(a: PricesArgs) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
+/// `nanoload mcp-call …`: one tool call of `nanoload mcp` (the call as
+/// JSON on stdin, its result as JSON on stdout); at `--timeout` the
+/// timeout is the result, and the process ends with whatever DuckDB is
+/// still computing.
 fn mcp_call_main(a: McpCallArgs) -> std::process::ExitCode {
     use std::io::{Read, Write};
     let mut request = Vec::new();
@@ -359,7 +410,16 @@ fn mcp_call_main(a: McpCallArgs) -> std::process::ExitCode {
         timeout_secs: a.timeout,
         memory_limit: a.memory_limit,
     };
-    let server = nanoload::mcp::Server::for_call(&a.source, a.tables.as_deref(), settings);
+    // the server checked the flags before it started
+    let Ok(priced) = a.pricing.at_read() else {
+        return std::process::ExitCode::from(ExitCode::Failed as u8);
+    };
+    let server = nanoload::mcp::Server::for_call(
+        &a.source,
+        a.tables.as_deref(),
+        settings,
+        (a.pricing.clone(), priced),
+    );
     let spill = a.spill.clone();
     let result = nanoload::query::within(a.timeout, move || {
         server.call_here(&name, &args, Some(&spill))
@@ -404,11 +464,21 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
             }
         }
     }
+    let priced = match at_read(&a.pricing) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let opts = otlp::Options {
         content: a.content,
         project: a.project.clone(),
+        prices: priced.as_ref().map(|p| p.said.clone()),
     };
-    let made = otlp::traces_of(&a.source, a.tables.as_deref(), &opts);
+    let made = otlp::traces_of(
+        &a.source,
+        a.tables.as_deref(),
+        &opts,
+        priced.as_ref().map(|p| &p.table),
+    );
     let (traces, counts) = match made {
         Ok(t) => t,
         Err(e) => return failed(e.to_string()),
@@ -524,9 +594,13 @@ fn main() -> std::process::ExitCode {
             ..
         } => return mcp_call_main(a),
         Args {
-            options: Some(options),
+            options: Some(mut options),
+            pricing,
             ..
-        } => options,
+        } => {
+            options.pricing = pricing;
+            options
+        }
         // clap requires HOME when no command is given
         Args { options: None, .. } => {
             return std::process::ExitCode::from(ExitCode::Failed as u8);

@@ -29,7 +29,11 @@
 //! | `describe_table` | `table` | `{table, description, columns: [{name, type, meaning}]}` |
 //! | `query` | `sql`, `limit`? | `{columns, rows, row_count, truncated}` ([`crate::query::Answer`]) |
 //! | `usage_by_day` | `since`?, `until`? | as `query`: calls, tokens and cost per local day |
-//! | `top_sessions_by_cost` | `limit`? | as `query`: the costliest sessions |
+//! | `top_sessions_by_cost` | `limit`? | as `query`: the costliest sessions, with their titles |
+//!
+//! With `--prices`, `--price` or `--free` every call reads llm_calls and
+//! sessions priced again at read (each tool call's process is given the
+//! same flags), and the ready answers say so (`prices`).
 //!
 //! Every query runs through [`crate::query::Source::query`]: the read-only
 //! guard of `nanoload sql`, the row limit and the time limit. Table
@@ -98,7 +102,7 @@ pub fn tools() -> Value {
         {
             "name": "usage_by_day",
             "title": "LLM usage per day",
-            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0; cost_usd is the priced calls' (priced_calls), and cost_basis says what part of the calls that is. total_tokens: input + output where a call reports no total.",
+            "description": "LLM calls, tokens and cost in USD per local day (the host's time zone as derived by nanoload; a call of an instance with no derived offset counts on its UTC day). A call without a price counts in unpriced_calls, never as $0; cost_usd is the priced calls' (priced_calls), and cost_basis says what part of the calls that is; prices, when present, says how the calls were priced (the server's --price or --free, not the load's). total_tokens: input + output where a call reports no total.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -112,7 +116,7 @@ pub fn tools() -> Value {
         {
             "name": "top_sessions_by_cost",
             "title": "Costliest sessions",
-            "description": "The sessions that cost the most (USD), with their agent, instance, session id, first and last event and tokens. Only sessions whose every call is priced (a session with an unpriced call has no known cost); cost_basis says how many are left out.",
+            "description": "The sessions that cost the most (USD), each with its title (its WebUI title, else its first user message cut to 60 characters), agent, instance, session id, first and last event and tokens. Only sessions whose every call is priced (a session with an unpriced call has no known cost); cost_basis says how many are left out; prices, when present, says how the calls were priced.",
             "inputSchema": {
                 "type": "object",
                 "properties": {"limit": {"type": "integer", "minimum": 1, "description": "how many (default 10)"}},
@@ -148,6 +152,10 @@ pub struct Server {
     kind: SourceKind,
     path: PathBuf,
     settings: Settings,
+    /// The pricing flags (passed on to each tool call's process) and the
+    /// calls priced again at read they make (None: the load's costs).
+    pricing: crate::config::Pricing,
+    at_read: Option<crate::config::Repricing>,
     /// The program each tool call runs in (`PROGRAM mcp-call …`: this
     /// executable); None: in this process, without a deadline that holds
     /// for one long expression.
@@ -155,32 +163,37 @@ pub struct Server {
 }
 
 impl Server {
-    /// Checks that SOURCE opens (the server then starts).
+    /// Checks that SOURCE opens (and its calls price again with
+    /// `at_read`, the table `pricing` makes): the server then starts.
     pub fn new(
         source: &Path,
         tables: Option<&Path>,
         settings: Settings,
+        (pricing, at_read): (crate::config::Pricing, Option<crate::config::Repricing>),
     ) -> Result<Server, QueryError> {
-        let opened = Source::open_with(source, tables, &Self::reader_of(&settings, None))?;
-        Ok(Server {
-            source: source.to_path_buf(),
-            tables: tables.map(Path::to_path_buf),
-            kind: opened.kind,
-            path: opened.path.clone(),
-            settings,
-            worker: None,
-        })
+        let mut server = Server::for_call(source, tables, settings, (pricing, at_read));
+        let opened = Source::open_with(source, tables, &server.reader(None))?;
+        server.kind = opened.kind;
+        server.path = opened.path.clone();
+        Ok(server)
     }
 
     /// The server inside a tool call's process (`mcp-call`): SOURCE as the
     /// parent opened it, not checked again.
-    pub fn for_call(source: &Path, tables: Option<&Path>, settings: Settings) -> Server {
+    pub fn for_call(
+        source: &Path,
+        tables: Option<&Path>,
+        settings: Settings,
+        (pricing, at_read): (crate::config::Pricing, Option<crate::config::Repricing>),
+    ) -> Server {
         Server {
             source: source.to_path_buf(),
             tables: tables.map(Path::to_path_buf),
             kind: SourceKind::Out,
             path: source.to_path_buf(),
             settings,
+            pricing,
+            at_read,
             worker: None,
         }
     }
@@ -192,20 +205,25 @@ impl Server {
         self
     }
 
-    fn reader_of(settings: &Settings, spill: Option<&Path>) -> Reader {
+    fn reader(&self, spill: Option<&Path>) -> Reader {
         Reader {
-            memory_limit: settings.memory_limit,
+            memory_limit: self.settings.memory_limit,
             spill: spill.map(Path::to_path_buf),
+            prices: self.at_read.as_ref().map(|r| r.table.clone()),
+        }
+    }
+
+    /// `prices` beside a ready answer's cost, when the calls were priced
+    /// again at read.
+    fn say_prices(&self, v: &mut Value) {
+        if let (Some(r), Some(o)) = (&self.at_read, v.as_object_mut()) {
+            o.insert("prices".into(), json!(r.said));
         }
     }
 
     fn open(&self, spill: Option<&Path>) -> Result<Source, String> {
-        Source::open_with(
-            &self.source,
-            self.tables.as_deref(),
-            &Self::reader_of(&self.settings, spill),
-        )
-        .map_err(|e| format!("error: {e}"))
+        Source::open_with(&self.source, self.tables.as_deref(), &self.reader(spill))
+            .map_err(|e| format!("error: {e}"))
     }
 
     fn limits(&self, asked: Option<u64>, default: usize) -> Limits {
@@ -339,19 +357,33 @@ impl Server {
                 json!(sums.cost_basis("no calls in range")),
             );
         }
+        self.say_prices(&mut v);
         Ok(v)
     }
 
     fn top_sessions_by_cost(&self, src: &Source, args: &Value) -> ToolResult {
         Self::need(src, "sessions")?;
-        let sql = "SELECT session_uid, agent, instance, session_id,
+        // a session's title beside its id (sessions of a load before titles
+        // have none)
+        let titled = src
+            .columns("sessions")
+            .map_err(|e| e.to_string())?
+            .is_some_and(|c| c.iter().any(|(n, _)| n == "title"));
+        let sql = format!(
+            "SELECT session_uid, {title} AS title, agent, instance, session_id,
                     CAST(first_event_utc AS VARCHAR) AS first_event_utc,
                     CAST(last_event_utc AS VARCHAR) AS last_event_utc,
                     llm_calls, input_tokens, output_tokens, round(cost_usd, 6) AS cost_usd
              FROM sessions WHERE cost_usd IS NOT NULL
-             ORDER BY cost_usd DESC, session_uid";
+             ORDER BY cost_usd DESC, session_uid",
+            title = if titled {
+                "title"
+            } else {
+                "CAST(NULL AS VARCHAR)"
+            }
+        );
         let answer = src
-            .query(sql, self.limits(args["limit"].as_u64(), 10))
+            .query(&sql, self.limits(args["limit"].as_u64(), 10))
             .map_err(|e| e.to_string())?;
         // a session's cost is unknown when one of its calls has no price:
         // say how many are left out
@@ -380,6 +412,7 @@ impl Server {
         if let Some(o) = v.as_object_mut() {
             o.insert("cost_basis".into(), json!(basis));
         }
+        self.say_prices(&mut v);
         Ok(v)
     }
 
@@ -431,6 +464,18 @@ impl Server {
             "--spill".into(),
             spill.into(),
         ]);
+        // `--flag=VALUE`: a value that starts with `-` stays a value
+        let p = &self.pricing;
+        if let Some(f) = &p.prices {
+            let mut flag = std::ffi::OsString::from("--prices=");
+            flag.push(f);
+            a.push(flag);
+        }
+        if p.prices_replace {
+            a.push("--prices-replace".into());
+        }
+        a.extend(p.price.iter().map(|v| format!("--price={v}").into()));
+        a.extend(p.free.iter().map(|v| format!("--free={v}").into()));
         a
     }
 

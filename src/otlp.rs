@@ -120,6 +120,10 @@ pub struct Options {
     pub content: bool,
     /// `openinference.project.name` of the resource.
     pub project: String,
+    /// How the calls were priced when not as their load priced them
+    /// (`--prices`, `--price`, `--free`): each resource's
+    /// `nanoload.cost.prices`.
+    pub prices: Option<String>,
 }
 
 fn hash(parts: &[&str]) -> [u8; 32] {
@@ -201,15 +205,26 @@ impl From<duckdb::Error> for OtlpError {
 
 /// The traces of SOURCE: an events file with its `--tables`, a `--db`
 /// file, or a ledger (exported first, every row ever seen, into a private
-/// temp dir removed after: the same rows `nanoload export` writes).
+/// temp dir removed after: the same rows `nanoload export` writes). With
+/// `prices`, the calls are priced again at read with it (a ledger's export
+/// prices with it).
 pub fn traces_of(
     source: &Path,
     tables: Option<&Path>,
     opts: &Options,
+    prices: Option<&crate::prices::PriceTable>,
 ) -> Result<(Vec<Trace>, Counts), OtlpError> {
     let src = Source::open(source, tables)?;
     if src.kind != SourceKind::Ledger {
-        return traces(&src, opts);
+        let Some(prices) = prices else {
+            return traces(&src, opts);
+        };
+        drop(src);
+        let reader = crate::query::Reader {
+            prices: Some(prices.clone()),
+            ..Default::default()
+        };
+        return traces(&Source::open_with(source, tables, &reader)?, opts);
     }
     drop(src);
     let dir = tempfile::Builder::new()
@@ -229,6 +244,13 @@ pub fn traces_of(
         dataset: None,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_limit: 256 << 20,
+        prices: match prices {
+            Some(p) => p.clone(),
+            None => crate::prices::PriceTable::builtin().map_err(|e| OtlpError::Input {
+                path: source.to_path_buf(),
+                message: e.0,
+            })?,
+        },
     })
     .map_err(|e| OtlpError::Input {
         path: source.to_path_buf(),
@@ -480,7 +502,7 @@ fn build(rows: &[Row], calls: &[Call], names: &Names, opts: &Options) -> (Vec<Tr
 }
 
 fn resource(agent: &str, instance: &str, opts: &Options) -> Vec<(&'static str, Attr)> {
-    vec![
+    let mut r = vec![
         ("service.name", Attr::Str(agent.to_string())),
         (
             "openinference.project.name",
@@ -493,7 +515,11 @@ fn resource(agent: &str, instance: &str, opts: &Options) -> Vec<(&'static str, A
             "telemetry.sdk.version",
             Attr::Str(env!("CARGO_PKG_VERSION").into()),
         ),
-    ]
+    ];
+    if let Some(p) = &opts.prices {
+        r.push(("nanoload.cost.prices", Attr::Str(p.clone())));
+    }
+    r
 }
 
 /// The trace of one session: its rows in order, its calls.

@@ -256,6 +256,12 @@ fn builtin_head() -> (String, String, String) {
     (s("litellm_version"), s("litellm_released"), s("source"))
 }
 
+/// The built-in table's release: `LiteLLM 1.110.2, released 2026-11-20`.
+pub fn builtin_release() -> String {
+    let (version, released, _) = builtin_head();
+    format!("LiteLLM {version}, released {released}")
+}
+
 /// USD per token as USD per million tokens, at least two decimals
 /// (`3.00`, `0.075`).
 fn per_million(v: f64) -> String {

@@ -7,6 +7,8 @@
 //! DIR (a --tables directory)     a view per DIR/<table>.parquet
 //! FILE.duckdb (--db)             its tables (events, sessions, llm_calls, …), attached READ_ONLY
 //! LEDGER.duckdb (nanoload sync)  its tables (ledger_events, loads, …), attached READ_ONLY
+//! with Reader::prices            llm_calls and sessions priced again at read (a --db
+//!                                file's tables as views first; a ledger refuses it)
 //! ```
 //!
 //! The guard, in layers (each proven by `sql::…` tests):
@@ -349,7 +351,7 @@ pub struct Source {
 }
 
 /// How the connection of a [`Source`] is set up.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Reader {
     /// DuckDB's memory limit, bytes.
     pub memory_limit: u64,
@@ -357,6 +359,10 @@ pub struct Reader {
     /// removes (a process killed at its deadline cannot remove its own);
     /// None: a private temp dir, removed with the [`Source`].
     pub spill: Option<PathBuf>,
+    /// A price table to price the output's calls again with at read
+    /// (`--prices`, `--price`, `--free`: [`crate::engine::reprice`]); None:
+    /// the costs as the load wrote them.
+    pub prices: Option<crate::prices::PriceTable>,
 }
 
 impl Default for Reader {
@@ -364,9 +370,13 @@ impl Default for Reader {
         Reader {
             memory_limit: crate::engine::READER_MEMORY_LIMIT,
             spill: None,
+            prices: None,
         }
     }
 }
+
+/// Why a ledger refuses `--prices`, `--price` and `--free`.
+pub const LEDGER_HOLDS_NO_COSTS: &str = "a ledger holds no costs (its calls are kept as read, before pricing): --prices, --price and --free price its export (nanoload export LEDGER OUT.parquet --tables DIR …) and its traces (nanoload otlp LEDGER …)";
 
 /// Run `job` on a thread of its own and wait for it at most `secs` seconds
 /// (0: no limit): its answer, or [`QueryError::Timeout`] at the deadline.
@@ -497,7 +507,7 @@ impl Source {
                     ));
                 }
                 conn.execute_batch(&format!(
-                    "ATTACH {} AS source (READ_ONLY); USE source;",
+                    "ATTACH {} AS source (READ_ONLY);",
                     sql_str(&source)
                 ))
                 .map_err(|e| {
@@ -520,6 +530,29 @@ impl Source {
                     [],
                     |r| r.get(0),
                 )?;
+                if ledger > 0 && reader.prices.is_some() {
+                    return Err(input(&source, LEDGER_HOLDS_NO_COSTS));
+                }
+                if reader.prices.is_some() {
+                    // its tables as views here, where the calls priced
+                    // again can take llm_calls' and sessions' place
+                    let names: Vec<String> = {
+                        let mut s = conn.prepare(
+                            "SELECT table_name FROM duckdb_tables()
+                             WHERE database_name = 'source' AND schema_name = 'main' ORDER BY 1",
+                        )?;
+                        s.query_map([], |r| r.get(0))?
+                            .collect::<duckdb::Result<_>>()?
+                    };
+                    for n in names {
+                        conn.execute_batch(&format!(
+                            "CREATE VIEW {n} AS FROM source.main.{n};",
+                            n = ident(&n)
+                        ))?;
+                    }
+                } else {
+                    conn.execute_batch("USE source;")?;
+                }
                 if ledger > 0 {
                     SourceKind::Ledger
                 } else {
@@ -554,14 +587,34 @@ impl Source {
             allowed.push(p.clone());
         }
         let spill_dir = format!("{}/", spill_path.display());
+        let spill_sql = crate::steps::sql_text(&spill_dir);
+        // what the calls priced again hold spills there too
+        conn.execute_batch(&format!("SET temp_directory = {spill_sql};"))?;
+        if let Some(prices) = &reader.prices {
+            let has_calls: i64 = conn.query_row(
+                "SELECT count(*) FROM (SELECT view_name AS n FROM duckdb_views()
+                                       WHERE database_name = current_database() AND NOT internal
+                                       UNION ALL
+                                       SELECT table_name FROM duckdb_tables()
+                                       WHERE database_name = current_database())
+                 WHERE n = 'llm_calls'",
+                [],
+                |r| r.get(0),
+            )?;
+            if has_calls == 0 {
+                return Err(input(
+                    &source,
+                    "--prices, --price and --free price llm_calls again, which this source has not: give the load's side tables (--tables DIR)",
+                ));
+            }
+            crate::engine::reprice(&conn, prices)?;
+        }
         conn.execute_batch(&format!(
-            "SET temp_directory = {spill};
-             SET allowed_paths = {paths};
-             SET allowed_directories = [{spill}];
+            "SET allowed_paths = {paths};
+             SET allowed_directories = [{spill_sql}];
              SET enable_external_access = false;
              SET allow_community_extensions = false;
              SET lock_configuration = true;",
-            spill = crate::steps::sql_text(&spill_dir),
             paths = crate::engine::sql_list(&allowed),
         ))?;
         Ok(Source {

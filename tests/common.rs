@@ -808,3 +808,63 @@ pub fn timings_lines(stderr: &str) -> Result<Vec<(String, String, String)>, Stri
 /// interrupt (checked between vectors) cannot stop it; on its own it runs
 /// about 25 s of CPU here, far past the 2 s timeouts of the tests.
 pub const LONG_QUERY: &str = "SELECT max(levenshtein(s, reverse(s))) FROM (SELECT repeat('ab', 25000) || i AS s FROM range(3) t(i))";
+
+/// A `tools/call` request of `tool` with `args`, id `id`.
+pub fn mcp_request(id: i64, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": args}})
+}
+
+/// The JSON a tool result carries (its structuredContent, which equals its
+/// text).
+pub fn mcp_structured(
+    v: &serde_json::Value,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let r = &v["result"];
+    assert_eq!(r["isError"], false, "{v}");
+    let text: serde_json::Value =
+        serde_json::from_str(r["content"][0]["text"].as_str().ok_or("text")?)?;
+    assert_eq!(text, r["structuredContent"]);
+    Ok(text)
+}
+
+/// Answers of one `nanoload mcp SOURCE…` server to `messages`, parsed, one
+/// per line (stdin closed after them).
+pub fn mcp_answers(
+    source: &[&str],
+    messages: &[serde_json::Value],
+) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    let lines: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+    Ok(mcp_lines(source, &lines)?.0)
+}
+
+/// One `nanoload mcp SOURCE…` server given `lines` (stdin closed after
+/// them), which ends with exit code 0: its answers, parsed, one per line,
+/// and its stderr.
+pub fn mcp_lines(
+    source: &[&str],
+    lines: &[String],
+) -> Result<(Vec<serde_json::Value>, String), Box<dyn std::error::Error>> {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"))
+        .arg("mcp")
+        .args(source)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    {
+        let mut stdin = child.stdin.take().ok_or("stdin")?;
+        for l in lines {
+            writeln!(stdin, "{l}")?;
+        }
+    }
+    let out = wait_within(child, HANG_LIMIT, &format!("nanoload mcp {source:?}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let answers = std::io::BufReader::new(&out.stdout[..])
+        .lines()
+        .map(|l| Ok(serde_json::from_str(&l?)?))
+        .collect::<Result<_, Box<dyn std::error::Error>>>()?;
+    Ok((answers, stderr))
+}

@@ -10,54 +10,24 @@ use std::process::{Command as Process, Stdio};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
-use crate::common::{Run, TestResult, fixture, run_home};
+use crate::common::{
+    Run, TestResult, fixture, mcp_answers as answers, mcp_lines, mcp_request as call,
+    mcp_structured as structured, run_home,
+};
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Send `messages` (one per line) to `nanoload mcp OUT --tables DIR`, close
-/// stdin, and return every line it wrote, parsed.
+/// Send `messages` (one per line) and a line that is not JSON to `nanoload
+/// mcp OUT --tables DIR`, close stdin, and return every line it wrote,
+/// parsed (stderr empty).
 fn exchange(r: &Run, messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
-    let mut child = Process::cargo_bin("nanoload")?
-        .args(["mcp", &s(&r.out), "--tables", &s(&r.tables)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    {
-        let mut stdin = child.stdin.take().ok_or("stdin")?;
-        for m in messages {
-            writeln!(stdin, "{m}")?;
-        }
-        writeln!(stdin, "this is not JSON")?;
-    }
-    let out = child.wait_with_output()?;
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    BufReader::new(&out.stdout[..])
-        .lines()
-        .map(|l| Ok(serde_json::from_str(&l?)?))
-        .collect()
-}
-
-fn call(id: i64, tool: &str, args: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": tool, "arguments": args}})
-}
-
-/// The JSON a tool result carries (its structuredContent, which equals its
-/// text).
-fn structured(v: &Value) -> Result<Value, Box<dyn std::error::Error>> {
-    let r = &v["result"];
-    assert_eq!(r["isError"], false, "{v}");
-    let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().ok_or("text")?)?;
-    assert_eq!(text, r["structuredContent"]);
-    Ok(text)
+    let mut lines: Vec<String> = messages.iter().map(Value::to_string).collect();
+    lines.push("this is not JSON".into());
+    let (answers, stderr) = mcp_lines(&[&s(&r.out), "--tables", &s(&r.tables)], &lines)?;
+    assert!(stderr.is_empty(), "{stderr}");
+    Ok(answers)
 }
 
 #[test]
@@ -629,35 +599,6 @@ fn bad_bytes_and_requests_are_answered_and_the_server_goes_on() -> TestResult {
     );
     assert_eq!(rows["truncated"], false);
     Ok(())
-}
-
-/// Answers of one `nanoload mcp SOURCE…` server to `messages`, parsed, one
-/// per line (stdin closed after them).
-fn answers(source: &[&str], messages: &[Value]) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
-    let mut child = Process::cargo_bin("nanoload")?
-        .arg("mcp")
-        .args(source)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    {
-        let mut stdin = child.stdin.take().ok_or("stdin")?;
-        for m in messages {
-            writeln!(stdin, "{m}")?;
-        }
-    }
-    let out = child.wait_with_output()?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    BufReader::new(&out.stdout[..])
-        .lines()
-        .map(|l| Ok(serde_json::from_str(&l?)?))
-        .collect()
 }
 
 /// The `query` tool does the date math `nanoload sql` does, over a load

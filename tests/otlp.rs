@@ -521,6 +521,68 @@ fn free_port() -> Result<u16, std::io::Error> {
         .port())
 }
 
+/// A real Arize Phoenix (pinned in tests/otlp/requirements.txt, run by
+/// tests/otlp/phoenix.py) on loopback, its data and log in a work dir;
+/// killed when dropped.
+struct Phoenix {
+    python: String,
+    port: u16,
+    _server: Killed,
+}
+
+impl Phoenix {
+    /// Serve on free ports from `work` and wait until it answers (the
+    /// error carries its log).
+    fn start(python: &str, work: &Path) -> Result<Phoenix, Box<dyn std::error::Error>> {
+        let (port, grpc) = (free_port()?, free_port()?);
+        let log_path = work.join("phoenix.log");
+        let log = std::fs::File::create(&log_path)?;
+        let server = Killed(
+            Process::new(python)
+                .arg(script("phoenix.py"))
+                .args(["serve", "--port", &port.to_string()])
+                .args(["--grpc-port", &grpc.to_string()])
+                .arg("--workdir")
+                .arg(work.join("phoenix"))
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()?,
+        );
+        let ready = Process::new(python)
+            .arg(script("phoenix.py"))
+            .args(["wait", "--port", &port.to_string(), "--timeout", "180"])
+            .output()?;
+        assert!(
+            ready.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&ready.stderr),
+            std::fs::read_to_string(&log_path).unwrap_or_default()
+        );
+        Ok(Phoenix {
+            python: python.to_string(),
+            port,
+            _server: server,
+        })
+    }
+
+    /// Its OTLP/HTTP traces endpoint.
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1/traces", self.port)
+    }
+
+    /// What it stored in `project`, read back through its REST API once at
+    /// least `min_spans` spans are there (`phoenix.py spans`).
+    fn spans(&self, project: &str, min_spans: usize) -> Result<Value, Box<dyn std::error::Error>> {
+        let mut spans = Process::new(&self.python);
+        spans
+            .arg(script("phoenix.py"))
+            .args(["spans", "--port", &self.port.to_string()])
+            .args(["--project", project])
+            .args(["--min-spans", &min_spans.to_string(), "--timeout", "120"]);
+        crate::common::json_output(&mut spans)
+    }
+}
+
 /// A real Arize Phoenix (pinned in tests/otlp/requirements.txt) on
 /// loopback receives a mixed home's traces over OTLP/HTTP protobuf; what it
 /// stored, read back through its REST API, equals SQL over the tables: the
@@ -533,32 +595,10 @@ fn phoenix_reads_back_what_the_tables_hold() -> TestResult {
     let home = mixed_home()?;
     let r = run_home(home.path(), &[])?;
     let work = tempfile::tempdir()?;
-    let (port, grpc) = (free_port()?, free_port()?);
-    let log = std::fs::File::create(work.path().join("phoenix.log"))?;
-    let _server = Killed(
-        Process::new(&python)
-            .arg(script("phoenix.py"))
-            .args(["serve", "--port", &port.to_string()])
-            .args(["--grpc-port", &grpc.to_string()])
-            .arg("--workdir")
-            .arg(work.path().join("phoenix"))
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()?,
-    );
-    let ready = Process::new(&python)
-        .arg(script("phoenix.py"))
-        .args(["wait", "--port", &port.to_string(), "--timeout", "180"])
-        .output()?;
-    assert!(
-        ready.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&ready.stderr),
-        std::fs::read_to_string(work.path().join("phoenix.log")).unwrap_or_default()
-    );
+    let phoenix = Phoenix::start(&python, work.path())?;
 
     let file = work.path().join("traces.jsonl");
-    let url = format!("http://127.0.0.1:{port}/v1/traces");
+    let url = phoenix.url();
     let o = otlp(
         &r,
         &[&s(&file), "--endpoint", &url, "--project", "nanoload-test"],
@@ -571,18 +611,7 @@ fn phoenix_reads_back_what_the_tables_hold() -> TestResult {
     );
     let sent = spans_of(&std::fs::read_to_string(&file)?)?;
 
-    let mut spans = Process::new(&python);
-    spans
-        .arg(script("phoenix.py"))
-        .args([
-            "spans",
-            "--port",
-            &port.to_string(),
-            "--project",
-            "nanoload-test",
-        ])
-        .args(["--min-spans", &sent.len().to_string(), "--timeout", "120"]);
-    let got = crate::common::json_output(&mut spans)?;
+    let got = phoenix.spans("nanoload-test", sent.len())?;
 
     let n = |q: &str| -> Result<i64, Box<dyn std::error::Error>> { Ok(r.one(q)?.parse()?) };
     let traces: BTreeSet<&str> = sent.iter().map(|s| s.trace.as_str()).collect();
@@ -1121,30 +1150,8 @@ fn two_homes_share_no_trace_and_turns_are_named_by_their_session() -> TestResult
 fn phoenix_keeps_two_homes_traces_apart() -> TestResult {
     let python = otlp_python()?;
     let work = tempfile::tempdir()?;
-    let (port, grpc) = (free_port()?, free_port()?);
-    let log = std::fs::File::create(work.path().join("phoenix.log"))?;
-    let _server = Killed(
-        Process::new(&python)
-            .arg(script("phoenix.py"))
-            .args(["serve", "--port", &port.to_string()])
-            .args(["--grpc-port", &grpc.to_string()])
-            .arg("--workdir")
-            .arg(work.path().join("phoenix"))
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()?,
-    );
-    let ready = Process::new(&python)
-        .arg(script("phoenix.py"))
-        .args(["wait", "--port", &port.to_string(), "--timeout", "180"])
-        .output()?;
-    assert!(
-        ready.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&ready.stderr),
-        std::fs::read_to_string(work.path().join("phoenix.log")).unwrap_or_default()
-    );
-    let url = format!("http://127.0.0.1:{port}/v1/traces");
+    let phoenix = Phoenix::start(&python, work.path())?;
+    let url = phoenix.url();
     let mut sent = Vec::new();
     let mut titled = Vec::new();
     // each home's traces, counted apart: one trace id in both is one trace
@@ -1176,18 +1183,7 @@ fn phoenix_keeps_two_homes_traces_apart() -> TestResult {
         sent.extend(spans);
         titled.push(tables);
     }
-    let mut spans = Process::new(&python);
-    spans
-        .arg(script("phoenix.py"))
-        .args([
-            "spans",
-            "--port",
-            &port.to_string(),
-            "--project",
-            "two-homes",
-        ])
-        .args(["--min-spans", &sent.len().to_string(), "--timeout", "120"]);
-    let got = crate::common::json_output(&mut spans)?;
+    let got = phoenix.spans("two-homes", sent.len())?;
     assert_eq!(got["spans"], sent.len());
     assert_eq!(got["traces"], traces);
     let mut title_of = BTreeMap::new();

@@ -9,6 +9,8 @@
 use std::path::Path;
 use std::process::Output;
 
+use duckdb::Connection;
+
 use crate::common::*;
 use crate::fixture_homes::materialize;
 
@@ -583,5 +585,429 @@ fn prices_help_explains_every_flag() -> TestResult {
         assert!(help.contains(flag), "{flag}: {help}");
     }
     insta::assert_snapshot!("prices_help", help);
+    Ok(())
+}
+
+// ---- --prices, --price and --free on every command that shows cost ----
+
+/// Qwen/Qwen3-32B at $1 per million input tokens and $2 per million
+/// output tokens. The self-hosted home's 6 calls of it (17 850 input, 111
+/// output tokens) then cost 17 850 × 1 / 10⁶ + 111 × 2 / 10⁶ = $0.018072;
+/// with the other 26 calls' $0.2915013, all 32 cost $0.3095733.
+const QWEN_PRICE: &str = "Qwen/Qwen3-32B=1/2";
+
+/// What a reader of a load's output says when it priced the calls itself.
+fn priced_at_read(flags: &str) -> String {
+    format!(
+        "priced at read from each call's tokens, not as loaded: the built-in table (LiteLLM 1.110.2, released 2026-11-20), {flags}"
+    )
+}
+
+/// The self-hosted home and its load without pricing flags.
+fn self_hosted_load() -> Result<(tempfile::TempDir, std::sync::Arc<Run>), Box<dyn std::error::Error>>
+{
+    let home = self_hosted_home()?;
+    let r = run_home(home.path(), &[])?;
+    assert!(matches!(r.code(), Some(0 | 1)), "{}", r.stderr());
+    Ok((home, r))
+}
+
+/// `usage OUT.parquet --tables DIR` with `--free` or `--price` prices every
+/// call again from its tokens (the load's costs are not kept) and says so,
+/// in the table's notes and in the JSON.
+#[test]
+fn usage_of_an_output_prices_its_calls_again_with_price_and_free() -> TestResult {
+    let (_home, r) = self_hosted_load()?;
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    let usage = |extra: &[&str]| -> Result<Output, Box<dyn std::error::Error>> {
+        let mut a = vec!["usage", out.as_str(), "--tables", tables.as_str()];
+        a.extend_from_slice(extra);
+        let o = nanoload(&a)?;
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        Ok(o)
+    };
+    let doc = |o: &Output| serde_json::from_slice::<serde_json::Value>(&o.stdout);
+    let free = doc(&usage(&["--free", "qwen*", "--json"])?)?;
+    assert_eq!(free["totals"]["unpriced_calls"], 0);
+    assert_eq!(free["totals"]["cost_usd"], serde_json::json!(0.291501));
+    assert_eq!(free["cost_basis"], "$0.29, all 32 calls priced");
+    assert_eq!(free["prices"], priced_at_read("--free qwen*"));
+    let priced = doc(&usage(&["--price", QWEN_PRICE, "--by", "model", "--json"])?)?;
+    let qwen: Vec<&serde_json::Value> = (priced["rows"].as_array().into_iter().flatten())
+        .filter(|r| r["provider"] == "vllm" && r["model"] == "Qwen/Qwen3-32B")
+        .collect();
+    assert_eq!(qwen.len(), 1, "{priced}");
+    assert_eq!(qwen[0]["cost_usd"], serde_json::json!(0.018072));
+    assert_eq!(qwen[0]["unpriced_calls"], 0);
+    assert_eq!(priced["totals"]["cost_usd"], serde_json::json!(0.309573));
+    assert_eq!(
+        priced["prices"],
+        priced_at_read(&format!("--price {QWEN_PRICE}"))
+    );
+    // without the flags: the load's costs, as written
+    let loaded = doc(&usage(&["--json"])?)?;
+    assert_eq!(loaded["prices"], serde_json::Value::Null);
+    assert_eq!(loaded["totals"]["unpriced_calls"], 6);
+    let t = stdout(&usage(&["--free", "qwen*"])?);
+    assert!(
+        t.contains(&format!("cost: {}", priced_at_read("--free qwen*"))),
+        "{t}"
+    );
+    Ok(())
+}
+
+/// `report` with `--free` or `--price` prices the output's calls again: the
+/// cards, the cost per model and the facts say so.
+#[test]
+fn report_of_an_output_prices_its_calls_again_with_price_and_free() -> TestResult {
+    let (_home, r) = self_hosted_load()?;
+    let report = |extra: &[&str]| -> Result<String, Box<dyn std::error::Error>> {
+        let html = r.dir.path().join(format!("report-{}.html", extra.len()));
+        let (out, tables, page) = (s(&r.out), s(&r.tables), s(&html));
+        let mut a = vec!["report", out.as_str(), "--tables", tables.as_str(), &page];
+        a.extend_from_slice(extra);
+        let o = nanoload(&a)?;
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        Ok(std::fs::read_to_string(&html)?)
+    };
+    let free = report(&["--free", "qwen*"])?;
+    let card = |page: &str, fact: &str| {
+        cards(page)
+            .into_iter()
+            .find(|c| c.1 == fact)
+            .map(|c| c.2)
+            .unwrap_or_default()
+    };
+    assert_eq!(card(&free, "total_cost"), "$0.29");
+    assert_eq!(card(&free, "unpriced_calls"), "0");
+    assert_eq!(fact(&free, "total_cost_basis"), "all 32 calls priced");
+    // (as the page writes it: the apostrophe escaped)
+    let html = |s: String| s.replace('\'', "&#39;");
+    assert_eq!(fact(&free, "prices"), html(priced_at_read("--free qwen*")));
+    let priced = report(&["--price", QWEN_PRICE, "--free", "nothing-matches"])?;
+    assert_eq!(card(&priced, "total_cost"), "$0.31");
+    let by_model = between(&priced, "data-chart-table=\"cost-model\"", "</table>");
+    assert!(
+        by_model.contains(
+            "<td data-c=\"model\">Qwen/Qwen3-32B</td><td class=\"n\" data-c=\"cost_usd\" data-v=\"0.018072\">$0.02</td><td class=\"n\" data-c=\"unpriced_calls\" data-v=\"0\">0</td>"
+        ),
+        "{by_model}"
+    );
+    assert_eq!(
+        fact(&priced, "prices"),
+        html(priced_at_read(&format!(
+            "--price {QWEN_PRICE}, --free nothing-matches"
+        )))
+    );
+    Ok(())
+}
+
+/// `nanoload mcp OUT --tables DIR` with `--free` or `--price`: every tool
+/// call reads the calls priced again (the ready answers say so), and the
+/// costliest sessions come with their titles.
+#[test]
+fn mcp_of_an_output_prices_its_calls_again_with_price_and_free() -> TestResult {
+    let (_home, r) = self_hosted_load()?;
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    let free = mcp_answers(
+        &[&out, "--tables", &tables, "--free", "qwen*"],
+        &[
+            mcp_request(1, "usage_by_day", serde_json::json!({})),
+            mcp_request(2, "top_sessions_by_cost", serde_json::json!({"limit": 100})),
+        ],
+    )?;
+    let by_day = mcp_structured(&free[0])?;
+    assert_eq!(by_day["cost_basis"], "$0.29, all 32 calls priced");
+    assert_eq!(by_day["prices"], priced_at_read("--free qwen*"));
+    let top = mcp_structured(&free[1])?;
+    // the self-hosted instance's sessions are priced now: none left out
+    assert_eq!(
+        top["cost_basis"],
+        "sessions whose every call is priced: 8 of 8 sessions with calls; 0 with an unpriced call are left out"
+    );
+    let priced = mcp_answers(
+        &[&out, "--tables", &tables, "--price", QWEN_PRICE],
+        &[mcp_request(
+            1,
+            "query",
+            serde_json::json!({"sql": "SELECT count(cost_usd) AS priced, round(sum(cost_usd), 6) AS usd FROM llm_calls WHERE model = 'Qwen/Qwen3-32B'"}),
+        )],
+    )?;
+    assert_eq!(
+        mcp_structured(&priced[0])?["rows"],
+        serde_json::json!([[6, 0.018072]])
+    );
+    Ok(())
+}
+
+/// MCP's costliest sessions name each session by its title
+/// (`sessions.title`) beside its id, as the report and usage do.
+#[test]
+fn mcp_top_sessions_by_cost_gives_each_sessions_title() -> TestResult {
+    let (_home, r) = self_hosted_load()?;
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    let a = mcp_answers(
+        &[&out, "--tables", &tables],
+        &[mcp_request(
+            1,
+            "top_sessions_by_cost",
+            serde_json::json!({}),
+        )],
+    )?;
+    let top = mcp_structured(&a[0])?;
+    let cols: Vec<&str> = (top["columns"].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(cols[..2], ["session_uid", "title"], "{top}");
+    let rows = top["rows"].as_array().ok_or("rows")?;
+    assert_eq!(rows.len(), 6, "{top}");
+    for row in rows {
+        let uid = row[0].as_str().ok_or("uid")?;
+        assert_eq!(
+            row[1].as_str().unwrap_or("NULL"),
+            r.one(&format!(
+                "SELECT coalesce(title, 'NULL') FROM sessions WHERE session_uid = '{uid}'"
+            ))?,
+            "{uid}"
+        );
+    }
+    assert!(rows.iter().any(|r| r[1].is_string()), "no title: {top}");
+    Ok(())
+}
+
+/// `otlp` with `--free` or `--price`: each chat span carries the cost the
+/// calls have priced again, and the resource says how they were priced.
+#[test]
+fn otlp_of_an_output_prices_its_calls_again_with_price_and_free() -> TestResult {
+    let (_home, r) = self_hosted_load()?;
+    let spans = |extra: &[&str]| -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+        let file = r.dir.path().join(format!("traces-{}.jsonl", extra.len()));
+        let (out, tables, f) = (s(&r.out), s(&r.tables), s(&file));
+        let mut a = vec!["otlp", out.as_str(), "--tables", tables.as_str(), &f];
+        a.extend_from_slice(extra);
+        let o = nanoload(&a)?;
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        otlp_spans(&std::fs::read_to_string(&file)?)
+    };
+    let free = spans(&["--free", "qwen*"])?;
+    let status = |spans: &[serde_json::Value]| -> Vec<String> {
+        let mut v: Vec<String> = spans
+            .iter()
+            .filter_map(|sp| span_attr(sp, "nanoload.cost.status"))
+            .filter_map(|a| a["stringValue"].as_str().map(str::to_string))
+            .collect();
+        v.dedup();
+        v
+    };
+    assert_eq!(status(&free), ["priced"]);
+    assert!(
+        free.iter()
+            .all(|sp| sp["resource_prices"] == priced_at_read("--free qwen*")),
+        "{:?}",
+        free.first()
+    );
+    let priced = spans(&["--price", QWEN_PRICE])?;
+    let qwen: Vec<f64> = priced
+        .iter()
+        .filter(|sp| sp["name"] == "chat Qwen/Qwen3-32B")
+        .filter_map(|sp| span_attr(sp, "gen_ai.usage.cost"))
+        .filter_map(|a| a["doubleValue"].as_f64())
+        .collect();
+    assert_eq!(qwen.len(), 6);
+    assert!(
+        (qwen.iter().sum::<f64>() - 0.018072).abs() < 1e-12,
+        "{qwen:?}"
+    );
+    Ok(())
+}
+
+/// Every span of an OTLP/JSON file, each with its resource's
+/// `nanoload.cost.prices` as `resource_prices`.
+fn otlp_spans(text: &str) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        for rs in v["resourceSpans"].as_array().into_iter().flatten() {
+            let prices = (rs["resource"]["attributes"]
+                .as_array()
+                .into_iter()
+                .flatten())
+            .find(|a| a["key"] == "nanoload.cost.prices")
+            .map(|a| a["value"]["stringValue"].clone())
+            .unwrap_or_default();
+            for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
+                for sp in ss["spans"].as_array().into_iter().flatten() {
+                    let mut sp = sp.clone();
+                    sp["resource_prices"] = prices.clone();
+                    out.push(sp);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The value of a span's attribute `key`.
+fn span_attr(span: &serde_json::Value, key: &str) -> Option<serde_json::Value> {
+    (span["attributes"].as_array().into_iter().flatten())
+        .find(|a| a["key"] == key)
+        .map(|a| a["value"].clone())
+}
+
+/// `sql` with `--free` or `--price` reads `llm_calls` and `sessions` priced
+/// again, by the load's own rules: the same rows a load with the same
+/// flags writes (but load_id), every call's cost and every session's sum.
+#[test]
+fn sql_of_an_output_prices_its_calls_again_as_a_load_would() -> TestResult {
+    let (home, r) = self_hosted_load()?;
+    let (out, tables) = (s(&r.out), s(&r.tables));
+    let sql =
+        |o: &str, t: &str, q: &str, extra: &[&str]| -> Result<String, Box<dyn std::error::Error>> {
+            let mut a = vec!["sql", o, "--tables", t, "--json", "--max-rows", "0", q];
+            a.extend_from_slice(extra);
+            let o = nanoload(&a)?;
+            assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+            Ok(stdout(&o))
+        };
+    let qwen = "SELECT count(cost_usd) AS priced, round(sum(cost_usd), 6) AS usd FROM llm_calls WHERE model = 'Qwen/Qwen3-32B'";
+    let rows = |doc: &str| -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+        Ok(serde_json::from_str::<serde_json::Value>(doc)?["rows"].clone())
+    };
+    assert_eq!(
+        rows(&sql(&out, &tables, qwen, &["--free", "qwen*"])?)?,
+        serde_json::json!([[6, 0.0]])
+    );
+    assert_eq!(
+        rows(&sql(&out, &tables, qwen, &["--price", QWEN_PRICE])?)?,
+        serde_json::json!([[6, 0.018072]])
+    );
+    // a --db file's tables are priced again alike
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("all.duckdb");
+    let with_db = run_home(home.path(), &["--db", &s(&db)])?;
+    assert!(
+        matches!(with_db.code(), Some(0 | 1)),
+        "{}",
+        with_db.stderr()
+    );
+    let o = nanoload(&["sql", &s(&db), "--json", qwen, "--free", "qwen*"])?;
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(rows(&stdout(&o))?, serde_json::json!([[6, 0.0]]));
+    // both agents' calls (nanoclaw's Claude Code usage priced as V017 and
+    // V018 price it) on the mixed home
+    let mixed = mixed_home()?;
+    let plain = run_home(mixed.path(), &[])?;
+    let mixed_flags = [
+        "--price",
+        "claude-sonnet-4-5-20250929=1/2",
+        "--free",
+        "gpt*",
+    ];
+    for (home, plain, flags) in [
+        (home.path(), &r, &["--free", "qwen*"][..]),
+        (home.path(), &r, &["--price", QWEN_PRICE]),
+        (mixed.path(), &plain, &mixed_flags),
+    ] {
+        let (out, tables) = (s(&plain.out), s(&plain.tables));
+        let loaded = run_home(home, flags)?;
+        for q in [
+            "SELECT * EXCLUDE (load_id) FROM llm_calls ORDER BY ALL",
+            "SELECT * EXCLUDE (load_id) FROM sessions ORDER BY ALL",
+            // the price_unknown warnings are this table's too
+            "SELECT * EXCLUDE (load_id) FROM diagnostics",
+        ] {
+            assert_eq!(
+                sql(&out, &tables, q, flags)?,
+                sql(&s(&loaded.out), &s(&loaded.tables), q, &[])?,
+                "{flags:?}: {q}"
+            );
+        }
+    }
+    // the flags changed the mixed home's costs, both agents'
+    let by_agent = |flags: &[&str]| -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+        let q = "SELECT agent, round(sum(cost_usd), 6) FROM llm_calls GROUP BY ALL ORDER BY ALL";
+        rows(&sql(&s(&plain.out), &s(&plain.tables), q, flags)?)
+    };
+    let (before, after) = (by_agent(&[])?, by_agent(&mixed_flags)?);
+    for k in 0..2 {
+        assert_eq!(before[k][0], after[k][0]);
+        assert_ne!(before[k][1], after[k][1], "{before} {after}");
+    }
+    Ok(())
+}
+
+/// A ledger's export prices its calls with `--prices`, `--price` and
+/// `--free`, and a load_id of its own; `otlp` of a ledger (an export at
+/// read) takes them too. A ledger holds no costs for `sql` and `mcp` to
+/// price: they refuse the flags in one line.
+#[test]
+fn export_of_a_ledger_prices_with_price_and_free() -> TestResult {
+    let home = self_hosted_home()?;
+    let dir = tempfile::tempdir()?;
+    let ledger = dir.path().join("history.duckdb");
+    let o = nanoload(&["sync", &s(home.path()), &s(&ledger), "--quiet"])?;
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let export = |name: &str, extra: &[&str]| -> Result<Connection, Box<dyn std::error::Error>> {
+        let out = dir.path().join(format!("{name}.parquet"));
+        let tables = dir.path().join(name);
+        let (l, o, t) = (s(&ledger), s(&out), s(&tables));
+        let mut a = vec!["export", l.as_str(), o.as_str(), "--tables", t.as_str()];
+        a.extend_from_slice(extra);
+        let x = nanoload(&a)?;
+        assert_eq!(x.status.code(), Some(0), "{extra:?}: {}", stderr(&x));
+        let c = Connection::open_in_memory()?;
+        c.execute_batch(&format!(
+            "CREATE VIEW events AS FROM read_parquet('{o}');
+             CREATE VIEW llm_calls AS FROM read_parquet('{t}/llm_calls.parquet');
+             CREATE VIEW sessions AS FROM read_parquet('{t}/sessions.parquet');"
+        ))?;
+        Ok(c)
+    };
+    let qwen = "SELECT count(*), count(cost_usd), CAST(round(sum(cost_usd), 6) AS VARCHAR) FROM llm_calls WHERE model = 'Qwen/Qwen3-32B'";
+    let plain = export("plain", &[])?;
+    assert_eq!(query(&plain, qwen)?, strs(&[&["6", "0", "NULL"]]));
+    let free = export("free", &["--free", "qwen*"])?;
+    assert_eq!(query(&free, qwen)?, strs(&[&["6", "6", "0.0"]]));
+    let priced = export("priced", &["--price", QWEN_PRICE])?;
+    assert_eq!(query(&priced, qwen)?, strs(&[&["6", "6", "0.018072"]]));
+    let id = "SELECT DISTINCT load_id FROM events";
+    let ids = [query(&plain, id)?, query(&free, id)?, query(&priced, id)?];
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{ids:?}"
+    );
+    // otlp of the ledger: priced at its export
+    let traces = dir.path().join("ledger.jsonl");
+    let o = nanoload(&["otlp", &s(&ledger), &s(&traces), "--free", "qwen*"])?;
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let spans = otlp_spans(&std::fs::read_to_string(&traces)?)?;
+    let unpriced = spans
+        .iter()
+        .filter(|sp| {
+            span_attr(sp, "nanoload.cost.status").is_some_and(|a| a["stringValue"] == "unpriced")
+        })
+        .count();
+    assert_eq!(unpriced, 0);
+    for cmd in [
+        vec![
+            "sql",
+            ledger.to_str().ok_or("path")?,
+            "FROM loads",
+            "--free",
+            "qwen*",
+        ],
+        vec!["mcp", ledger.to_str().ok_or("path")?, "--free", "qwen*"],
+    ] {
+        let o = nanoload(&cmd)?;
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "nanoload: {}: a ledger holds no costs (its calls are kept as read, before pricing): --prices, --price and --free price its export (nanoload export LEDGER OUT.parquet --tables DIR …) and its traces (nanoload otlp LEDGER …)\n",
+                ledger.display()
+            ),
+            "{cmd:?}"
+        );
+    }
     Ok(())
 }

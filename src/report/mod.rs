@@ -40,7 +40,10 @@
 //!    of evidence, agreement); rows per instance and `time_basis` (events).
 //! 7. **diagnostics**: rows per kind and code; the first 200, sorted.
 //!
-//! Without `--tables` the sections that need a side table say so. Same
+//! Without `--tables` the sections that need a side table say so. With
+//! `--prices`, `--price` or `--free` the calls are priced again at read
+//! (`crate::engine::reprice`) before any section reads them, and the facts
+//! say so (`prices`). Same
 //! input, same bytes: every query is fully ordered, costs are summed as
 //! exact decimals, and the page holds no time of its own.
 
@@ -110,16 +113,48 @@ const EVENT_COLUMNS: &str = "agent, instance, session_id, session_uid, timestamp
 /// Write the report of `out` (and the `--tables` directory `tables`) to
 /// `html`: to a temp name beside it, renamed when complete.
 pub fn report(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Written, ReportError> {
+    report_priced(out, tables, html, None)
+}
+
+/// [`report`] with the output's calls priced again at read when `at_read`
+/// is given (`--prices`, `--price`, `--free`; the side tables are then
+/// needed): the page says so beside the facts.
+pub fn report_priced(
+    out: &Path,
+    tables: Option<&Path>,
+    html: &Path,
+    at_read: Option<&crate::config::Repricing>,
+) -> Result<Written, ReportError> {
     let pending = Pending::new(html, crate::dest::Output::Report);
     let write_err = |e: std::io::Error| ReportError::Write {
         path: html.to_path_buf(),
         message: e.to_string(),
     };
     let conn = open(out, tables, html)?;
+    if let Some(r) = at_read {
+        let Some(dir) = tables else {
+            return Err(ReportError::Input {
+                path: out.to_path_buf(),
+                message: "--prices, --price and --free price the calls of llm_calls again: give the load's side tables (--tables DIR)".into(),
+            });
+        };
+        crate::engine::reprice(&conn, &r.table).map_err(|e| ReportError::Input {
+            path: dir.to_path_buf(),
+            message: format!(
+                "its calls cannot be priced again: {}",
+                crate::diag::one_line(&e.to_string())
+            ),
+        })?;
+    }
     // a page replaces only an earlier page (never a ledger, any file
     // nanoload did not write), checked before the page is built
     pending.check_dest().map_err(write_err)?;
-    let (page, charts) = build(&conn, tables.is_some(), out)?;
+    let (page, charts) = build(
+        &conn,
+        tables.is_some(),
+        out,
+        at_read.map(|r| r.said.as_str()),
+    )?;
     pending.clean_stale();
     if let Err(e) = std::fs::write(&pending.tmp, page.as_bytes()) {
         pending.discard();
@@ -286,7 +321,12 @@ fn one_load(conn: &Connection, out: &Path, dir: &Path) -> Result<(), ReportError
 }
 
 /// The page and its number of charts.
-fn build(conn: &Connection, have_tables: bool, out: &Path) -> Result<(String, usize), ReportError> {
+fn build(
+    conn: &Connection,
+    have_tables: bool,
+    out: &Path,
+    prices: Option<&str>,
+) -> Result<(String, usize), ReportError> {
     let name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -299,7 +339,7 @@ fn build(conn: &Connection, have_tables: bool, out: &Path) -> Result<(String, us
          <title>nanoload report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         esc(&name)
     );
-    sections::facts(conn, &mut p, &name, have_tables)?;
+    sections::facts(conn, &mut p, &name, have_tables, prices)?;
     sections::answers(conn, &mut p, have_tables)?;
     sections::cost(conn, &mut p, have_tables)?;
     sections::tools(conn, &mut p)?;

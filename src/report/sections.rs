@@ -22,6 +22,7 @@ pub(super) fn facts(
     p: &mut Page,
     name: &str,
     have_tables: bool,
+    prices: Option<&str>,
 ) -> Result<(), ReportError> {
     let d = fetch(
         conn,
@@ -72,6 +73,13 @@ pub(super) fn facts(
                 esc(v)
             );
         }
+    }
+    if let Some(prices) = prices {
+        let _ = writeln!(
+            p.html,
+            "<dt>prices</dt><dd data-fact=\"prices\">{}</dd>",
+            esc(prices)
+        );
     }
     let _ = writeln!(
         p.html,

@@ -71,19 +71,56 @@ fn write_inputs(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The hand-made inputs ([`write_inputs`]) in a temp dir of their own.
+struct Inputs(tempfile::TempDir);
+
+impl Inputs {
+    fn new() -> Result<Inputs, Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        write_inputs(dir.path())?;
+        Ok(Inputs(dir))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    fn out(&self) -> PathBuf {
+        self.path().join("out.parquet")
+    }
+
+    fn tables(&self) -> PathBuf {
+        self.path().join("tables")
+    }
+
+    /// The side table `table` replaced by the rows of `select`.
+    fn replace(&self, table: &str, select: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let file = self.tables().join(format!("{table}.parquet"));
+        Connection::open_in_memory()?
+            .execute_batch(&format!("COPY ({select}) TO {};", sql_str(&file)))?;
+        Ok(())
+    }
+
+    /// The report of OUT (with the side tables when `tables`) written to
+    /// `name` beside them: the page, and what [`report`] said.
+    fn report(
+        &self,
+        tables: bool,
+        name: &str,
+    ) -> Result<(String, super::Written), Box<dyn std::error::Error>> {
+        let html = self.path().join(name);
+        let dir = tables.then(|| self.tables());
+        let w = report(&self.out(), dir.as_deref(), &html)?;
+        Ok((std::fs::read_to_string(&html)?, w))
+    }
+}
+
 #[test]
 fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
 -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
-    let html = dir.path().join("r.html");
-    let w = report(
-        &dir.path().join("out.parquet"),
-        Some(&dir.path().join("tables")),
-        &html,
-    )?;
+    let inputs = Inputs::new()?;
+    let (raw, w) = inputs.report(true, "r.html")?;
     assert_eq!(w.charts, 13);
-    let raw = std::fs::read_to_string(&html)?;
     let page = unnamed(&raw);
     // the only tags are the page's own: no script, link, image or URL
     assert!(!page.contains("<script"), "a data string became a tag");
@@ -138,30 +175,21 @@ fn data_strings_are_escaped_and_an_unknown_cost_is_not_zero()
          <td class=\"n\" data-v=\"0\">0</td><td class=\"n\" data-v=\"2\">2</td></tr>"
     ));
     // nothing but the page is left beside it
-    let names: Vec<String> = std::fs::read_dir(dir.path())?
+    let names: Vec<String> = std::fs::read_dir(inputs.path())?
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names.len(), 3, "{names:?}");
     // same input, same bytes
-    let again = dir.path().join("again.html");
-    report(
-        &dir.path().join("out.parquet"),
-        Some(&dir.path().join("tables")),
-        &again,
-    )?;
-    assert_eq!(std::fs::read(&again)?, raw.as_bytes());
+    let (again, _) = inputs.report(true, "again.html")?;
+    assert_eq!(again, raw);
     Ok(())
 }
 
 #[test]
 fn without_tables_the_sections_that_need_them_say_so() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
-    let html = dir.path().join("r.html");
-    let w = report(&dir.path().join("out.parquet"), None, &html)?;
+    let (page, w) = Inputs::new()?.report(false, "r.html")?;
     assert_eq!(w.charts, 6);
-    let page = std::fs::read_to_string(&html)?;
     for t in ["llm_calls", "sources", "tz_offsets", "diagnostics"] {
         assert!(page.contains(&format!("data-missing=\"{t}\"")), "{t}");
     }
@@ -170,8 +198,7 @@ fn without_tables_the_sections_that_need_them_say_so() -> Result<(), Box<dyn std
 
 #[test]
 fn bad_inputs_name_their_path_and_write_nothing() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
+    let dir = Inputs::new()?;
     let html = dir.path().join("r.html");
     let out = dir.path().join("out.parquet");
     let cases: [(PathBuf, Option<PathBuf>, String); 5] = [
@@ -282,11 +309,7 @@ fn table_rows(page: &str, attr: &str) -> Vec<String> {
 
 #[test]
 fn tools_count_failed_calls_of_both_agents() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
-    let html = dir.path().join("r.html");
-    report(&dir.path().join("out.parquet"), None, &html)?;
-    let page = unnamed(&std::fs::read_to_string(&html)?);
+    let page = unnamed(&Inputs::new()?.report(false, "r.html")?.0);
     let rows = table_rows(&page, "data-chart-table=\"tools\"");
     // nanoclaw's is_error and nanobot's retry hint; the rest succeeded
     assert_eq!(
@@ -327,13 +350,12 @@ fn tools_count_failed_calls_of_both_agents() -> Result<(), Box<dyn std::error::E
 #[test]
 fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
 -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
+    let inputs = Inputs::new()?;
     // ten models over two days: m0 costs most, m9 least; m9's second call
     // has no price, so 2026-09-22 is partial
-    let c = Connection::open_in_memory()?;
-    c.execute_batch(&format!(
-        "COPY (SELECT 1790000000000 + 86400000 * (i % 2) AS started_at_ms, 'p' AS provider,
+    inputs.replace(
+        "llm_calls",
+        "SELECT 1790000000000 + 86400000 * (i % 2) AS started_at_ms, 'p' AS provider,
                       'm' || i AS model, 10 AS input_tokens, 1 AS output_tokens,
                       0 AS cache_read_tokens, 0 AS cache_write_tokens,
                       CAST((10 - i) * 1.25 AS DOUBLE) AS cost_usd, 'nanobot' AS agent,
@@ -343,16 +365,9 @@ fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
                FROM range(10) t(i)
                UNION ALL SELECT 1790000000000 + 86400000, 'p', 'm9', 1, 1, 0, 0, NULL, 'nanobot', 2,
                       NULL, 'u1', 'id1', '.nanobot/llm_usage.sqlite3'
-               ORDER BY ALL) TO {};",
-        sql_str(&dir.path().join("tables/llm_calls.parquet"))
-    ))?;
-    let html = dir.path().join("r.html");
-    report(
-        &dir.path().join("out.parquet"),
-        Some(&dir.path().join("tables")),
-        &html,
+               ORDER BY ALL",
     )?;
-    let page = unnamed(&std::fs::read_to_string(&html)?);
+    let page = unnamed(&inputs.report(true, "r.html")?.0);
     let rows = table_rows(&page, "data-chart-table=\"cost-day\"");
     let head = |r: &str| -> Vec<String> {
         r.split("</th>")
@@ -408,15 +423,7 @@ fn cost_per_day_names_the_costliest_models_totals_and_marks_partial_days()
 /// (with its time) is marked `d`, which never breaks.
 #[test]
 fn every_cell_names_its_column_and_a_date_is_marked() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
-    let html = dir.path().join("r.html");
-    report(
-        &dir.path().join("out.parquet"),
-        Some(&dir.path().join("tables")),
-        &html,
-    )?;
-    let page = std::fs::read_to_string(&html)?;
+    let (page, _) = Inputs::new()?.report(true, "r.html")?;
     let th = regex::Regex::new(r"<th[^>]*>([^<]*)</th>")?;
     let td = regex::Regex::new(
         r#"<td(?: class="([a-z])")? data-c="([^"]*)"(?: data-v="[^"]*")?>([^<]*)</td>"#,
@@ -469,11 +476,10 @@ fn every_cell_names_its_column_and_a_date_is_marked() -> Result<(), Box<dyn std:
 #[test]
 fn the_costliest_sessions_show_their_title_instance_local_start_and_duration()
 -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
-    let c = Connection::open_in_memory()?;
-    c.execute_batch(&format!(
-        "COPY (SELECT * FROM (VALUES
+    let inputs = Inputs::new()?;
+    inputs.replace(
+        "sessions",
+        "SELECT * FROM (VALUES
                ('nanobot', '.nanobot', 'cli:<b>&x', 'Plan the <b> offsite', 'u1',
                 TIMESTAMPTZ '2026-10-01 06:30:00.123456+00', TIMESTAMPTZ '2026-10-01 07:00:05.654321+00',
                 1, 1, 0.5::DOUBLE),
@@ -482,25 +488,20 @@ fn the_costliest_sessions_show_their_title_instance_local_start_and_duration()
                 2, 1, NULL::DOUBLE))
                AS t(agent, instance, session_id, title, session_uid, first_event_utc, last_event_utc,
                     tool_calls, llm_calls, cost_usd)
-               CROSS JOIN (SELECT false AS secondary_only, 'id1' AS load_id)) TO {};
-         COPY (SELECT *, 'id1' AS load_id
+               CROSS JOIN (SELECT false AS secondary_only, 'id1' AS load_id)",
+    )?;
+    inputs.replace(
+        "llm_calls",
+        "SELECT *, 'id1' AS load_id
                FROM (VALUES (1790000000000, 'p', 'm1', 10, 2, 0, 0, 0.5::DOUBLE, 'nanobot', 12,
                              NULL::TIMESTAMP, '.nanobot/llm_usage.sqlite3', 'u1'),
                             (1790000001000, 'p', 'm2', 5, 1, 0, 0, NULL::DOUBLE, 'nanoclaw', 6,
                              NULL::TIMESTAMP, 'data/v2.db', 'u9'))
                AS t(started_at_ms, provider, model, input_tokens, output_tokens,
                     cache_read_tokens, cache_write_tokens, cost_usd, agent, total_tokens,
-                    started_at_local, source_path, session_uid)) TO {};",
-        sql_str(&dir.path().join("tables/sessions.parquet")),
-        sql_str(&dir.path().join("tables/llm_calls.parquet")),
-    ))?;
-    let html = dir.path().join("r.html");
-    report(
-        &dir.path().join("out.parquet"),
-        Some(&dir.path().join("tables")),
-        &html,
+                    started_at_local, source_path, session_uid)",
     )?;
-    let page = unnamed(&std::fs::read_to_string(&html)?);
+    let page = unnamed(&inputs.report(true, "r.html")?.0);
     let rows = table_rows(&page, "data-list=\"top-sessions\"");
     assert_eq!(
         rows,
@@ -553,8 +554,7 @@ fn svg_texts(page: &str, id: &str, class: &str) -> Vec<String> {
 #[test]
 fn the_timeline_says_whether_its_times_are_local_or_utc() -> Result<(), Box<dyn std::error::Error>>
 {
-    let dir = tempfile::tempdir()?;
-    write_inputs(dir.path())?;
+    let dir = Inputs::new()?;
     let out = dir.path().join("out.parquet");
     let c = Connection::open_in_memory()?;
     for agent in ["nanobot", "nanoclaw"] {

@@ -5,7 +5,8 @@
 //! engine (run.rs)  params, prices, stage_events, stage_llm_calls, diagnostics, sources
 //! run_all          kinds (one row per registry entry), x_group_<name>() macros
 //!                  sql/V001__session_identity.sql … sql/V0NN__<name>.sql, in order
-//!                  (zero-padded, contiguous, unique)
+//!                  (zero-padded, contiguous, unique); sql/shared/pricing.sql in
+//!                  place of a step's `-- @pricing` line (PRICING, step_sql)
 //! ```
 //! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines.
 //!
@@ -60,6 +61,24 @@ pub const STEPS: &[(&str, &str)] = &[
     step!("V019__install_versions.sql"),
     step!("V020__session_titles.sql"),
 ];
+
+/// The pricing rules (`sql/shared/pricing.sql`: the macros price_name,
+/// call_cost and calls_cost, the tables price_names and model_prices over
+/// `model_uses`): run by the step that holds the [`PRICING_AT`] line, in
+/// its place, and by a reader that prices a load's output again at read
+/// ([`crate::engine::reprice`]), so both price alike.
+pub const PRICING: &str = include_str!("../../sql/shared/pricing.sql");
+
+/// The line of a step that [`PRICING`] runs in place of.
+pub const PRICING_AT: &str = "\n-- @pricing\n";
+
+/// A step's SQL as it runs: [`PRICING`] in place of its [`PRICING_AT`] line.
+pub fn step_sql(sql: &str) -> std::borrow::Cow<'_, str> {
+    match sql.split_once(PRICING_AT) {
+        Some((before, after)) => format!("{before}\n{PRICING}\n{after}").into(),
+        None => sql.into(),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("sql/{file}: {source}")]
@@ -325,7 +344,7 @@ fn run_step(
     conn: &Connection,
     (file, sql): &(&'static str, &'static str),
 ) -> Result<(), StepError> {
-    conn.execute_batch(sql)
+    conn.execute_batch(&step_sql(sql))
         .map_err(|source| StepError { file, source })
 }
 

@@ -5,6 +5,8 @@
 //! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (and the sessions'
 //!                                           titles, DIR/sessions.parquet)
 //! nanoload usage HOME                       a load into a private temp dir, removed after
+//! --prices, --price, --free                 HOME: its load prices with them; OUT: its
+//!                                           calls priced again at read (engine::reprice)
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
 //! Code responses with counted usage)
@@ -218,6 +220,9 @@ pub struct Usage {
     /// Calls without a start time: in no day, week or month (and left out
     /// when --since or --until is given).
     pub undated: i64,
+    /// How the calls were priced, when not as their load priced them
+    /// (`--prices`, `--price`, `--free`): said beside the cost.
+    pub prices: Option<String>,
 }
 
 /// Why no usage was shown (exit 2).
@@ -237,8 +242,13 @@ impl From<duckdb::Error> for UsageError {
     }
 }
 
-/// An in-memory DuckDB with `llm_calls` over `tables/llm_calls.parquet`.
-pub fn open(tables: &Path) -> Result<Connection, UsageError> {
+/// An in-memory DuckDB with `llm_calls` over `tables/llm_calls.parquet`,
+/// its calls priced again with `at_read` when given
+/// ([`crate::engine::reprice`]).
+pub fn open(
+    tables: &Path,
+    at_read: Option<&crate::config::Repricing>,
+) -> Result<Connection, UsageError> {
     let file = tables.join("llm_calls.parquet");
     if !file.is_file() {
         return Err(UsageError::Input {
@@ -262,6 +272,15 @@ pub fn open(tables: &Path) -> Result<Connection, UsageError> {
             crate::diag::one_line(&e.to_string())
         ),
     })?;
+    if let Some(r) = at_read {
+        crate::engine::reprice(&conn, &r.table).map_err(|e| UsageError::Input {
+            path: file.clone(),
+            message: format!(
+                "its calls cannot be priced again: {}",
+                crate::diag::one_line(&e.to_string())
+            ),
+        })?;
+    }
     // each session's title (the session view): none where the tables have
     // no sessions file or one of a load before titles
     let sessions = tables.join("sessions.parquet");
@@ -478,6 +497,7 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         total,
         utc_placed: count("SELECT count(*) FILTER (WHERE utc_placed) FROM shown")?,
         undated: count("SELECT count(*) FILTER (WHERE t IS NULL) FROM shown")?,
+        prices: None,
     })
 }
 
@@ -521,15 +541,6 @@ fn read_rows(
     Ok(out)
 }
 
-/// How `nanoload usage HOME` prices the calls of its load (the load's
-/// `--prices`, `--price`, `--free`).
-#[derive(Debug, Clone, Default)]
-pub struct Pricing {
-    pub prices: Option<PathBuf>,
-    pub price: Vec<String>,
-    pub free: Vec<String>,
-}
-
 /// `nanoload usage HOME`: load HOME with the defaults (and `pricing`) into
 /// `work` (a private temp dir), quietly; the load's tables are then read
 /// as any output's. The load's summary comes back: its stderr lines and
@@ -537,13 +548,11 @@ pub struct Pricing {
 pub fn load_home(
     home: &Path,
     work: &Path,
-    pricing: &Pricing,
+    pricing: &crate::config::Pricing,
 ) -> Result<crate::summary::Summary, UsageError> {
     let mut o = crate::config::Options::new(home, work.join("out.parquet"));
     o.tables = Some(work.join("tables"));
-    o.prices = pricing.prices.clone();
-    o.price = pricing.price.clone();
-    o.free = pricing.free.clone();
+    o.pricing = pricing.clone();
     o.quiet = true;
     crate::run::run(&o).map_err(|e| {
         let mut msg = e.to_string();

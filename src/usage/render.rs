@@ -322,9 +322,12 @@ pub fn table(u: &Usage, layout: Layout) -> String {
     } else {
         notes.push(format!("cost (USD): {}", cost_basis(u)));
     }
+    if let Some(p) = &u.prices {
+        notes.push(format!("cost: {p}"));
+    }
     if any_unpriced {
         notes.push(
-            "a call without a price is not in any sum: a cost marked + leaves some calls out, unknown: none of its calls priced (--price MODEL=IN/OUT or --free PATTERN prices them when loading)"
+            "a call without a price is not in any sum: a cost marked + leaves some calls out, unknown: none of its calls priced (--price MODEL=IN/OUT or --free PATTERN prices them)"
                 .into(),
         );
     }
@@ -452,6 +455,7 @@ pub fn json(u: &Usage) -> String {
         "calls_placed_by_utc_time": u.utc_placed,
         "calls_without_start_time": u.undated,
         "cost_basis": cost_basis(u),
+        "prices": u.prices,
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');

@@ -180,6 +180,39 @@ fn embedded_list_equals_the_sql_folder_with_contiguous_versions() -> std::io::Re
     Ok(())
 }
 
+/// The pricing rules are run by one step, in place of its `-- @pricing`
+/// line, and have the header every step has; a reader runs the same text
+/// (`engine::reprice`).
+#[test]
+fn one_step_runs_the_shared_pricing_rules() {
+    let holders: Vec<&str> = STEPS
+        .iter()
+        .filter(|(_, sql)| sql.contains(PRICING_AT))
+        .map(|(n, _)| *n)
+        .collect();
+    assert_eq!(holders, ["V017__llm_calls.sql"]);
+    for (_, sql) in STEPS {
+        assert!(sql.matches(PRICING_AT).count() <= 1);
+        let run = step_sql(sql);
+        assert!(!run.contains(PRICING_AT));
+        assert_eq!(run.contains(PRICING), sql.contains(PRICING_AT));
+    }
+    for word in ["Purpose:", "Grain:", "Inputs:", "Output:"] {
+        assert!(
+            PRICING
+                .lines()
+                .any(|l| l.starts_with("--") && l.contains(word)),
+            "sql/shared/pricing.sql lacks a `{word}` header line"
+        );
+    }
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/sql/shared/pricing.sql"
+    ))
+    .unwrap_or_default();
+    assert_eq!(text, PRICING);
+}
+
 /// Each layer of the events chain is a view one step defines, in chain
 /// order: what `run_all` copies into a table under `Chain::Tables` (a layer
 /// no step defined as a view would silently stay a view).
@@ -363,7 +396,9 @@ fn every_step_header_names_what_it_creates() -> Result<(), regex::Error> {
             .position(|l| l.contains("Output:"))
             .map(|i| header[i..].join("\n"))
             .unwrap_or_default();
-        for c in created.captures_iter(sql) {
+        // what the step runs: the shared pricing rules in place of its
+        // `-- @pricing` line too
+        for c in created.captures_iter(&step_sql(sql)) {
             let table = &c[1];
             let named = regex::Regex::new(&format!(r"\b{table}\b"))?;
             assert!(
@@ -450,6 +485,8 @@ fn every_diagnostic_code_of_the_steps_is_listed() -> Result<(), Box<dyn std::err
     let bare_code = regex::Regex::new(r"(?i)'[a-z_]+'\s+AS\s+code\b")?;
     let mut named = std::collections::BTreeSet::new();
     for (file, sql) in STEPS {
+        // as the step runs: the shared pricing rules in place of its line
+        let sql = &*step_sql(sql);
         for c in wrapped.captures_iter(sql) {
             assert!(
                 listed.contains(&&c[1]),
