@@ -1607,6 +1607,19 @@ pub const SEEN_COLUMNS: [(&str, &str); 3] = [
 /// decide over the whole history — then written as a load writes them,
 /// `events` with [`SEEN_COLUMNS`] appended unless `snapshot`.
 pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
+    let prices = crate::prices::PriceTable::builtin().map_err(|e| SyncError::Ledger {
+        path: args.ledger.clone(),
+        message: e.0,
+    })?;
+    export_priced(args, &prices)
+}
+
+/// [`export`] with the calls priced by `prices` (a HOME's kept ledger
+/// answers `usage --prices/--price/--free`: src/keep.rs).
+pub fn export_priced(
+    args: &ExportArgs,
+    prices: &crate::prices::PriceTable,
+) -> Result<Exported, SyncError> {
     use crate::config::OutputPaths;
     use crate::engine::Engine;
     use crate::sink::Outputs;
@@ -1703,7 +1716,6 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         summary_json: None,
     })
     .map_err(|e| fail(&args.out, &e))?;
-    let prices = crate::prices::PriceTable::builtin().map_err(|e| fail(&ledger, &e.0))?;
     // each row's place in OUT is known once V016 has laid the rows out, and
     // its x_row only until the next step drops `ordinals`: the rows' seen
     // columns are taken by place then
@@ -1721,7 +1733,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     let engine =
         crate::run::with_memory_retries(args.memory_limit, &warn, &mut timings, |limit, _| {
             let engine = Engine::open(&run_dir.spill_dir(), args.threads, limit)?;
-            engine.load(&staged, None, &load_id, &prices)?;
+            engine.load(&staged, None, &load_id, prices)?;
             placed = None;
             engine.run_steps(|_, _, step| {
                 if !args.snapshot && Some(step) == after_layout {

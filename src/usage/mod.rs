@@ -4,7 +4,8 @@
 //! ```text
 //! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (and the sessions'
 //!                                           titles, DIR/sessions.parquet)
-//! nanoload usage HOME                       a load into a private temp dir, removed after
+//! nanoload usage HOME                       the outputs src/keep.rs serves for HOME (its kept
+//!                                           ledger's export, or a temp load with --no-keep)
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
 //! Code responses with counted usage)
