@@ -14,6 +14,7 @@
 //!   home-<id>.lock                 held by the call that syncs and exports (one at a time)
 //!   home-<id>.duckdb               the ledger (+ .duckdb.lock, .duckdb.wal: the sync's)
 //!   home-<id>.out-<key>/           its export: out.parquet, tables/, `complete` written last
+//!                                  (locked shared while read: not removed under a reader)
 //! <id>:  16 hex of SHA-256 over the canonical HOME path
 //! <key>: 16 hex of SHA-256 over this build, what the ledger holds (the last
 //!        sync that added, changed or marked gone a row; its stores; its
@@ -111,6 +112,9 @@ pub struct Served {
     pub ledger: Option<PathBuf>,
     /// A temp load's directory, removed when this is dropped.
     _temp: Option<tempfile::TempDir>,
+    /// The export's `complete`, locked shared while this is read: a later
+    /// call of another state of the ledger does not remove it meanwhile.
+    _reading: Option<File>,
 }
 
 /// Whether `dir` is a tables directory (a load's `--tables DIR`): it holds
@@ -160,6 +164,16 @@ pub fn serve_if_home(
 /// or when the cache cannot be used (one note line says why), from a
 /// private temp load.
 pub fn serve(home: &Path, keep: bool, pricing: &Pricing) -> Result<Served, KeepError> {
+    // named as the user gave it
+    serve_canonical(home, keep, pricing).map_err(|e| match e {
+        KeepError::Neither { .. } => KeepError::Neither {
+            path: home.to_path_buf(),
+        },
+        e => e,
+    })
+}
+
+fn serve_canonical(home: &Path, keep: bool, pricing: &Pricing) -> Result<Served, KeepError> {
     let canon = home.canonicalize().map_err(|source| KeepError::Home {
         path: home.to_path_buf(),
         source,
@@ -326,13 +340,20 @@ fn kept(home: &Path, dir: &Path, pricing: &Pricing) -> Result<Served, Unkept> {
         .map_err(|e| Unkept::Fallback(e.to_string()))?;
         File::create(outdir.join("complete")).map_err(io)?;
     }
-    // the exports of this HOME's earlier states
+    let reading = File::open(outdir.join("complete")).map_err(io)?;
+    reading.lock_shared().map_err(io)?;
+    // the exports of this HOME's earlier states, but those a reader (an
+    // `mcp HOME` server) still reads
     let current = outdir.file_name().map(|n| n.to_os_string());
     let earlier = format!("{PREFIX}{id}.out-");
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.filter_map(Result::ok) {
             let n = e.file_name();
-            if n.to_string_lossy().starts_with(&earlier) && Some(&n) != current.as_ref() {
+            if !n.to_string_lossy().starts_with(&earlier) || Some(&n) == current.as_ref() {
+                continue;
+            }
+            let unread = File::open(e.path().join("complete")).map(|f| f.try_lock().is_ok());
+            if unread.unwrap_or(true) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -346,6 +367,7 @@ fn kept(home: &Path, dir: &Path, pricing: &Pricing) -> Result<Served, Unkept> {
         exit: synced.exit,
         ledger: Some(ledger),
         _temp: None,
+        _reading: Some(reading),
     })
 }
 
@@ -430,6 +452,7 @@ fn temp_load(home: &Path, pricing: &Pricing, notes: Vec<String>) -> Result<Serve
         exit: summary.exit,
         ledger: None,
         _temp: Some(work),
+        _reading: None,
     })
 }
 

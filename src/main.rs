@@ -295,8 +295,9 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
             return std::process::ExitCode::from(ExitCode::Failed as u8);
         }
         Err(e) => {
-            eprintln!("nanoload: error: {e}");
-            return std::process::ExitCode::from(ExitCode::Failed as u8);
+            // as sql says what SOURCE is not
+            eprintln!("nanoload: {e}");
+            return std::process::ExitCode::from(e.exit_code() as u8);
         }
     };
     for line in home.iter().flat_map(|h| &h.lines) {

@@ -571,11 +571,13 @@ fn every_reader_takes_a_home() -> TestResult {
         }
         let o = nanoload(cache.path(), &a)?;
         assert_eq!(o.status.code(), Some(2), "{cmd}: {}", err(&o));
+        // as each command says an input error
+        let said = if cmd == "sql" { "" } else { "error: " };
         assert_eq!(
             err(&o),
             format!(
-                "nanoload: error: {}: neither a HOME nor a tables directory: no agent state under it (a .nanobot* directory, a nanoclaw root with data/v2.db) and no <table>.parquet file in it\n",
-                empty.path().canonicalize()?.display()
+                "nanoload: {said}{}: neither a HOME nor a tables directory: no agent state under it (a .nanobot* directory, a nanoclaw root with data/v2.db) and no <table>.parquet file in it\n",
+                empty.path().display()
             ),
             "{cmd}"
         );
