@@ -508,7 +508,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k) % 3 == 0 {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -604,5 +604,99 @@ fn cache_help_explains_every_flag() -> TestResult {
         all.push_str(&format!("$ nanoload {}\n{}\n", args.join(" "), out(&o)));
     }
     insta::assert_snapshot!("cache_help", all);
+    Ok(())
+}
+
+/// `mcp HOME` serves the export of the ledger as it was when the server
+/// started: another reader's call that exports a newer state leaves the
+/// server's export in place (its readers lock it), and the first call after
+/// the server ended removes it.
+#[test]
+fn an_mcp_server_of_a_home_keeps_reading_its_export() -> TestResult {
+    use std::io::{BufRead, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let home = mixed_home()?;
+    let cache = tempfile::tempdir()?;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"))
+        .arg("mcp")
+        .arg(home.path())
+        .env("XDG_CACHE_HOME", cache.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let ask = |stdin: &mut std::process::ChildStdin,
+               id: u32,
+               body: &str|
+     -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+        writeln!(stdin, "{body}")?;
+        stdin.flush()?;
+        loop {
+            let line = rx.recv_timeout(Duration::from_secs(300))??;
+            let v: serde_json::Value = serde_json::from_str(&line)?;
+            if v["id"] == id {
+                return Ok(v);
+            }
+        }
+    };
+    let count = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"query","arguments":{{"sql":"select count(*) as n from events"}}}}}}"#
+        )
+    };
+    ask(
+        &mut stdin,
+        1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#,
+    )?;
+    let first = ask(&mut stdin, 2, &count(2))?;
+    let n = first["result"]["structuredContent"]["rows"][0][0]
+        .as_i64()
+        .ok_or_else(|| format!("{first}"))?;
+    append_turn(home.path(), "a newer state")?;
+    let o = nanoload(
+        cache.path(),
+        &[
+            OsStr::new("sql"),
+            home.path().as_os_str(),
+            OsStr::new("select count(*) from events"),
+            OsStr::new("--json"),
+        ],
+    )?;
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+    assert_eq!(doc["rows"][0][0].as_i64(), Some(n + 1), "{}", err(&o));
+    let exports = || -> Result<usize, Box<dyn std::error::Error>> {
+        Ok(std::fs::read_dir(cache.path().join("nanoload"))?
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().contains(".out-"))
+            .count())
+    };
+    assert_eq!(exports()?, 2);
+    let again = ask(&mut stdin, 3, &count(3))?;
+    assert_eq!(
+        again["result"]["structuredContent"]["rows"][0][0].as_i64(),
+        Some(n),
+        "{again}"
+    );
+    drop(stdin);
+    let ended = wait_within(child, std::time::Duration::from_secs(120), "mcp HOME")?;
+    assert_eq!(ended.status.code(), Some(0));
+    let o = nanoload(
+        cache.path(),
+        &[OsStr::new("usage"), home.path().as_os_str()],
+    )?;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(exports()?, 1);
     Ok(())
 }
