@@ -562,6 +562,19 @@ fn every_reader_takes_a_home() -> TestResult {
         ],
     )?;
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // usage of a tables dir reads it as the --tables of OUT
+    let o = nanoload(cache.path(), &[OsStr::new("usage"), r.tables.as_os_str()])?;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let l = nanoload(
+        cache.path(),
+        &[
+            OsStr::new("usage"),
+            r.out.as_os_str(),
+            OsStr::new("--tables"),
+            r.tables.as_os_str(),
+        ],
+    )?;
+    assert_eq!(out(&o), out(&l));
     // neither
     let empty = tempfile::tempdir()?;
     for cmd in ["sql", "usage"] {
