@@ -37,12 +37,14 @@ const EXAMPLES: &str = "Examples:
 /// new or old); 4 nothing written: no agent state under HOME (the error says
 /// where nanoload looked).
 ///
-/// The commands `report` and `usage` read a load's output (or, for `usage`,
-/// a HOME loaded on the spot); `sync` keeps every row ever seen in a ledger
+/// The commands `report`, `usage`, `sql`, `mcp` and `otlp` read a load's
+/// output, or a HOME (answered from a ledger kept for it in the user's
+/// cache directory: `nanoload cache`); `sync` keeps every row ever seen in a ledger
 /// that outlives the agents' own deletions, `export` writes a load's
 /// outputs from it, `prune` removes what is gone from it; `nanoload help
 /// COMMAND` explains each. A HOME named like a command (`report`, `usage`,
-/// `sync`, `export`, `prune`, `prices`, `help`) is given as `./report`.
+/// `sync`, `export`, `prune`, `prices`, `cache`, `help`) is given as
+/// `./report`.
 #[derive(Debug, Parser)]
 #[command(
     name = "nanoload",
@@ -98,6 +100,8 @@ pub enum Command {
     Otlp(OtlpArgs),
     #[command(about = "Print the price table a load prices calls with, its source and age")]
     Prices(PricesArgs),
+    #[command(about = "List or remove the ledgers kept for the HOMEs readers were given")]
+    Cache(CacheArgs),
     /// One tool call of `nanoload mcp`, in a process of its own (the server
     /// starts it; not for people).
     #[command(name = "mcp-call", hide = true)]
@@ -142,6 +146,7 @@ const OTLP_EXAMPLES: &str = "Examples:
 #[derive(Debug, clap::Args)]
 #[command(long_about, after_long_help = OTLP_EXAMPLES)]
 pub struct OtlpArgs {
+    /// A HOME (answered from the ledger kept for it: every row ever seen),
     /// OUT.parquet of a load (with --tables DIR), its --db FILE.duckdb, or
     /// a LEDGER.duckdb (every row ever seen, as `nanoload export` writes it).
     #[arg(value_name = "SOURCE")]
@@ -197,6 +202,13 @@ pub struct OtlpArgs {
     /// prices with them).
     #[command(flatten)]
     pub pricing: Pricing,
+
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
 }
 
 /// `--host NAME`, checked as a dataset partition's name.
@@ -213,10 +225,12 @@ const SQL_EXAMPLES: &str = "Examples:
 /// Run one read-only SQL query (DuckDB's dialect) over a load's outputs or
 /// a ledger, and print the rows.
 ///
-/// SOURCE is the events file of a load (OUT.parquet: the view `events`;
-/// with --tables DIR, each DIR/<table>.parquet as a view of that name), a
-/// --tables directory, a --db file, or a ledger (`nanoload sync`); the
-/// database files are opened read-only.
+/// SOURCE is a HOME (answered from the ledger nanoload keeps for it: the
+/// views of a load's outputs, every row ever seen), the events file of a
+/// load (OUT.parquet: the view `events`; with --tables DIR, each
+/// DIR/<table>.parquet as a view of that name), a --tables directory, a
+/// --db file, or a ledger (`nanoload sync`); the database files are
+/// opened read-only.
 ///
 /// Only reading runs: one SELECT statement (FROM-first, WITH, VALUES,
 /// DESCRIBE, SHOW and SUMMARIZE too). Anything else — INSERT, CREATE, COPY,
@@ -234,7 +248,8 @@ const SQL_EXAMPLES: &str = "Examples:
 #[derive(Debug, clap::Args)]
 #[command(long_about, after_long_help = SQL_EXAMPLES)]
 pub struct SqlArgs {
-    /// OUT.parquet, a --tables DIR, a --db FILE.duckdb or a LEDGER.duckdb.
+    /// A HOME, OUT.parquet, a --tables DIR, a --db FILE.duckdb or a
+    /// LEDGER.duckdb.
     #[arg(value_name = "SOURCE")]
     pub source: PathBuf,
 
@@ -273,6 +288,13 @@ pub struct SqlArgs {
     /// Given any, llm_calls and sessions are priced again at read.
     #[command(flatten)]
     pub pricing: Pricing,
+
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
 }
 
 /// Serve a load's outputs or a ledger to an agent: a Model Context Protocol
@@ -283,7 +305,8 @@ pub struct SqlArgs {
 /// guard of `nanoload sql`), usage_by_day and top_sessions_by_cost (ready
 /// answers from llm_calls and sessions). Configure it in an agent as a
 /// stdio server whose command is `nanoload` with arguments
-/// `mcp SOURCE [--tables DIR]`.
+/// `mcp SOURCE [--tables DIR]`. A HOME as SOURCE is synced into the ledger
+/// kept for it once, when the server starts.
 ///
 /// Each message is one line of at most 1 MiB (1048576 bytes) of UTF-8
 /// JSON; a longer line is answered with an error (-32600) and skipped, a
@@ -301,7 +324,8 @@ pub struct SqlArgs {
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct McpArgs {
-    /// OUT.parquet, a --tables DIR, a --db FILE.duckdb or a LEDGER.duckdb.
+    /// A HOME, OUT.parquet, a --tables DIR, a --db FILE.duckdb or a
+    /// LEDGER.duckdb.
     #[arg(value_name = "SOURCE")]
     pub source: PathBuf,
 
@@ -326,6 +350,13 @@ pub struct McpArgs {
     /// Given any, llm_calls and sessions are priced again at read.
     #[command(flatten)]
     pub pricing: Pricing,
+
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
 }
 
 /// Print the price table a load prices LLM calls with: where it comes
@@ -351,6 +382,54 @@ pub struct PricesArgs {
     /// The table's flags, as every command that shows a cost takes them.
     #[command(flatten)]
     pub pricing: Pricing,
+}
+
+/// List or remove what nanoload keeps in the user's cache directory.
+///
+/// `usage`, `report`, `sql`, `mcp` and `otlp` given a HOME answer from a
+/// ledger nanoload keeps for that HOME (one per HOME, by its canonical
+/// path) in $XDG_CACHE_HOME/nanoload, else ~/.cache/nanoload
+/// (~/Library/Caches/nanoload on macOS), a directory of mode 0700: the
+/// first call reads all of HOME into it, every later one only the stores
+/// whose files changed, and a row the agents delete stays in it (as in
+/// `nanoload sync`; secrets redacted, as in every ledger). Beside each
+/// ledger: a record naming its HOME, and the outputs exported from it for
+/// the readers. `--no-keep` on those commands keeps nothing.
+#[derive(Debug, clap::Args)]
+#[command(long_about)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+/// What `nanoload cache` does.
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Each kept HOME: its last sync (UTC), its ledger's size, its path.
+    ///
+    /// Exit codes: 0 listed; 2 the cache directory cannot be read.
+    #[command(long_about)]
+    List,
+    /// Remove the ledger kept for HOME, or for every HOME.
+    ///
+    /// Only the files nanoload writes there are removed; anything else in
+    /// the directory is left alone and named. A HOME whose ledger another
+    /// nanoload is syncing now is left as it is.
+    ///
+    /// Exit codes: 0 removed (perhaps nothing); 1 removed, but the
+    /// directory holds files nanoload did not write (left alone); 2 the
+    /// cache directory cannot be read or written; 5 a HOME is being synced
+    /// now (not removed).
+    #[command(long_about)]
+    Clear(CacheClearArgs),
+}
+
+/// `nanoload cache clear [HOME]`.
+#[derive(Debug, clap::Args)]
+pub struct CacheClearArgs {
+    /// The HOME whose kept ledger to remove (default: every kept HOME's).
+    #[arg(value_name = "HOME")]
+    pub home: Option<PathBuf>,
 }
 
 /// `nanoload mcp-call SOURCE …`: one tool call, read as JSON from stdin
@@ -600,8 +679,9 @@ impl SyncArgs {
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct ReportArgs {
-    /// The events table a load wrote (`nanoload HOME OUT.parquet`).
-    #[arg(value_name = "OUT.parquet")]
+    /// The events table a load wrote (`nanoload HOME OUT.parquet`), or a
+    /// HOME (answered from the ledger kept for it: every row ever seen).
+    #[arg(value_name = "OUT.parquet|HOME")]
     pub out: PathBuf,
 
     /// The side tables the same load wrote with `--tables DIR` (all five:
@@ -618,18 +698,26 @@ pub struct ReportArgs {
     /// Given any, the output's calls are priced again at read.
     #[command(flatten)]
     pub pricing: Pricing,
+
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
 }
 
 const USAGE_EXAMPLES: &str = "Examples:
   nanoload usage ~
-      load ~ now: calls, tokens and cost per local day
+      calls, tokens and cost per local day, from the ledger kept for ~
+      (the first call reads all of ~, later ones only what changed)
   nanoload usage ~ --by model --since 2026-11-01
   nanoload usage out.parquet --tables tables --by session --json
   nanoload usage ~ --by monthly --timezone Europe/Berlin";
 
 /// Show what both agents' LLM calls used and cost — tokens and USD per
 /// local day (default), week, month, session or model, with a TOTAL row —
-/// from a load's output or straight from a HOME.
+/// straight from a HOME or from a load's output.
 ///
 /// The calls are `llm_calls`: nanobot's llm_usage rows and nanoclaw's
 /// Claude Code responses with counted usage. Days are the host's local days
@@ -640,14 +728,22 @@ const USAGE_EXAMPLES: &str = "Examples:
 /// prices with them, and an output's calls are priced again from their
 /// tokens by the load's rules (a note says so).
 ///
-/// Exit codes: 0 shown; 1 shown, but loading HOME could not read some input
+/// A HOME is answered from the ledger nanoload keeps for it in the user's
+/// cache directory (`nanoload cache --help`): every call syncs it, reading
+/// only the stores that changed, so the calls the agents delete later are
+/// still counted. A cache that cannot be written: a temp load answers, and
+/// one line says so.
+///
+/// Exit codes: 0 shown; 1 shown, but reading HOME could not read some input
 /// (listed on stderr); 2 nothing shown (bad arguments, an output that is
 /// not nanoload's, a HOME that did not load).
 #[derive(Debug, clap::Args)]
 #[command(long_about, after_long_help = USAGE_EXAMPLES)]
 pub struct UsageArgs {
-    /// A HOME to load now (into a private temp dir, removed after), or the
-    /// events table of a load (OUT.parquet, with --tables DIR).
+    /// A HOME (answered from the ledger nanoload keeps for it, synced now;
+    /// with --no-keep loaded into a private temp dir, removed after), the
+    /// events table of a load (OUT.parquet, with --tables DIR), or a
+    /// --tables DIR.
     #[arg(value_name = "HOME|OUT.parquet")]
     pub source: PathBuf,
 
@@ -701,4 +797,11 @@ pub struct UsageArgs {
     /// HOME's load prices with these; an output's calls are priced again.
     #[command(flatten)]
     pub pricing: Pricing,
+
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
 }

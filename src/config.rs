@@ -158,6 +158,13 @@ pub struct Options {
     /// figure that holds when other work shares the machine.
     #[arg(long)]
     pub timings: bool,
+
+    /// OUT is the ledger nanoload keeps for HOME in the user's cache
+    /// directory (`src/keep.rs`), which lies inside HOME when HOME holds
+    /// that directory (`nanoload usage ~`, ~/.cache/nanoload): the one
+    /// place inside HOME written to, never an agent's.
+    #[arg(skip)]
+    pub kept: bool,
 }
 
 impl Options {
@@ -184,6 +191,7 @@ impl Options {
             progress: When::Never,
             summary_json: None,
             timings: false,
+            kept: false,
         }
     }
 
@@ -425,7 +433,8 @@ impl Config {
         .into_iter()
         .flatten()
         {
-            if dest.starts_with(&home) {
+            let kept = opts.kept && Some(dest) == outputs.out.as_ref();
+            if dest.starts_with(&home) && !kept {
                 return Err(ConfigError::Output(
                     dest.clone(),
                     format!(

@@ -86,6 +86,8 @@ pub mod engine;
 #[cfg(feature = "engine")]
 pub mod events_writer;
 #[cfg(feature = "engine")]
+pub mod keep;
+#[cfg(feature = "engine")]
 pub mod ledger;
 #[cfg(feature = "engine")]
 pub mod mcp;

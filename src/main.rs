@@ -1,12 +1,13 @@
 //! `nanoload HOME OUT.parquet`: a thin shell over [`nanoload::run`];
 //! `nanoload report OUT.parquet [--tables DIR] report.html` over
 //! [`nanoload::report::report`]; `nanoload usage HOME|OUT.parquet` over
-//! [`nanoload::usage`].
+//! [`nanoload::usage`]; a HOME given to a reader is served by
+//! [`nanoload::keep`] (`nanoload cache` lists and clears what it keeps).
 
 use clap::Parser;
 use nanoload::cli::{
-    Args, Command, ExportCli, McpArgs, McpCallArgs, OtlpArgs, PricesArgs, PruneArgs, ReportArgs,
-    SqlArgs, SyncArgs, UsageArgs,
+    Args, CacheAction, CacheArgs, Command, ExportCli, McpArgs, McpCallArgs, OtlpArgs, PricesArgs,
+    PruneArgs, ReportArgs, SqlArgs, SyncArgs, UsageArgs,
 };
 use nanoload::{ExitCode, run};
 
@@ -44,18 +45,45 @@ fn at_read(
     })
 }
 
+/// SOURCE of a reader as the outputs it reads: a HOME served
+/// ([`nanoload::keep`]: its stderr lines printed; priced with the built-in
+/// table, so pricing flags price its calls again at read as any output's),
+/// anything else None (read as it is); Err: the exit code, the error
+/// printed.
+fn served(
+    source: &std::path::Path,
+    tables: Option<&std::path::Path>,
+    no_keep: bool,
+) -> Result<Option<nanoload::keep::Served>, std::process::ExitCode> {
+    match nanoload::keep::serve_if_home(source, tables, !no_keep, &Default::default()) {
+        Ok(s) => {
+            for line in s.iter().flat_map(|s| &s.lines) {
+                eprintln!("{line}");
+            }
+            Ok(s)
+        }
+        Err(e) => {
+            eprintln!("nanoload: error: {e}");
+            Err(std::process::ExitCode::from(e.exit_code() as u8))
+        }
+    }
+}
+
 /// `nanoload report …` (a HOME of that name is given as `./report`).
 fn report_main(args: ReportArgs) -> std::process::ExitCode {
+    let home = match served(&args.out, args.tables.as_deref(), args.no_keep) {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let (out, tables) = match &home {
+        Some(h) => (h.out.as_path(), Some(h.tables.as_path())),
+        None => (args.out.as_path(), args.tables.as_deref()),
+    };
     let priced = match at_read(&args.pricing) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    match nanoload::report::report_priced(
-        &args.out,
-        args.tables.as_deref(),
-        &args.html,
-        priced.as_ref(),
-    ) {
+    match nanoload::report::report_priced(out, tables, &args.html, priced.as_ref()) {
         Ok(w) => {
             eprintln!(
                 "nanoload: report written: {} ({} charts, {} bytes)",
@@ -176,45 +204,34 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         );
     }
     let mut exit = ExitCode::Ok;
-    // a HOME's load prices with the flags; an output's calls are priced
-    // again at read
-    let mut priced = None;
-    let mut prices_said = None;
-    // a HOME loads into a temp dir that lives until the table is shown
-    let work;
-    let tables = if args.source.is_dir() {
-        if args.tables.is_some() {
-            return fail(&format!(
-                "{}: is a directory (a HOME); --tables goes with OUT.parquet",
-                args.source.display()
-            ));
-        }
-        work = match tempfile::Builder::new().prefix("nanoload-usage-").tempdir() {
-            Ok(w) => w,
-            Err(e) => return fail(&format!("temp dir: {e}")),
-        };
-        if args.pricing.given() {
-            prices_said = Some(format!(
-                "priced by this load of HOME with {}",
-                args.pricing.describe()
-            ));
-        }
-        match usage::load_home(&args.source, work.path(), &args.pricing) {
-            Ok(summary) => {
-                for line in summary.stderr_lines(true) {
-                    eprintln!("{line}");
-                }
-                exit = summary.exit;
-            }
-            Err(e) => return fail(&e),
-        }
-        work.path().join("tables")
-    } else {
-        priced = match at_read(&args.pricing) {
-            Ok(p) => p,
+    // a HOME's outputs (a temp load's live until the table is shown);
+    // they, a --tables DIR and an output alike are priced again at read
+    // with the flags
+    let home = if nanoload::keep::is_home(&args.source) {
+        match served(&args.source, args.tables.as_deref(), args.no_keep) {
+            Ok(h) => h,
             Err(code) => return code,
-        };
-        prices_said = priced.as_ref().map(|p| p.said.clone());
+        }
+    } else {
+        None
+    };
+    let priced = match at_read(&args.pricing) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let prices_said = priced.as_ref().map(|p| p.said.clone());
+    let tables = if let Some(h) = &home {
+        exit = h.exit;
+        h.tables.clone()
+    } else if args.source.is_dir() && args.tables.is_some() {
+        return fail(&format!(
+            "{}: is a tables directory; --tables goes with OUT.parquet",
+            args.source.display()
+        ));
+    } else if args.source.is_dir() {
+        // a --tables DIR
+        args.source.clone()
+    } else {
         match &args.tables {
             Some(t) => t.clone(),
             None => {
@@ -287,7 +304,32 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
         spill: Some(spill.path().to_path_buf()),
         prices: priced.as_ref().map(|p| p.table.clone()),
     };
-    let (source, tables, query) = (a.source.clone(), a.tables.clone(), a.query.clone());
+    let home = match nanoload::keep::serve_if_home(
+        &a.source,
+        a.tables.as_deref(),
+        !a.no_keep,
+        &Default::default(),
+    ) {
+        Ok(h) => h,
+        Err(e) if json => {
+            let j = serde_json::json!({"error": {"kind": "input", "message": e.to_string()}});
+            println!("{j}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+        Err(e) => {
+            // as sql says what SOURCE is not
+            eprintln!("nanoload: {e}");
+            return std::process::ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    for line in home.iter().flat_map(|h| &h.lines) {
+        eprintln!("{line}");
+    }
+    let (source, tables) = match &home {
+        Some(h) => (h.out.clone(), Some(h.tables.clone())),
+        None => (a.source.clone(), a.tables.clone()),
+    };
+    let query = a.query.clone();
     let limits = Limits {
         max_rows: a.max_rows,
         timeout_secs: a.timeout,
@@ -300,6 +342,7 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
     if let (Some(p), Ok(_)) = (&priced, &answer) {
         eprintln!("nanoload: cost_usd {}", p.said);
     }
+    drop(home);
     let (text, failed) = match answer {
         Err(e) if json => (format!("{}\n", e.to_json()), true),
         Err(e) => {
@@ -329,22 +372,27 @@ fn mcp_main(a: McpArgs) -> std::process::ExitCode {
         timeout_secs: a.timeout,
         memory_limit: a.memory_limit,
     };
+    // a HOME is synced once, as the server starts; its outputs live while it serves
+    let home = match served(&a.source, a.tables.as_deref(), a.no_keep) {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let (source, tables) = match &home {
+        Some(h) => (h.out.as_path(), Some(h.tables.as_path())),
+        None => (a.source.as_path(), a.tables.as_deref()),
+    };
     let priced = match at_read(&a.pricing) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let server = match nanoload::mcp::Server::new(
-        &a.source,
-        a.tables.as_deref(),
-        settings,
-        (a.pricing.clone(), priced),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("nanoload: {e}");
-            return std::process::ExitCode::from(ExitCode::Failed as u8);
-        }
-    };
+    let server =
+        match nanoload::mcp::Server::new(source, tables, settings, (a.pricing.clone(), priced)) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("nanoload: {e}");
+                return std::process::ExitCode::from(ExitCode::Failed as u8);
+            }
+        };
     let server = match std::env::current_exe() {
         Ok(program) => server.isolated(program),
         Err(e) => {
@@ -473,12 +521,15 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
         project: a.project.clone(),
         prices: priced.as_ref().map(|p| p.said.clone()),
     };
-    let made = otlp::traces_of(
-        &a.source,
-        a.tables.as_deref(),
-        &opts,
-        priced.as_ref().map(|p| &p.table),
-    );
+    let home = match served(&a.source, a.tables.as_deref(), a.no_keep) {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let prices = priced.as_ref().map(|p| &p.table);
+    let made = match &home {
+        Some(h) => otlp::traces_of(&h.out, Some(&h.tables), &opts, prices),
+        None => otlp::traces_of(&a.source, a.tables.as_deref(), &opts, prices),
+    };
     let (traces, counts) = match made {
         Ok(t) => t,
         Err(e) => return failed(e.to_string()),
@@ -537,6 +588,75 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
+/// `nanoload cache list|clear [HOME]`: the list on stdout, what was removed
+/// on stderr.
+fn cache_main(a: CacheArgs) -> std::process::ExitCode {
+    use nanoload::keep;
+    let Some(dir) = keep::cache_dir() else {
+        eprintln!(
+            "nanoload: error: no cache directory: XDG_CACHE_HOME and HOME are not set to absolute paths"
+        );
+        return std::process::ExitCode::from(ExitCode::Failed as u8);
+    };
+    match a.action {
+        CacheAction::List => match keep::list(&dir) {
+            Ok(kept) => {
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                let _ = out
+                    .write_all(keep::listing(&dir, &kept).as_bytes())
+                    .and_then(|_| out.flush());
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("nanoload: error: {}: {e}", dir.display());
+                std::process::ExitCode::from(ExitCode::Failed as u8)
+            }
+        },
+        CacheAction::Clear(c) => match keep::clear(&dir, c.home.as_deref()) {
+            Ok(done) => {
+                for (home, bytes) in &done.removed {
+                    eprintln!(
+                        "nanoload: removed the kept ledger of {home} ({} bytes)",
+                        keep::thousands(*bytes)
+                    );
+                }
+                if let (Some(h), true) = (&c.home, done.removed.is_empty() && done.busy.is_empty())
+                {
+                    eprintln!(
+                        "nanoload: nothing kept for {} in {}",
+                        h.display(),
+                        dir.display()
+                    );
+                }
+                for home in &done.busy {
+                    eprintln!(
+                        "nanoload: not removed: {home}: another nanoload is syncing it now; try again when it has finished"
+                    );
+                }
+                for p in &done.foreign {
+                    eprintln!(
+                        "nanoload: left alone: {} (not a file nanoload keeps)",
+                        p.display()
+                    );
+                }
+                let code = if !done.busy.is_empty() {
+                    ExitCode::Busy
+                } else if !done.foreign.is_empty() {
+                    ExitCode::Partial
+                } else {
+                    ExitCode::Ok
+                };
+                std::process::ExitCode::from(code as u8)
+            }
+            Err(e) => {
+                eprintln!("nanoload: error: {e}");
+                std::process::ExitCode::from(ExitCode::Failed as u8)
+            }
+        },
+    }
+}
+
 /// The width a table must fit: the terminal's when stdout is one, else
 /// `COLUMNS` when set, else none (a pipe takes every column).
 fn terminal_width() -> Option<usize> {
@@ -593,6 +713,10 @@ fn main() -> std::process::ExitCode {
             command: Some(Command::McpCall(a)),
             ..
         } => return mcp_call_main(a),
+        Args {
+            command: Some(Command::Cache(a)),
+            ..
+        } => return cache_main(a),
         Args {
             options: Some(mut options),
             pricing,

@@ -229,6 +229,14 @@ pub fn run_home(home: &Path, extra: &[&str]) -> Result<Arc<Run>, Box<dyn std::er
     Ok(Arc::clone(run.as_ref().map_err(|e| e.clone())?))
 }
 
+/// The cache directory (XDG_CACHE_HOME) of this test process's readers
+/// given a HOME: never the user's own.
+pub fn private_cache() -> Result<PathBuf, Box<dyn std::error::Error>> {
+    let dir = shared_root()?.join("xdg-cache");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
 /// The shared loads, by (fixture home, flags).
 type SharedLoads = HashMap<(PathBuf, Vec<String>), Arc<OnceLock<Result<Arc<Run>, String>>>>;
 static SHARED: LazyLock<Mutex<SharedLoads>> = LazyLock::new(Mutex::default);

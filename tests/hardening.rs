@@ -1056,7 +1056,22 @@ fn commands_leave_home_unchanged(
             vec!["export", &ledger, &export, "--tables", &export_tables],
             &[0],
         ),
-        ("usage HOME", vec!["usage", &h], &[0, 1]),
+        ("usage HOME (its ledger kept)", vec!["usage", &h], &[0, 1]),
+        (
+            "usage HOME (again, from the kept ledger)",
+            vec!["usage", &h],
+            &[0, 1],
+        ),
+        (
+            "sql HOME (from the kept ledger)",
+            vec!["sql", &h, "select count(*) from events"],
+            &[0],
+        ),
+        (
+            "usage HOME --no-keep",
+            vec!["usage", &h, "--no-keep"],
+            &[0, 1],
+        ),
         (
             "report",
             vec!["report", &parquet, "--tables", &tables, &report],
@@ -1069,6 +1084,7 @@ fn commands_leave_home_unchanged(
     for (what, args, ok) in &commands {
         let child = Command::new(bin())
             .args(args)
+            .env("XDG_CACHE_HOME", out.path().join("xdg"))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr)?)
             .spawn()?;
@@ -1100,7 +1116,8 @@ fn commands_leave_home_unchanged(
 /// to a private temp dir that no other test touches and stated before the
 /// first command, the load (with `--tables`, `--db`, `--summary-json`,
 /// `--dataset`), the load with a cold and a warm `--cache`, two `sync`s,
-/// `export` from that ledger, `usage HOME` and `report` of the load each
+/// `export` from that ledger, `usage HOME` twice and `sql HOME` (from the
+/// ledger kept for it), `usage HOME --no-keep` and `report` of the load each
 /// leave it as it was; each must run (exit 0, or 1 on a home with bad
 /// input), so a refusal cannot pass for one that read nothing.
 #[test]
@@ -1151,7 +1168,7 @@ fn no_command_changes_any_fixture_home() -> TestResult {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(runs, 35 * 8);
+    assert_eq!(runs, 35 * 11);
     Ok(())
 }
 

@@ -14,6 +14,7 @@ mod fixture_homes; // shared: every fixture home loaded once (golden + audits)
 mod foundation; // nanobot session stores end to end on fixtures/nanobot/home-a
 mod golden; // every fixture home's outputs against tests/golden/
 mod hardening; // read-only HOME, bad input, live writers, atomic and reproducible output
+mod keep; // a HOME as SOURCE: answered from the ledger kept in the cache dir; --no-keep; cache list/clear
 mod ledger; // `nanoload sync`: every row ever seen kept, deletions marked gone, one sync at a time
 mod mcp; // `nanoload mcp`: JSON-RPC over stdio, the mcp SDK as client, nanobot's own MCP client
 mod nanobot_stores; // the other nanobot stores, UTC offsets, secondary dedup, side tables

@@ -341,7 +341,10 @@ fn a_source_that_is_not_nanoloads_is_named() -> TestResult {
             &text,
             "not a Parquet file, a tables directory or a DuckDB database",
         ),
-        (&empty, "no <table>.parquet file in this directory"),
+        (
+            &empty,
+            "neither a HOME nor a tables directory: no agent state under it (a .nanobot* directory, a nanoclaw root with data/v2.db) and no <table>.parquet file in it",
+        ),
         (&missing, "No such file or directory"),
     ] {
         let o = sql(&[&s(src), "SELECT 1"])?;

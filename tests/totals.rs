@@ -21,7 +21,9 @@ fn s(p: &Path) -> String {
 /// `nanoload ARGS`, no terminal and no `COLUMNS`.
 fn nanoload(args: &[&str]) -> Result<Output, Box<dyn std::error::Error>> {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"));
-    cmd.args(args).env_remove("COLUMNS");
+    cmd.args(args)
+        .env("XDG_CACHE_HOME", private_cache()?)
+        .env_remove("COLUMNS");
     output_within(&mut cmd, HANG_LIMIT, &format!("nanoload {args:?}"))
 }
 

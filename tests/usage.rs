@@ -15,6 +15,7 @@ fn usage(args: &[&str]) -> Result<std::process::Output, Box<dyn std::error::Erro
     Ok(Command::cargo_bin("nanoload")?
         .arg("usage")
         .args(args)
+        .env("XDG_CACHE_HOME", crate::common::private_cache()?)
         .env_remove("COLUMNS")
         .output()?)
 }

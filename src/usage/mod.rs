@@ -4,9 +4,10 @@
 //! ```text
 //! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (and the sessions'
 //!                                           titles, DIR/sessions.parquet)
-//! nanoload usage HOME                       a load into a private temp dir, removed after
-//! --prices, --price, --free                 HOME: its load prices with them; OUT: its
-//!                                           calls priced again at read (engine::reprice)
+//! nanoload usage HOME                       the outputs src/keep.rs serves for HOME (its kept
+//!                                           ledger's export, or a temp load with --no-keep)
+//! --prices, --price, --free                 HOME: its export or load prices with them; OUT:
+//!                                           its calls priced again at read (engine::reprice)
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
 //! Code responses with counted usage)
@@ -539,27 +540,4 @@ fn read_rows(
         });
     }
     Ok(out)
-}
-
-/// `nanoload usage HOME`: load HOME with the defaults (and `pricing`) into
-/// `work` (a private temp dir), quietly; the load's tables are then read
-/// as any output's. The load's summary comes back: its stderr lines and
-/// exit code are the caller's to show.
-pub fn load_home(
-    home: &Path,
-    work: &Path,
-    pricing: &crate::config::Pricing,
-) -> Result<crate::summary::Summary, UsageError> {
-    let mut o = crate::config::Options::new(home, work.join("out.parquet"));
-    o.tables = Some(work.join("tables"));
-    o.pricing = pricing.clone();
-    o.quiet = true;
-    crate::run::run(&o).map_err(|e| {
-        let mut msg = e.to_string();
-        for l in e.detail_lines() {
-            msg.push_str("\nnanoload: ");
-            msg.push_str(&l);
-        }
-        UsageError::Load(msg)
-    })
 }
