@@ -198,17 +198,13 @@ pub struct OtlpArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
 
+    #[command(flatten)]
+    pub keeping: Keeping,
+
     /// Given any, the calls are priced again at read (a ledger's export
     /// prices with them).
     #[command(flatten)]
     pub pricing: Pricing,
-
-    /// With a HOME: answer from a private temp load, removed after, and
-    /// keep nothing. Without it a HOME is answered from the ledger nanoload
-    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
-    /// else ~/.cache/nanoload; `nanoload cache --help`).
-    #[arg(long)]
-    pub no_keep: bool,
 }
 
 /// `--host NAME`, checked as a dataset partition's name.
@@ -285,16 +281,12 @@ pub struct SqlArgs {
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
     pub memory_limit: u64,
 
+    #[command(flatten)]
+    pub keeping: Keeping,
+
     /// Given any, llm_calls and sessions are priced again at read.
     #[command(flatten)]
     pub pricing: Pricing,
-
-    /// With a HOME: answer from a private temp load, removed after, and
-    /// keep nothing. Without it a HOME is answered from the ledger nanoload
-    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
-    /// else ~/.cache/nanoload; `nanoload cache --help`).
-    #[arg(long)]
-    pub no_keep: bool,
 }
 
 /// Serve a load's outputs or a ledger to an agent: a Model Context Protocol
@@ -347,16 +339,12 @@ pub struct McpArgs {
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::config::parse_size)]
     pub memory_limit: u64,
 
+    #[command(flatten)]
+    pub keeping: Keeping,
+
     /// Given any, llm_calls and sessions are priced again at read.
     #[command(flatten)]
     pub pricing: Pricing,
-
-    /// With a HOME: answer from a private temp load, removed after, and
-    /// keep nothing. Without it a HOME is answered from the ledger nanoload
-    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
-    /// else ~/.cache/nanoload; `nanoload cache --help`).
-    #[arg(long)]
-    pub no_keep: bool,
 }
 
 /// Print the price table a load prices LLM calls with: where it comes
@@ -382,6 +370,17 @@ pub struct PricesArgs {
     /// The table's flags, as every command that shows a cost takes them.
     #[command(flatten)]
     pub pricing: Pricing,
+}
+
+/// Whether a reader given a HOME keeps its ledger (`nanoload cache`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Keeping {
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
 }
 
 /// List or remove what nanoload keeps in the user's cache directory.
@@ -695,16 +694,12 @@ pub struct ReportArgs {
     #[arg(value_name = "report.html")]
     pub html: PathBuf,
 
+    #[command(flatten)]
+    pub keeping: Keeping,
+
     /// Given any, the output's calls are priced again at read.
     #[command(flatten)]
     pub pricing: Pricing,
-
-    /// With a HOME: answer from a private temp load, removed after, and
-    /// keep nothing. Without it a HOME is answered from the ledger nanoload
-    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
-    /// else ~/.cache/nanoload; `nanoload cache --help`).
-    #[arg(long)]
-    pub no_keep: bool,
 }
 
 const USAGE_EXAMPLES: &str = "Examples:
@@ -794,14 +789,10 @@ pub struct UsageArgs {
     #[arg(long, value_enum, value_name = "ORDER")]
     pub order: Option<crate::usage::Order>,
 
-    /// HOME's load prices with these; an output's calls are priced again.
+    #[command(flatten)]
+    pub keeping: Keeping,
+
+    /// HOME's outputs and an output's calls are priced again with these.
     #[command(flatten)]
     pub pricing: Pricing,
-
-    /// With a HOME: answer from a private temp load, removed after, and
-    /// keep nothing. Without it a HOME is answered from the ledger nanoload
-    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
-    /// else ~/.cache/nanoload; `nanoload cache --help`).
-    #[arg(long)]
-    pub no_keep: bool,
 }

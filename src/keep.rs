@@ -535,7 +535,7 @@ pub fn listing(dir: &Path, kept: &[Kept]) -> String {
         s.push_str(&format!(
             "{:<19}  {:>13}  {}\n",
             k.last_sync.as_deref().unwrap_or("(none)"),
-            thousands(k.bytes),
+            crate::prices::thousands(i64::try_from(k.bytes).unwrap_or(i64::MAX)),
             k.home
                 .clone()
                 .unwrap_or_else(|| format!("(unknown HOME, id {})", k.id))
@@ -546,19 +546,6 @@ pub fn listing(dir: &Path, kept: &[Kept]) -> String {
         dir.display()
     ));
     s
-}
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// What `cache clear` did.

@@ -71,7 +71,7 @@ fn served(
 
 /// `nanoload report …` (a HOME of that name is given as `./report`).
 fn report_main(args: ReportArgs) -> std::process::ExitCode {
-    let home = match served(&args.out, args.tables.as_deref(), args.no_keep) {
+    let home = match served(&args.out, args.tables.as_deref(), args.keeping.no_keep) {
         Ok(h) => h,
         Err(code) => return code,
     };
@@ -208,7 +208,7 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
     // they, a --tables DIR and an output alike are priced again at read
     // with the flags
     let home = if nanoload::keep::is_home(&args.source) {
-        match served(&args.source, args.tables.as_deref(), args.no_keep) {
+        match served(&args.source, args.tables.as_deref(), args.keeping.no_keep) {
             Ok(h) => h,
             Err(code) => return code,
         }
@@ -307,7 +307,7 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
     let home = match nanoload::keep::serve_if_home(
         &a.source,
         a.tables.as_deref(),
-        !a.no_keep,
+        !a.keeping.no_keep,
         &Default::default(),
     ) {
         Ok(h) => h,
@@ -373,7 +373,7 @@ fn mcp_main(a: McpArgs) -> std::process::ExitCode {
         memory_limit: a.memory_limit,
     };
     // a HOME is synced once, as the server starts; its outputs live while it serves
-    let home = match served(&a.source, a.tables.as_deref(), a.no_keep) {
+    let home = match served(&a.source, a.tables.as_deref(), a.keeping.no_keep) {
         Ok(h) => h,
         Err(code) => return code,
     };
@@ -521,7 +521,7 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
         project: a.project.clone(),
         prices: priced.as_ref().map(|p| p.said.clone()),
     };
-    let home = match served(&a.source, a.tables.as_deref(), a.no_keep) {
+    let home = match served(&a.source, a.tables.as_deref(), a.keeping.no_keep) {
         Ok(h) => h,
         Err(code) => return code,
     };
@@ -618,7 +618,7 @@ fn cache_main(a: CacheArgs) -> std::process::ExitCode {
                 for (home, bytes) in &done.removed {
                     eprintln!(
                         "nanoload: removed the kept ledger of {home} ({} bytes)",
-                        keep::thousands(*bytes)
+                        nanoload::prices::thousands(i64::try_from(*bytes).unwrap_or(i64::MAX))
                     );
                 }
                 if let (Some(h), true) = (&c.home, done.removed.is_empty() && done.busy.is_empty())
