@@ -15,6 +15,8 @@
 //!   home-<id>.duckdb               the ledger (+ .duckdb.lock, .duckdb.wal: the sync's)
 //!   home-<id>.out-<key>/           its export: out.parquet, tables/, `complete` written last
 //!                                  (locked shared while read: not removed under a reader)
+//!   home-<id>.out-<key>.failed     its export failed (out of memory): not tried again for
+//!                                  that key, the call answers from a temp load
 //! <id>:  16 hex of SHA-256 over the canonical HOME path
 //! <key>: 16 hex of SHA-256 over this build, what the ledger holds (the last
 //!        sync that added, changed or marked gone a row; its stores; its
@@ -37,6 +39,16 @@ const PREFIX: &str = "home-";
 
 /// The export's memory limit (as `otlp`'s export of a ledger).
 const EXPORT_MEMORY: u64 = 256 << 20;
+
+/// The export's memory limit: [`EXPORT_MEMORY`], or a test's
+/// `NANOLOAD_TEST_EXPORT_MEMORY=<bytes>` (an export that runs out of memory
+/// while the temp load that answers instead does not).
+fn export_memory() -> u64 {
+    std::env::var("NANOLOAD_TEST_EXPORT_MEMORY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(EXPORT_MEMORY)
+}
 
 /// Why a HOME gave no outputs to read.
 #[derive(Debug, thiserror::Error)]
@@ -303,6 +315,15 @@ fn kept(home: &Path, dir: &Path, pricing: &Pricing) -> Result<Served, Unkept> {
     let outdir = name(&format!(".out-{key}"));
     let out = outdir.join("out.parquet");
     let tables = outdir.join("tables");
+    // an export that failed (it ran out of memory) is not tried again for
+    // the same state of the ledger: the call answers from a temp load at once
+    let failed = name(&format!(".out-{key}.failed"));
+    if let Ok(why) = std::fs::read_to_string(&failed) {
+        return Err(Unkept::Fallback(format!(
+            "its export failed for this state of the ledger ({})",
+            why.trim()
+        )));
+    }
     if !outdir.join("complete").is_file() {
         // an export a killed call left unfinished is made again
         if std::fs::symlink_metadata(&outdir).is_ok() {
@@ -317,10 +338,15 @@ fn kept(home: &Path, dir: &Path, pricing: &Pricing) -> Result<Served, Unkept> {
             snapshot: false,
             dataset: None,
             threads,
-            memory_limit: EXPORT_MEMORY,
+            memory_limit: export_memory(),
             prices: prices.clone(),
         })
-        .map_err(|e| Unkept::Fallback(e.to_string()))?;
+        .map_err(|e| {
+            let why = crate::diag::one_line(&e.to_string());
+            let _ = std::fs::remove_dir_all(&outdir);
+            let _ = std::fs::write(&failed, format!("{why}\n"));
+            Unkept::Fallback(why)
+        })?;
         File::create(outdir.join("complete")).map_err(io)?;
     }
     let reading = File::open(outdir.join("complete")).map_err(io)?;
@@ -475,7 +501,9 @@ fn entry(name: &std::ffi::OsStr) -> Entry {
     ) || suffix
         .strip_prefix(".json.tmp-")
         .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-        || suffix.strip_prefix(".out-").is_some_and(hex16);
+        || suffix
+            .strip_prefix(".out-")
+            .is_some_and(|k| hex16(k) || k.strip_suffix(".failed").is_some_and(hex16));
     if known {
         Entry::Ours(id.to_string())
     } else {

@@ -713,3 +713,46 @@ fn an_mcp_server_of_a_home_keeps_reading_its_export() -> TestResult {
     assert_eq!(exports()?, 1);
     Ok(())
 }
+
+/// An export that fails (here: too little memory, by the test hook
+/// NANOLOAD_TEST_EXPORT_MEMORY) is remembered for that state of the ledger:
+/// the next call still syncs, and answers from a temp load at once, without
+/// trying the export again; its one note says why.
+#[test]
+fn a_failed_export_is_not_tried_again_for_the_same_ledger() -> TestResult {
+    let home = fixture("nanobot/home-a");
+    let cache = tempfile::tempdir()?;
+    let run = || -> Result<Output, Box<dyn std::error::Error>> {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_nanoload"));
+        cmd.args([OsStr::new("usage"), home.as_os_str()])
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("NANOLOAD_TEST_EXPORT_MEMORY", (1u64 << 20).to_string())
+            .env_remove("COLUMNS");
+        output_within(&mut cmd, HANG_LIMIT, "usage with a failing export")
+    };
+    let first = run()?;
+    assert_eq!(first.status.code(), Some(1), "{}", err(&first));
+    let e1 = err(&first);
+    assert!(e1.contains("Out of Memory"), "{e1}");
+    assert!(e1.contains("a temp load of HOME answers instead"), "{e1}");
+    let second = run()?;
+    assert_eq!(second.status.code(), Some(1), "{}", err(&second));
+    assert_eq!(out(&second), out(&first));
+    let e2 = err(&second);
+    assert!(
+        !e2.lines()
+            .any(|l| l.starts_with("nanoload: warning:") && l.contains("Out of Memory")),
+        "the export was tried again:\n{e2}"
+    );
+    let notes: Vec<&str> = e2
+        .lines()
+        .filter(|l| l.starts_with("nanoload: note:"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{e2}");
+    assert!(
+        notes[0].contains("its export failed for this state of the ledger")
+            && notes[0].contains("a temp load of HOME answers instead"),
+        "{e2}"
+    );
+    Ok(())
+}
