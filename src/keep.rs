@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::config::{ConfigError, Options, Pricing};
+use crate::config::{ConfigError, Options};
 use crate::ledger::SyncError;
 use crate::summary::ExitCode;
 
@@ -142,7 +142,6 @@ pub fn serve_if_home(
     source: &Path,
     tables: Option<&Path>,
     keep: bool,
-    pricing: &Pricing,
 ) -> Result<Option<Served>, KeepError> {
     if !is_home(source) {
         return Ok(None);
@@ -152,15 +151,15 @@ pub fn serve_if_home(
             path: source.to_path_buf(),
         });
     }
-    serve(source, keep, pricing).map(Some)
+    serve(source, keep).map(Some)
 }
 
 /// HOME's outputs: from its kept ledger (synced now), or with `keep` false,
 /// or when the cache cannot be used (one note line says why), from a
 /// private temp load.
-pub fn serve(home: &Path, keep: bool, pricing: &Pricing) -> Result<Served, KeepError> {
+pub fn serve(home: &Path, keep: bool) -> Result<Served, KeepError> {
     // named as the user gave it
-    serve_canonical(home, keep, pricing).map_err(|e| match e {
+    serve_canonical(home, keep).map_err(|e| match e {
         KeepError::Neither { .. } => KeepError::Neither {
             path: home.to_path_buf(),
         },
@@ -168,19 +167,19 @@ pub fn serve(home: &Path, keep: bool, pricing: &Pricing) -> Result<Served, KeepE
     })
 }
 
-fn serve_canonical(home: &Path, keep: bool, pricing: &Pricing) -> Result<Served, KeepError> {
+fn serve_canonical(home: &Path, keep: bool) -> Result<Served, KeepError> {
     let canon = home.canonicalize().map_err(|source| KeepError::Home {
         path: home.to_path_buf(),
         source,
     })?;
     if !keep {
-        return temp_load(&canon, pricing, Vec::new());
+        return temp_load(&canon, Vec::new());
     }
     let Some(dir) = cache_dir() else {
         let note = "nanoload: note: cannot keep a ledger: no cache directory (XDG_CACHE_HOME and HOME are not set to absolute paths); a temp load of HOME answers instead (nothing is kept)";
-        return temp_load(&canon, pricing, vec![note.into()]);
+        return temp_load(&canon, vec![note.into()]);
     };
-    match kept(&canon, &dir, pricing) {
+    match kept(&canon, &dir) {
         Ok(s) => Ok(s),
         Err(Unkept::Fail(e)) => Err(e),
         Err(Unkept::Fallback(why)) => {
@@ -189,7 +188,7 @@ fn serve_canonical(home: &Path, keep: bool, pricing: &Pricing) -> Result<Served,
                 dir.display(),
                 crate::diag::one_line(&why)
             );
-            temp_load(&canon, pricing, vec![note])
+            temp_load(&canon, vec![note])
         }
     }
 }
@@ -256,14 +255,11 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// [`serve`] from the kept ledger.
-fn kept(home: &Path, dir: &Path, pricing: &Pricing) -> Result<Served, Unkept> {
+fn kept(home: &Path, dir: &Path) -> Result<Served, Unkept> {
     let io = |e: std::io::Error| Unkept::Fallback(e.to_string());
-    // bad price flags fail here, as a load fails on them
-    let mut o = Options::new(home, dir.join("out.parquet"));
-    o.pricing = pricing.clone();
-    let prices = pricing
-        .table()
-        .map_err(|e| Unkept::Fail(KeepError::Config(e)))?;
+    // the export prices with the built-in table; a reader's pricing flags
+    // price its outputs again at read, as any output's
+    let prices = crate::prices::PriceTable::builtin().map_err(|e| Unkept::Fallback(e.0))?;
     private_dir(dir).map_err(io)?;
     let id = home_id(home);
     let name = |suffix: &str| dir.join(format!("{PREFIX}{id}{suffix}"));
@@ -429,7 +425,7 @@ fn write_record(path: &Path, home: &Path, last_sync: &str) -> std::io::Result<()
 
 /// A load of HOME into a private temp dir (removed with the [`Served`]),
 /// quietly: its lines are what it could not read.
-fn temp_load(home: &Path, pricing: &Pricing, notes: Vec<String>) -> Result<Served, KeepError> {
+fn temp_load(home: &Path, notes: Vec<String>) -> Result<Served, KeepError> {
     let work = tempfile::Builder::new()
         .prefix("nanoload-home-")
         .tempdir()
@@ -441,7 +437,6 @@ fn temp_load(home: &Path, pricing: &Pricing, notes: Vec<String>) -> Result<Serve
     let tables = work.path().join("tables");
     let mut o = Options::new(home, &out);
     o.tables = Some(tables.clone());
-    o.pricing = pricing.clone();
     o.quiet = true;
     let summary = match crate::run::run(&o) {
         Ok(s) => s,

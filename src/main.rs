@@ -55,7 +55,7 @@ fn served(
     tables: Option<&std::path::Path>,
     no_keep: bool,
 ) -> Result<Option<nanoload::keep::Served>, std::process::ExitCode> {
-    match nanoload::keep::serve_if_home(source, tables, !no_keep, &Default::default()) {
+    match nanoload::keep::serve_if_home(source, tables, !no_keep) {
         Ok(s) => {
             for line in s.iter().flat_map(|s| &s.lines) {
                 eprintln!("{line}");
@@ -304,24 +304,20 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
         spill: Some(spill.path().to_path_buf()),
         prices: priced.as_ref().map(|p| p.table.clone()),
     };
-    let home = match nanoload::keep::serve_if_home(
-        &a.source,
-        a.tables.as_deref(),
-        !a.keeping.no_keep,
-        &Default::default(),
-    ) {
-        Ok(h) => h,
-        Err(e) if json => {
-            let j = serde_json::json!({"error": {"kind": "input", "message": e.to_string()}});
-            println!("{j}");
-            return std::process::ExitCode::from(ExitCode::Failed as u8);
-        }
-        Err(e) => {
-            // as sql says what SOURCE is not
-            eprintln!("nanoload: {e}");
-            return std::process::ExitCode::from(e.exit_code() as u8);
-        }
-    };
+    let home =
+        match nanoload::keep::serve_if_home(&a.source, a.tables.as_deref(), !a.keeping.no_keep) {
+            Ok(h) => h,
+            Err(e) if json => {
+                let j = serde_json::json!({"error": {"kind": "input", "message": e.to_string()}});
+                println!("{j}");
+                return std::process::ExitCode::from(ExitCode::Failed as u8);
+            }
+            Err(e) => {
+                // as sql says what SOURCE is not
+                eprintln!("nanoload: {e}");
+                return std::process::ExitCode::from(e.exit_code() as u8);
+            }
+        };
     for line in home.iter().flat_map(|h| &h.lines) {
         eprintln!("{line}");
     }

@@ -233,8 +233,6 @@ pub enum UsageError {
     Input { path: PathBuf, message: String },
     #[error("usage query failed: {0}")]
     Query(String),
-    #[error("{0}")]
-    Load(String),
 }
 
 impl From<duckdb::Error> for UsageError {
