@@ -42,7 +42,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::RecordBatch;
 use duckdb::Connection;
+use std::sync::Arc;
 
 use crate::config::{Config, ConfigError, Options};
 use crate::diag::diagnostics_schema;
@@ -52,6 +54,7 @@ use crate::extract::{ExtractError, extract};
 use crate::progress::Progress;
 use crate::rundir::{RunDir, RunDirError};
 use crate::schema::{events_schema, llm_calls_schema, sources_schema};
+use crate::stage::STAGE_ONLY;
 use crate::summary::ExitCode;
 
 /// The ledger format this build reads and writes (a ledger of format 2 is
@@ -71,17 +74,6 @@ const RENDERED: [&str; 3] = ["text", "native", "x_match"];
 /// added by the upgrade from format 2, whose rows lack it until a sync
 /// sees them again.
 const CONTENT: &str = "x_content";
-
-/// Staged event columns that say where a row's text is in this run's
-/// stage, or which row of the run it is: not kept.
-const STAGE_ONLY: [&str; 6] = [
-    "x_wide",
-    "x_blob",
-    "x_off",
-    "x_text_len",
-    "x_native_len",
-    "x_row",
-];
 
 /// Columns kept but not part of a row's identity: where it stands in its
 /// store and the store's role (a database beside namespace JSONL makes the
@@ -1660,38 +1652,8 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     let stage = run_dir.stage_dir();
     std::fs::create_dir_all(&stage).map_err(|e| fail(&stage, &e))?;
     let filter = if args.snapshot { "present" } else { "true" };
-    let cols = |schema: &SchemaRef| column_list(schema, "");
-    let file = |name: &str| stage.join(name);
-    let staged = crate::stage::Staged {
-        events: vec![file("events-ledger.parquet")],
-        llm_calls: vec![file("llm_calls.parquet")],
-        diagnostics: file("diagnostics.parquet"),
-        sources: file("sources.parquet"),
-        blobs: Default::default(),
-    };
-    let copy = format!(
-        "CREATE TEMP TABLE numbered AS
-           SELECT *, row_number() OVER (ORDER BY row_key) AS x_row FROM ledger_events WHERE {filter};
-         COPY (SELECT {ev}, true AS x_wide, NULL::INTEGER AS x_blob, NULL::BIGINT AS x_off,
-                 CAST(strlen(text) AS BIGINT) AS x_text_len, CAST(strlen(native) AS BIGINT) AS x_native_len, x_row
-               FROM numbered ORDER BY x_row) TO {events} (FORMAT parquet);
-         COPY (SELECT x_row, first_seen_load, last_seen_load, present FROM numbered ORDER BY x_row)
-           TO {seen} (FORMAT parquet);
-         COPY (SELECT {calls} FROM ledger_llm_calls WHERE {filter} ORDER BY row_key) TO {llm} (FORMAT parquet);
-         COPY (SELECT {src} FROM ledger_sources WHERE {filter} ORDER BY source_kind, instance, source_path)
-           TO {sources} (FORMAT parquet);
-         COPY (SELECT {diag} FROM ledger_diagnostics) TO {diagnostics} (FORMAT parquet);",
-        ev = cols(&events_schema()),
-        calls = cols(&llm_calls_schema()),
-        src = cols(&sources_schema()),
-        diag = cols(&diagnostics_schema()),
-        events = sql_str(&staged.events[0]),
-        seen = sql_str(&file("seen.parquet")),
-        llm = sql_str(&staged.llm_calls[0]),
-        sources = sql_str(&staged.sources),
-        diagnostics = sql_str(&staged.diagnostics),
-    );
-    conn.execute_batch(&copy).map_err(|e| fail(&ledger, &e))?;
+    let seen = stage.join("seen.parquet");
+    let staged = stage_kept(&conn, &stage, filter, &seen).map_err(|e| fail(&ledger, &e))?;
     drop(conn);
     let outputs = Outputs::prepare(&OutputPaths {
         out: Some(std::path::absolute(&args.out).map_err(|e| fail(&args.out, &e))?),
@@ -1712,15 +1674,9 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     })
     .map_err(|e| fail(&args.out, &e))?;
     let prices = &args.prices;
-    // each row's place in OUT is known once V016 has laid the rows out, and
-    // its x_row only until the next step drops `ordinals`: the rows' seen
-    // columns are taken by place then
-    let seen = file("seen.parquet");
-    let after_layout = crate::steps::STEPS
-        .iter()
-        .position(|s| s.0.starts_with("V016__"))
-        .and_then(|k| crate::steps::STEPS.get(k + 1))
-        .map(|s| s.0.trim_end_matches(".sql"));
+    // each row's place in OUT is known once a step has made `write_layout`,
+    // and its x_row only until a later step drops `ordinals`: the rows'
+    // seen columns are taken by place before the step after the layout
     let mut placed: Option<Result<(), duckdb::Error>> = None;
     // as a load's: an attempt that runs out of memory starts over at twice
     // the limit, and its rows are placed again
@@ -1731,8 +1687,8 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             let engine = Engine::open(&run_dir.spill_dir(), args.threads, limit)?;
             engine.load(&staged, None, &load_id, prices)?;
             placed = None;
-            engine.run_steps(|_, _, step| {
-                if !args.snapshot && Some(step) == after_layout {
+            engine.run_steps(|_, _, _| {
+                if !args.snapshot && placed.is_none() && laid_out(engine.conn()) {
                     placed = Some(place_seen(engine.conn(), &seen));
                 }
             })?;
@@ -1746,7 +1702,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             None => {
                 return Err(fail(
                     &ledger,
-                    &"internal: no step after V016 to place the rows at",
+                    &"internal: no step after the one that makes write_layout to place the rows at",
                 ));
             }
         }
@@ -1766,13 +1722,96 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     })
 }
 
+/// The ledger's rows (those `filter` keeps) staged as a load stages a
+/// home's: each row's text and native in a blob file unless a step reads
+/// them ([`crate::stage::Stage::write_kept`]), so the steps hold no more
+/// of the history than a load of the same rows does; each row's seen
+/// columns by its `x_row` in `seen`. Rows stream from the ledger in its
+/// own order: no output depends on which row gets which `x_row`.
+fn stage_kept(
+    conn: &Connection,
+    stage: &Path,
+    filter: &str,
+    seen: &Path,
+) -> Result<crate::stage::Staged, Box<dyn std::error::Error + Send + Sync>> {
+    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::datatypes::{Field, Schema};
+    let kept = kept(&events_schema()).len();
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {}, {} FROM ledger_events WHERE {filter}",
+        column_list(&events_schema(), ""),
+        seen_list("")
+    ))?;
+    let staging = crate::stage::Stage::new(stage)?;
+    let mut seen_out: Option<parquet::arrow::ArrowWriter<std::fs::File>> = None;
+    for batch in stmt.stream_arrow([])? {
+        let batch = batch?;
+        let first =
+            staging.write_kept("ledger", &batch.project(&(0..kept).collect::<Vec<_>>())?)?;
+        let x_row: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            (0..batch.num_rows() as i64).map(|r| first + r),
+        ));
+        let mut fields = vec![Field::new("x_row", DataType::Int64, false)];
+        let mut columns = vec![x_row];
+        for (k, (name, _)) in SEEN_COLUMNS.iter().enumerate() {
+            let column = batch.column(kept + k);
+            fields.push(Field::new(*name, column.data_type().clone(), true));
+            columns.push(column.clone());
+        }
+        let rows = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;
+        let out = match seen_out.as_mut() {
+            Some(out) => out,
+            None => seen_out.insert(parquet::arrow::ArrowWriter::try_new(
+                std::fs::File::create(seen)?,
+                rows.schema(),
+                None,
+            )?),
+        };
+        out.write(&rows)?;
+    }
+    match seen_out {
+        Some(out) => {
+            out.close()?;
+        }
+        None => {
+            let fields: Vec<Field> = std::iter::once(Field::new("x_row", DataType::Int64, false))
+                .chain(SEEN_COLUMNS.iter().map(|(name, t)| {
+                    let t = if *t == "BOOLEAN" {
+                        DataType::Boolean
+                    } else {
+                        DataType::Int64
+                    };
+                    Field::new(*name, t, true)
+                }))
+                .collect();
+            crate::stage::write_file(seen, &RecordBatch::new_empty(Arc::new(Schema::new(fields))))?;
+        }
+    }
+    let mut staged = staging.finish(&[], &[])?;
+    let calls = stage.join("llm_calls-ledger.parquet");
+    conn.execute_batch(&format!(
+        "COPY (SELECT {calls} FROM ledger_llm_calls WHERE {filter} ORDER BY row_key) TO {llm} (FORMAT parquet);
+         COPY (SELECT {src} FROM ledger_sources WHERE {filter} ORDER BY source_kind, instance, source_path)
+           TO {sources} (FORMAT parquet);
+         COPY (SELECT {diag} FROM ledger_diagnostics) TO {diagnostics} (FORMAT parquet);",
+        calls = column_list(&llm_calls_schema(), ""),
+        src = column_list(&sources_schema(), ""),
+        diag = column_list(&diagnostics_schema(), ""),
+        llm = sql_str(&calls),
+        sources = sql_str(&staged.sources),
+        diagnostics = sql_str(&staged.diagnostics),
+    ))?;
+    staged.llm_calls.push(calls);
+    Ok(staged)
+}
+
 /// An export's own load_id: 16 hex of SHA-256 over what it is of.
 fn derived_id(of: &str) -> String {
     use sha2::Digest;
     crate::store::hex(&sha2::Sha256::digest(of.as_bytes()))[..16].to_string()
 }
 
-/// Each exported row's seen columns by its place in OUT (V016's `out_pos`
+/// Each exported row's seen columns by its place in OUT (`out_pos`
 /// = its session's first position + its `ordinal`), while `ordinals` still
 /// maps x_row to the place.
 fn place_seen(conn: &Connection, seen: &Path) -> Result<(), duckdb::Error> {
@@ -1783,6 +1822,18 @@ fn place_seen(conn: &Connection, seen: &Path) -> Result<(), duckdb::Error> {
         seen_list("s."),
         sql_str(seen)
     ))
+}
+
+/// Whether the steps have laid the rows out in OUT: `write_layout` (a row's
+/// place) and `ordinals` (its x_row's) both there.
+fn laid_out(conn: &Connection) -> bool {
+    conn.query_row(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()
+           AND schema_name = 'main' AND table_name IN ('write_layout', 'ordinals')",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .is_ok_and(|n| n == 2)
 }
 
 fn seen_list(prefix: &str) -> String {

@@ -275,7 +275,12 @@ pub fn events_schema() -> SchemaRef {
 /// rows carry their text and native in the staged columns; every other
 /// row's are in a blob file, read once, by the sink.
 pub fn steps_read_wide(row: &EventRow) -> bool {
-    row.agent == Some(Agent::Nanoclaw) || row.x_start
+    read_wide(row.agent, row.x_start)
+}
+
+/// [`steps_read_wide`] of a row's agent and `x_start`.
+pub fn read_wide(agent: Option<Agent>, x_start: bool) -> bool {
+    agent == Some(Agent::Nanoclaw) || x_start
 }
 
 /// Where one row's text and native went when staged.

@@ -28,7 +28,7 @@ use parquet::schema::types::ColumnPath;
 use crate::diag::{Diagnostic, diagnostics_batch};
 use crate::schema::{
     EventRow, LlmCallRow, SourceRow, WideRef, events_batch, events_schema, llm_calls_batch,
-    llm_calls_schema, sources_batch, steps_read_wide,
+    llm_calls_schema, read_wide, sources_batch, steps_read_wide,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +124,18 @@ const UNIQUE_COLUMNS: &[&str] = &[
     "id",
     "started_at_ms",
     "duration_ms",
+];
+
+/// Staged event columns that say where a row's text is in this run's
+/// stage, or which row of the run it is: a ledger does not keep them, and
+/// [`Stage::write_kept`] makes them again.
+pub const STAGE_ONLY: [&str; 6] = [
+    "x_wide",
+    "x_blob",
+    "x_off",
+    "x_text_len",
+    "x_native_len",
+    "x_row",
 ];
 
 /// Row-group bounds of the staging files. DuckDB reads a column chunk as one
@@ -277,6 +289,126 @@ impl Stage {
             .fetch_add(rows.len() as i64, std::sync::atomic::Ordering::Relaxed);
         let batch = events_batch(rows, natives, &wide, first_row)?;
         self.write(&format!("events-{kind}"), events_schema(), &batch)
+    }
+
+    /// Stage rows a ledger kept, as [`Stage::write_events`] stages rows
+    /// read from a store: `batch` holds the events schema's columns but
+    /// [`STAGE_ONLY`], in order, each row's text and native whole; the text
+    /// and native of each row no step reads go to this thread's blob file,
+    /// so the engine never holds them. The rows' `x_row` numbers are the
+    /// returned one and those after it, in the batch's order.
+    pub fn write_kept(&self, kind: &str, batch: &RecordBatch) -> Result<i64, StageError> {
+        use arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, Int64Array, StringArray};
+        let schema = events_schema();
+        let kept: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !STAGE_ONLY.contains(&schema.field(i).name().as_str()))
+            .collect();
+        let not_kept = |column| StageError::NotStaged(self.dir.join(kind), column);
+        if batch.num_columns() != kept.len() {
+            return Err(not_kept("the kept events columns"));
+        }
+        let at = |name: &str| {
+            kept.iter()
+                .position(|&i| schema.field(i).name() == name)
+                .and_then(|k| batch.columns().get(k))
+        };
+        let strings = |name: &'static str| {
+            at(name)
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .ok_or_else(|| not_kept(name))
+        };
+        let (agent, text, native) = (strings("agent")?, strings("text")?, strings("native")?);
+        let start = at("x_start")
+            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>())
+            .ok_or_else(|| not_kept("x_start"))?;
+        let n = batch.num_rows();
+        let (mut wide, mut blob_of, mut off) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let (id, slot) = self.blob()?;
+        {
+            let mut guard = slot.lock().map_err(|_| StageError::Poisoned)?;
+            let Some(blob) = guard.as_mut() else {
+                return Err(StageError::Poisoned);
+            };
+            for r in 0..n {
+                let agent = value(agent, r).and_then(crate::schema::Agent::parse);
+                let is_wide = self.all_wide || read_wide(agent, start.value(r));
+                wide.push(is_wide);
+                if is_wide {
+                    blob_of.push(None);
+                    off.push(None);
+                    continue;
+                }
+                blob_of.push(Some(id));
+                off.push(Some(blob.len as i64));
+                for bytes in [value(text, r), value(native, r)].into_iter().flatten() {
+                    blob.file
+                        .write_all(bytes.as_bytes())
+                        .map_err(|source| StageError::Io {
+                            path: blob.path.clone(),
+                            source,
+                        })?;
+                    blob.len += bytes.len() as u64;
+                }
+            }
+        }
+        // a row whose text went to the blob file has none in the staged columns
+        let only_wide = |a: &StringArray| -> ArrayRef {
+            Arc::new(
+                (0..n)
+                    .map(|r| if wide[r] { value(a, r) } else { None })
+                    .collect::<StringArray>(),
+            )
+        };
+        let len = |a: &StringArray| -> ArrayRef {
+            Arc::new(
+                (0..n)
+                    .map(|r| value(a, r).map(|v| v.len() as i64))
+                    .collect::<Int64Array>(),
+            )
+        };
+        let first_row = self
+            .next_row
+            .fetch_add(n as i64, std::sync::atomic::Ordering::Relaxed);
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        let mut next_kept = batch.columns().iter();
+        for field in schema.fields() {
+            let column: ArrayRef = match field.name().as_str() {
+                "text" => {
+                    next_kept.next();
+                    only_wide(text)
+                }
+                "native" => {
+                    next_kept.next();
+                    only_wide(native)
+                }
+                "x_wide" => Arc::new(BooleanArray::from(wide.clone())),
+                "x_blob" => Arc::new(Int32Array::from(blob_of.clone())),
+                "x_off" => Arc::new(Int64Array::from(off.clone())),
+                "x_text_len" => len(text),
+                "x_native_len" => len(native),
+                "x_row" => Arc::new(Int64Array::from_iter_values(
+                    (0..n as i64).map(|r| first_row + r),
+                )),
+                _ => {
+                    let column = next_kept
+                        .next()
+                        .ok_or_else(|| not_kept("the kept events columns"))?;
+                    if column.data_type() == field.data_type() {
+                        column.clone()
+                    } else {
+                        arrow::compute::cast(column, field.data_type())?
+                    }
+                }
+            };
+            columns.push(column);
+        }
+        let batch = RecordBatch::try_new(schema.clone(), columns)?;
+        self.write(&format!("events-{kind}"), schema, &batch)?;
+        Ok(first_row)
     }
 
     pub fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
@@ -461,6 +593,12 @@ impl Stage {
     fn write_events_empty(&self) -> Result<(), StageError> {
         self.write("events-", events_schema(), &events_batch(&[], &[], &[], 1)?)
     }
+}
+
+/// A string column's value at `r`, `None` where null.
+fn value(a: &arrow::array::StringArray, r: usize) -> Option<&str> {
+    use arrow::array::Array;
+    (!a.is_null(r)).then(|| a.value(r))
 }
 
 /// The blob file number of a cache entry's stage.

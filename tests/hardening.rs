@@ -2692,6 +2692,58 @@ fn a_200_mb_home_loads_within_512_mib_of_peak_rss() -> TestResult {
         peak_kib / 1024,
         RSS_BOUND_KIB / 1024
     );
+    // the same home as a reader's SOURCE: its kept ledger synced, then
+    // exported (the first call: no step runs out of memory, nothing falls
+    // back to a temp load), then read again (the second, within the same
+    // bound), each answering as the load's outputs do. The first call's
+    // peak is the sync's, which stages every row wide: printed, not bound
+    let by_load = Command::new(bin())
+        .arg("usage")
+        .arg(&out)
+        .arg("--tables")
+        .arg(&tables)
+        .output()?;
+    assert_eq!(
+        by_load.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&by_load.stderr)
+    );
+    for call in ["first", "second"] {
+        let (said, heard) = (
+            dir.path().join(format!("usage-{call}.out")),
+            dir.path().join(format!("usage-{call}.err")),
+        );
+        let child = Command::new(bin())
+            .arg("usage")
+            .arg(&home)
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .stdout(std::fs::File::create(&said)?)
+            .stderr(std::fs::File::create(&heard)?)
+            .spawn()?;
+        let (code, peak_kib) = wait_peak_rss(child.id(), Duration::from_secs(1200))?;
+        let err = std::fs::read_to_string(&heard)?;
+        assert_eq!(
+            (code, err.as_str()),
+            (Some(0), ""),
+            "usage HOME, {call} call"
+        );
+        eprintln!(
+            "peak RSS of usage HOME, {call} call: {} MiB",
+            peak_kib / 1024
+        );
+        assert!(
+            call == "first" || peak_kib <= RSS_BOUND_KIB,
+            "usage HOME, {call} call: peak RSS {} MiB, over the bound of {} MiB",
+            peak_kib / 1024,
+            RSS_BOUND_KIB / 1024
+        );
+        assert_eq!(
+            std::fs::read_to_string(&said)?,
+            String::from_utf8_lossy(&by_load.stdout),
+            "usage HOME, {call} call, against usage OUT --tables"
+        );
+    }
     Ok(())
 }
 
