@@ -26,7 +26,7 @@ FROM sources s
 JOIN (SELECT regexp_replace(source_path, '/sessions\.sqlite3$', '') AS ns_dir
       FROM diagnostics WHERE code = diag_code('session_db_empty')) d
   ON s.source_role = 'secondary'
- AND s.source_path LIKE d.ns_dir || '/%' AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
+ AND starts_with(s.source_path, d.ns_dir || '/') AND NOT contains(substr(s.source_path, strlen(d.ns_dir) + 2), '/')
 -- canonical files only: a legacy-named one is never loaded by nanobot
 SEMI JOIN (SELECT DISTINCT source_path FROM stage_events
            WHERE kind_session_store(source_kind) = 'jsonl'

@@ -93,10 +93,10 @@ SELECT session_uid, source_path, turn_no,
     min(instance) AS instance, min(session_id) AS session_id,
     min(ts) AS turn_start, max(ts) AS turn_end,
     min(user_match) AS user_match,
-    CASE WHEN min(session_id) LIKE 'cron:%' OR min(session_id) = 'heartbeat' THEN 'cron'
-         WHEN min(session_id) LIKE 'dream:%' THEN 'dream'
-         WHEN min(session_id) LIKE 'api:%' THEN 'api'
-         WHEN min(session_id) LIKE 'system:%' THEN 'system'
+    CASE WHEN starts_with(min(session_id), 'cron:') OR min(session_id) = 'heartbeat' THEN 'cron'
+         WHEN starts_with(min(session_id), 'dream:') THEN 'dream'
+         WHEN starts_with(min(session_id), 'api:') THEN 'api'
+         WHEN starts_with(min(session_id), 'system:') THEN 'system'
          WHEN NOT arg_min(is_user, seq) THEN 'system' -- a hidden turn
          ELSE coalesce(arg_min(call_source, seq), 'user') END AS call_source
 FROM session_messages

@@ -78,7 +78,9 @@ WHERE c.nanoclaw = 'catalog' AND c.x_group = x_group_session()
                   WHERE s.source_kind IN (SELECT source_kind FROM kinds
                                           WHERE nanoclaw IN ('inbound', 'outbound'))
                     AND s.instance = c.instance
-                    AND s.source_path LIKE '%data/v2-sessions/%/' || c.session_id || '/%');
+                    AND strpos(s.source_path, 'data/v2-sessions/') > 0
+                    AND contains(substr(s.source_path, strpos(s.source_path, 'data/v2-sessions/') + 17),
+                                 '/' || c.session_id || '/'));
 
 -- A session database without its sibling: both are created with the
 -- session, so what the missing one held is lost. A loss the staged

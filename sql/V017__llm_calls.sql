@@ -140,7 +140,7 @@ WITH answered AS (
     FROM call_answers a
     JOIN stage_llm_calls p USING (instance, source_path, id)
     WHERE p.source IN ('user', 'api')
-      AND a.session_uid IN (SELECT session_uid FROM turns WHERE session_id LIKE 'websocket:%')
+      AND a.session_uid IN (SELECT session_uid FROM turns WHERE starts_with(session_id, 'websocket:'))
 )
 SELECT DISTINCT t.instance, t.source_path, t.id, w.session_uid
 FROM stage_llm_calls t

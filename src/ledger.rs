@@ -1300,8 +1300,9 @@ fn upgrade(conn: &Connection) -> Result<(), duckdb::Error> {
         columns = crate::steps::sql_text(&columns_signature()),
     ))?;
     let options: Vec<(i64, String)> = {
-        let mut stmt =
-            conn.prepare("SELECT sync, options FROM loads WHERE options LIKE '%secret_pattern=%'")?;
+        let mut stmt = conn.prepare(
+            "SELECT sync, options FROM loads WHERE contains(options, 'secret_pattern=')",
+        )?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?
     };

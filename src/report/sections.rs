@@ -104,7 +104,7 @@ pub const EVENT_TIME: &str = "coalesce(timestamp_local, CAST(timestamp_utc AS TI
 pub const TOOL_ERROR: &str = "CASE WHEN agent = 'nanoclaw'
         THEN coalesce(TRY_CAST(json_extract(native, '$.is_error') AS BOOLEAN), false)
         ELSE coalesce(json_extract_string(native, '$.phase') = 'error', false)
-             OR coalesce(text LIKE '%[Analyze the error above and try a different approach.]', false)
+             OR coalesce(ends_with(text, '[Analyze the error above and try a different approach.]'), false)
     END";
 
 /// A call's local day: as `nanoload usage` places it

@@ -272,3 +272,36 @@ fn a_session_database_without_its_sibling_and_a_continuation_without_its_transcr
     );
     Ok(())
 }
+
+/// A catalog session's folder is found by its id's bytes: `_` in an id is
+/// a character, not a wildcard, so the folder of `sX1` is not taken for
+/// that of `s_1`, whose folder is gone.
+#[test]
+fn a_session_id_with_an_underscore_is_matched_by_its_own_folder_only() -> Res {
+    let mut h = Steps::new()?;
+    h.source(CATALOG, "data/v2.db", &[])?;
+    for id in ["s_1", "sX1"] {
+        let native =
+            format!(r#"{{"table":"sessions","record":{{"id":"{id}","agent_group_id":"ag1"}}}}"#);
+        h.event(
+            CATALOG,
+            &[
+                ("session_id", id),
+                ("x_group", &group(Group::Session)),
+                ("native", &native),
+            ],
+        )?;
+    }
+    let path = "data/v2-sessions/ag1/sX1/inbound.db";
+    h.source(INBOUND, path, &[])?;
+    h.event(INBOUND, &[("session_id", "sX1"), ("source_path", path)])?;
+    h.run_through("nanoclaw_losses")?;
+    assert_eq!(
+        h.rows(
+            "SELECT code, session_id, source_path FROM diagnostics
+                    WHERE code IN ('catalog_row_missing', 'session_folder_missing') ORDER BY ALL"
+        )?,
+        vec!["session_folder_missing | s_1 | data/v2-sessions/ag1/s_1"]
+    );
+    Ok(())
+}
