@@ -558,7 +558,7 @@ pub fn listing(dir: &Path, kept: &[Kept]) -> String {
         s.push_str(&format!(
             "{:<19}  {:>13}  {}\n",
             k.last_sync.as_deref().unwrap_or("(none)"),
-            crate::prices::thousands(i64::try_from(k.bytes).unwrap_or(i64::MAX)),
+            crate::readout::thousands(i64::try_from(k.bytes).unwrap_or(i64::MAX)),
             k.home
                 .clone()
                 .unwrap_or_else(|| format!("(unknown HOME, id {})", k.id))

@@ -56,6 +56,7 @@ pub mod extract;
 pub mod jsonl;
 pub mod prices;
 pub mod progress;
+pub mod readout;
 pub mod rundir;
 pub mod schema;
 pub mod secrets;
@@ -94,13 +95,13 @@ pub mod mcp;
 #[cfg(feature = "engine")]
 pub mod otlp;
 #[cfg(feature = "engine")]
-pub mod query;
-#[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod run;
 #[cfg(feature = "engine")]
 pub mod sink;
+#[cfg(feature = "engine")]
+pub mod source;
 #[cfg(feature = "engine")]
 pub mod steps;
 #[cfg(feature = "engine")]

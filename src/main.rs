@@ -1,14 +1,15 @@
-//! `nanoload HOME OUT.parquet`: a thin shell over [`nanoload::run`];
-//! `nanoload report OUT.parquet [--tables DIR] report.html` over
-//! [`nanoload::report::report`]; `nanoload usage HOME|OUT.parquet` over
-//! [`nanoload::usage`]; a HOME given to a reader is served by
-//! [`nanoload::keep`] (`nanoload cache` lists and clears what it keeps).
+//! `nanoload HOME OUT.parquet`: a thin shell over [`nanoload::run`]; the
+//! readers (`report`, `usage`, `sql`, `mcp`, `otlp`) over their modules,
+//! each SOURCE taken through [`nanoload::source::outputs`] (a HOME served
+//! by [`nanoload::keep`], which `nanoload cache` lists and clears; a ledger
+//! exported for `report`, `usage` and `otlp`).
 
 use clap::Parser;
 use nanoload::cli::{
     Args, CacheAction, CacheArgs, Command, ExportCli, McpArgs, McpCallArgs, OtlpArgs, PricesArgs,
     PruneArgs, ReportArgs, SqlArgs, SyncArgs, UsageArgs,
 };
+use nanoload::source::LedgerAs;
 use nanoload::{ExitCode, run};
 
 /// jemalloc serves every allocation of the process on Linux: Rust's
@@ -45,22 +46,23 @@ fn at_read(
     })
 }
 
-/// SOURCE of a reader as the outputs it reads: a HOME served
-/// ([`nanoload::keep`]: its stderr lines printed; priced with the built-in
-/// table, so pricing flags price its calls again at read as any output's),
-/// anything else None (read as it is); Err: the exit code, the error
+/// SOURCE of a reader as the outputs it reads ([`nanoload::source::outputs`]:
+/// a HOME served, its stderr lines printed, priced with the built-in table,
+/// so pricing flags price its calls again at read as any output's; a ledger
+/// as `ledger` says; anything else as given); Err: the exit code, the error
 /// printed.
-fn served(
+fn outputs(
     source: &std::path::Path,
     tables: Option<&std::path::Path>,
     no_keep: bool,
-) -> Result<Option<nanoload::keep::Served>, std::process::ExitCode> {
-    match nanoload::keep::serve_if_home(source, tables, !no_keep) {
-        Ok(s) => {
-            for line in s.iter().flat_map(|s| &s.lines) {
+    ledger: nanoload::source::LedgerAs,
+) -> Result<nanoload::source::Outputs, std::process::ExitCode> {
+    match nanoload::source::outputs(source, tables, !no_keep, ledger) {
+        Ok(o) => {
+            for line in &o.lines {
                 eprintln!("{line}");
             }
-            Ok(s)
+            Ok(o)
         }
         Err(e) => {
             eprintln!("nanoload: error: {e}");
@@ -71,14 +73,16 @@ fn served(
 
 /// `nanoload report …` (a HOME of that name is given as `./report`).
 fn report_main(args: ReportArgs) -> std::process::ExitCode {
-    let home = match served(&args.out, args.tables.as_deref(), args.keeping.no_keep) {
-        Ok(h) => h,
+    let read = match outputs(
+        &args.out,
+        args.tables.as_deref(),
+        args.keeping.no_keep,
+        LedgerAs::Export,
+    ) {
+        Ok(o) => o,
         Err(code) => return code,
     };
-    let (out, tables) = match &home {
-        Some(h) => (h.out.as_path(), Some(h.tables.as_path())),
-        None => (args.out.as_path(), args.tables.as_deref()),
-    };
+    let (out, tables) = (read.path.as_path(), read.tables.as_deref());
     let priced = match at_read(&args.pricing) {
         Ok(p) => p,
         Err(code) => return code,
@@ -207,22 +211,27 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
     // a HOME's outputs (a temp load's live until the table is shown);
     // they, a --tables DIR and an output alike are priced again at read
     // with the flags
-    let home = if nanoload::keep::is_home(&args.source) {
-        match served(&args.source, args.tables.as_deref(), args.keeping.no_keep) {
-            Ok(h) => h,
-            Err(code) => return code,
-        }
-    } else {
-        None
+    let read = match outputs(
+        &args.source,
+        args.tables.as_deref(),
+        args.keeping.no_keep,
+        LedgerAs::Export,
+    ) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let priced = match at_read(&args.pricing) {
         Ok(p) => p,
         Err(code) => return code,
     };
     let prices_said = priced.as_ref().map(|p| p.said.clone());
-    let tables = if let Some(h) = &home {
-        exit = h.exit;
-        h.tables.clone()
+    let mut database = None;
+    let tables = if let (true, Some(t)) = (read.home, &read.tables) {
+        exit = read.exit;
+        t.clone()
+    } else if let (None, Some(t)) = (&args.tables, &read.tables) {
+        // a ledger's export
+        t.clone()
     } else if args.source.is_dir() && args.tables.is_some() {
         return fail(&format!(
             "{}: is a tables directory; --tables goes with OUT.parquet",
@@ -234,6 +243,10 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
     } else {
         match &args.tables {
             Some(t) => t.clone(),
+            None if nanoload::source::is_database(&args.source) => {
+                database = Some(args.source.clone());
+                args.source.clone()
+            }
             None => {
                 return fail(&UsageError::Input {
                     path: args.source.clone(),
@@ -252,7 +265,12 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
         order: args.order,
         breakdown: args.breakdown,
     };
-    let shown = usage::open(&tables, priced.as_ref()).and_then(|c| usage::usage(&c, &q));
+    let shown = match &database {
+        Some(db) => {
+            usage::open_database(db, priced.as_ref()).and_then(|s| usage::usage(s.conn(), &q))
+        }
+        None => usage::open(&tables, priced.as_ref()).and_then(|c| usage::usage(&c, &q)),
+    };
     let mut u = match shown {
         Ok(u) => u,
         Err(e) => return fail(&e),
@@ -284,7 +302,7 @@ fn usage_main(args: UsageArgs) -> std::process::ExitCode {
 /// query runs on a thread of its own; at `--timeout` the error is given
 /// and the process ends, whatever DuckDB is still computing.
 fn sql_main(a: SqlArgs) -> std::process::ExitCode {
-    use nanoload::query::{Limits, QueryError, Reader, Source, render, within};
+    use nanoload::source::{Limits, QueryError, Reader, Source, render, within};
     let json = a.json || a.jsonl;
     // the spill directory is this thread's, removed even when the query's
     // thread is still running at the deadline
@@ -304,27 +322,28 @@ fn sql_main(a: SqlArgs) -> std::process::ExitCode {
         spill: Some(spill.path().to_path_buf()),
         prices: priced.as_ref().map(|p| p.table.clone()),
     };
-    let home =
-        match nanoload::keep::serve_if_home(&a.source, a.tables.as_deref(), !a.keeping.no_keep) {
-            Ok(h) => h,
-            Err(e) if json => {
-                let j = serde_json::json!({"error": {"kind": "input", "message": e.to_string()}});
-                println!("{j}");
-                return std::process::ExitCode::from(ExitCode::Failed as u8);
-            }
-            Err(e) => {
-                // as sql says what SOURCE is not
-                eprintln!("nanoload: {e}");
-                return std::process::ExitCode::from(e.exit_code() as u8);
-            }
-        };
-    for line in home.iter().flat_map(|h| &h.lines) {
+    let home = match nanoload::source::outputs(
+        &a.source,
+        a.tables.as_deref(),
+        !a.keeping.no_keep,
+        LedgerAs::Tables,
+    ) {
+        Ok(h) => h,
+        Err(e) if json => {
+            let j = serde_json::json!({"error": {"kind": "input", "message": e.to_string()}});
+            println!("{j}");
+            return std::process::ExitCode::from(ExitCode::Failed as u8);
+        }
+        Err(e) => {
+            // as sql says what SOURCE is not
+            eprintln!("nanoload: {e}");
+            return std::process::ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    for line in &home.lines {
         eprintln!("{line}");
     }
-    let (source, tables) = match &home {
-        Some(h) => (h.out.clone(), Some(h.tables.clone())),
-        None => (a.source.clone(), a.tables.clone()),
-    };
+    let (source, tables) = (home.path.clone(), home.tables.clone());
     let query = a.query.clone();
     let limits = Limits {
         max_rows: a.max_rows,
@@ -369,14 +388,16 @@ fn mcp_main(a: McpArgs) -> std::process::ExitCode {
         memory_limit: a.memory_limit,
     };
     // a HOME is synced once, as the server starts; its outputs live while it serves
-    let home = match served(&a.source, a.tables.as_deref(), a.keeping.no_keep) {
+    let home = match outputs(
+        &a.source,
+        a.tables.as_deref(),
+        a.keeping.no_keep,
+        LedgerAs::Tables,
+    ) {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let (source, tables) = match &home {
-        Some(h) => (h.out.as_path(), Some(h.tables.as_path())),
-        None => (a.source.as_path(), a.tables.as_deref()),
-    };
+    let (source, tables) = (home.path.as_path(), home.tables.as_deref());
     let priced = match at_read(&a.pricing) {
         Ok(p) => p,
         Err(code) => return code,
@@ -465,7 +486,7 @@ fn mcp_call_main(a: McpCallArgs) -> std::process::ExitCode {
         (a.pricing.clone(), priced),
     );
     let spill = a.spill.clone();
-    let result = nanoload::query::within(a.timeout, move || {
+    let result = nanoload::source::within(a.timeout, move || {
         server.call_here(&name, &args, Some(&spill))
     })
     .unwrap_or_else(|e| Err(e.to_string()));
@@ -517,15 +538,17 @@ fn otlp_main(a: OtlpArgs) -> std::process::ExitCode {
         project: a.project.clone(),
         prices: priced.as_ref().map(|p| p.said.clone()),
     };
-    let home = match served(&a.source, a.tables.as_deref(), a.keeping.no_keep) {
-        Ok(h) => h,
+    let read = match outputs(
+        &a.source,
+        a.tables.as_deref(),
+        a.keeping.no_keep,
+        LedgerAs::Export,
+    ) {
+        Ok(o) => o,
         Err(code) => return code,
     };
     let prices = priced.as_ref().map(|p| &p.table);
-    let made = match &home {
-        Some(h) => otlp::traces_of(&h.out, Some(&h.tables), &opts, prices),
-        None => otlp::traces_of(&a.source, a.tables.as_deref(), &opts, prices),
-    };
+    let made = otlp::traces_of(&read.path, read.tables.as_deref(), &opts, prices);
     let (traces, counts) = match made {
         Ok(t) => t,
         Err(e) => return failed(e.to_string()),
@@ -614,7 +637,7 @@ fn cache_main(a: CacheArgs) -> std::process::ExitCode {
                 for (home, bytes) in &done.removed {
                     eprintln!(
                         "nanoload: removed the kept ledger of {home} ({} bytes)",
-                        nanoload::prices::thousands(i64::try_from(*bytes).unwrap_or(i64::MAX))
+                        nanoload::readout::thousands(i64::try_from(*bytes).unwrap_or(i64::MAX))
                     );
                 }
                 if let (Some(h), true) = (&c.home, done.removed.is_empty() && done.busy.is_empty())

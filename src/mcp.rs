@@ -27,7 +27,7 @@
 //! |---|---|---|
 //! | `list_tables` | — | `{"tables": [{name, rows, description}]}` |
 //! | `describe_table` | `table` | `{table, description, columns: [{name, type, meaning}]}` |
-//! | `query` | `sql`, `limit`? | `{columns, rows, row_count, truncated}` ([`crate::query::Answer`]) |
+//! | `query` | `sql`, `limit`? | `{columns, rows, row_count, truncated}` ([`crate::source::Answer`]) |
 //! | `usage_by_day` | `since`?, `until`? | as `query`: calls, tokens and cost per local day |
 //! | `top_sessions_by_cost` | `limit`? | as `query`: the costliest sessions, with their titles |
 //!
@@ -35,7 +35,7 @@
 //! sessions priced again at read (each tool call's process is given the
 //! same flags), and the ready answers say so (`prices`).
 //!
-//! Every query runs through [`crate::query::Source::query`]: the read-only
+//! Every query runs through [`crate::source::Source::query`]: the read-only
 //! guard of `nanoload sql`, the row limit and the time limit. Table
 //! descriptions and column meanings are the catalog's
 //! ([`crate::catalog`]).
@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::query::{Answer, Limits, QueryError, Reader, Source, SourceKind};
+use crate::source::{Answer, Limits, QueryError, Reader, Source, SourceKind};
 
 /// The longest message line the server reads, bytes; a longer one is
 /// refused (`mcp --help`, design.md "MCP").
@@ -312,7 +312,7 @@ impl Server {
                     .as_str()
                     .ok_or_else(|| format!("error: {key} is a date, YYYY-MM-DD"))
                     .and_then(|s| {
-                        crate::usage::parse_date(s).map_err(|e| format!("error: {key}: {e}"))
+                        crate::readout::parse_date(s).map_err(|e| format!("error: {key}: {e}"))
                     })?;
                 filter.push(format!("day {op} DATE '{d}'"));
             }
@@ -330,15 +330,15 @@ impl Server {
              FROM (SELECT *, CAST({local} AS DATE) AS day FROM llm_calls)
              WHERE {filter}
              GROUP BY day ORDER BY day",
-            local = crate::usage::LOCAL_TIME,
-            total = crate::engine::CALL_TOTAL_TOKENS,
+            local = crate::readout::LOCAL_TIME,
+            total = crate::readout::CALL_TOTAL_TOKENS,
             filter = filter.join(" AND "),
         );
         let answer = src
             .query(&sql, self.limits(None, usize::MAX))
             .map_err(|e| e.to_string())?;
         // what the cost of these days is of: their calls, priced or not
-        let mut sums = crate::engine::CallSums::default();
+        let mut sums = crate::readout::CallSums::default();
         let mut cost = 0.0;
         let mut priced = false;
         for r in &answer.rows {

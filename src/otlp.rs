@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::query::{QueryError, Source, SourceKind};
+use crate::source::{QueryError, Source, SourceKind};
 
 /// The OpenTelemetry semantic conventions the attributes follow.
 pub const SEMCONV: &str = "1.37.0";
@@ -203,60 +203,20 @@ impl From<duckdb::Error> for OtlpError {
     }
 }
 
-/// The traces of SOURCE: an events file with its `--tables`, a `--db`
-/// file, or a ledger (exported first, every row ever seen, into a private
-/// temp dir removed after: the same rows `nanoload export` writes). With
-/// `prices`, the calls are priced again at read with it (a ledger's export
-/// prices with it).
+/// The traces of SOURCE: an events file with its `--tables`, or a `--db`
+/// file (a ledger is read through its export: `crate::source::outputs`).
+/// With `prices`, the calls are priced again at read with it.
 pub fn traces_of(
     source: &Path,
     tables: Option<&Path>,
     opts: &Options,
     prices: Option<&crate::prices::PriceTable>,
 ) -> Result<(Vec<Trace>, Counts), OtlpError> {
-    let src = Source::open(source, tables)?;
-    if src.kind != SourceKind::Ledger {
-        let Some(prices) = prices else {
-            return traces(&src, opts);
-        };
-        drop(src);
-        let reader = crate::query::Reader {
-            prices: Some(prices.clone()),
-            ..Default::default()
-        };
-        return traces(&Source::open_with(source, tables, &reader)?, opts);
-    }
-    drop(src);
-    let dir = tempfile::Builder::new()
-        .prefix("nanoload-otlp-")
-        .tempdir()
-        .map_err(|e| OtlpError::Input {
-            path: std::env::temp_dir(),
-            message: e.to_string(),
-        })?;
-    let out = dir.path().join("events.parquet");
-    let tables = dir.path().join("tables");
-    crate::ledger::export(&crate::ledger::ExportArgs {
-        ledger: source.to_path_buf(),
-        out: out.clone(),
-        tables: Some(tables.clone()),
-        snapshot: false,
-        dataset: None,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        memory_limit: 256 << 20,
-        prices: match prices {
-            Some(p) => p.clone(),
-            None => crate::prices::PriceTable::builtin().map_err(|e| OtlpError::Input {
-                path: source.to_path_buf(),
-                message: e.0,
-            })?,
-        },
-    })
-    .map_err(|e| OtlpError::Input {
-        path: source.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    traces(&Source::open(&out, Some(&tables))?, opts)
+    let reader = crate::source::Reader {
+        prices: prices.cloned(),
+        ..Default::default()
+    };
+    traces(&Source::open_with(source, tables, &reader)?, opts)
 }
 
 /// The traces of an opened SOURCE (an events file with its `--tables`, or
@@ -266,7 +226,9 @@ pub fn traces(src: &Source, opts: &Options) -> Result<(Vec<Trace>, Counts), Otlp
         return Err(OtlpError::Input {
             path: src.path.clone(),
             message: match src.kind {
-                SourceKind::Ledger => "a ledger is read through its export (traces_of)".into(),
+                SourceKind::Ledger => {
+                    "a ledger is read through its export (source::outputs)".into()
+                }
                 _ => "a tables directory has no events: give OUT.parquet with --tables DIR".into(),
             },
         });

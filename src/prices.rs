@@ -14,7 +14,6 @@
 //!                    PATTERN, a case-insensitive glob; a model it matches costs 0)
 //! listing          → `nanoload prices`: the table in use, its source and age,
 //!                    the overlay formats
-//! dollars, thousands → how a cost and a count are shown (usage, report, totals)
 //! ```
 //! Matching a call's model to a row and the cost arithmetic are SQL
 //! (`sql/V017__llm_calls.sql`, `sql/V018__sessions.sql`). No DuckDB here: the
@@ -215,37 +214,6 @@ impl PriceTable {
         }
         crate::store::hex(&h.finalize()[..8])
     }
-}
-
-/// Thousands separated: 1,234,567.
-pub fn thousands(n: i64) -> String {
-    let s = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-/// USD to cents; below a cent to two significant digits ($0.0042).
-pub fn dollars(cost: &str) -> String {
-    let Ok(v) = cost.parse::<f64>() else {
-        return cost.to_string();
-    };
-    if v == 0.0 || v.abs() >= 0.01 {
-        let cents = format!("{:.2}", v.abs());
-        let (whole, frac) = cents.split_once('.').unwrap_or((&cents, "00"));
-        let whole = thousands(whole.parse::<i64>().unwrap_or(0));
-        return format!("{}${whole}.{frac}", if v < 0.0 { "-" } else { "" });
-    }
-    let mut d = 3;
-    while d < 8 && v.abs() * 10f64.powi(d) < 10.0 {
-        d += 1;
-    }
-    format!("${:.*}", d as usize, v)
 }
 
 /// The built-in table's head: LiteLLM's version and release date, and

@@ -25,6 +25,7 @@ mod progress; // --progress in a pseudo-terminal and without one; --summary-json
 mod realwriter; // homes nanobot's own code wrote, checked against its own readers
 mod report; // `nanoload report` of every fixture home in headless Chromium: charts equal the outputs
 mod secrets; // no secret in any output byte: the corpus planted by nanobot, nanoclaw's credential fields
+mod sources; // every reader × every SOURCE kind of the same data: one answer
 mod sql; // `nanoload sql`: one read-only query over a load, a --db file or a ledger; the guard
 mod totals; // every total says what it is computed from: priced part, activity, --price/--free, usage flags
 mod usage; // `nanoload usage`: each view of each fixture home, totals against SQL, widths, refusals

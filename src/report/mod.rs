@@ -1,11 +1,13 @@
-//! `nanoload report OUT.parquet [--tables DIR] report.html`: one
+//! `nanoload report SOURCE report.html`: one
 //! self-contained HTML page over a run's output — inline CSS and inline SVG,
 //! no script, no font, image or style sheet fetched — read back with the
 //! embedded DuckDB.
 //!
 //! ```text
 //! reads   OUT.parquet (events) always; with --tables DIR every DIR/<table>.parquet
-//!         (sessions, llm_calls, tz_offsets, diagnostics, sources), all five
+//!         (sessions, llm_calls, tz_offsets, diagnostics, sources), all five; or a --db
+//!         file's events and five tables (read-only, crate::source); a HOME's or a
+//!         ledger's outputs as crate::source::outputs gives them
 //! writes  report.html, to a temp name beside it, renamed when complete
 //! ```
 //!
@@ -42,7 +44,7 @@
 //!
 //! Without `--tables` the sections that need a side table say so. With
 //! `--prices`, `--price` or `--free` the calls are priced again at read
-//! (`crate::engine::reprice`) before any section reads them, and the facts
+//! (`crate::source::reprice`) before any section reads them, and the facts
 //! say so (`prices`). Same
 //! input, same bytes: every query is fully ordered, costs are summed as
 //! exact decimals, and the page holds no time of its own.
@@ -53,7 +55,8 @@ use std::path::{Path, PathBuf};
 use duckdb::Connection;
 
 use crate::atomic::Pending;
-use crate::engine::{TABLES, sql_str};
+use crate::readout::sql_str;
+use crate::source::TABLES;
 
 mod chart;
 mod page;
@@ -126,10 +129,14 @@ pub fn report_priced(
     at_read: Option<&crate::config::Repricing>,
 ) -> Result<Written, ReportError> {
     let pending = Pending::new(html, crate::dest::Output::Report);
-    let write_err = |e: std::io::Error| ReportError::Write {
-        path: html.to_path_buf(),
-        message: e.to_string(),
-    };
+    if crate::source::is_database(out) {
+        let src = database(out, tables, html, at_read)?;
+        let read = Read {
+            conn: src.conn(),
+            tables: true,
+        };
+        return write_page(&pending, &read, out, at_read);
+    }
     let conn = open(out, tables, html)?;
     if let Some(r) = at_read {
         let Some(dir) = tables else {
@@ -138,7 +145,7 @@ pub fn report_priced(
                 message: "--prices, --price and --free price the calls of llm_calls again: give the load's side tables (--tables DIR)".into(),
             });
         };
-        crate::engine::reprice(&conn, &r.table).map_err(|e| ReportError::Input {
+        crate::source::reprice(&conn, &r.table).map_err(|e| ReportError::Input {
             path: dir.to_path_buf(),
             message: format!(
                 "its calls cannot be priced again: {}",
@@ -146,12 +153,41 @@ pub fn report_priced(
             ),
         })?;
     }
+    write_page(
+        &pending,
+        &Read {
+            conn: &conn,
+            tables: tables.is_some(),
+        },
+        out,
+        at_read,
+    )
+}
+
+/// What the page is built from: the connection, and whether it has the
+/// side tables.
+struct Read<'a> {
+    conn: &'a Connection,
+    tables: bool,
+}
+
+/// Build the page of `read` and write it to `pending`.
+fn write_page(
+    pending: &Pending,
+    read: &Read,
+    out: &Path,
+    at_read: Option<&crate::config::Repricing>,
+) -> Result<Written, ReportError> {
+    let write_err = |e: std::io::Error| ReportError::Write {
+        path: pending.dest.clone(),
+        message: e.to_string(),
+    };
     // a page replaces only an earlier page (never a ledger, any file
     // nanoload did not write), checked before the page is built
     pending.check_dest().map_err(write_err)?;
     let (page, charts) = build(
-        &conn,
-        tables.is_some(),
+        read.conn,
+        read.tables,
         out,
         at_read.map(|r| r.said.as_str()),
     )?;
@@ -209,7 +245,7 @@ fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, Re
             "is a directory; name the HTML file to write".into(),
         ));
     }
-    let conn = crate::engine::reader()?;
+    let conn = crate::source::connection()?;
     conn.execute_batch(&format!(
         "CREATE VIEW events AS SELECT * FROM read_parquet({});",
         sql_str(out)
@@ -252,6 +288,66 @@ fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, Re
         one_load(&conn, out, dir)?;
     }
     Ok(conn)
+}
+
+/// A `--db` file, opened read-only through [`crate::source::Source`]
+/// (its calls priced again with `at_read` when given): it holds `events`
+/// and every side table of one load.
+fn database(
+    db: &Path,
+    tables: Option<&Path>,
+    html: &Path,
+    at_read: Option<&crate::config::Repricing>,
+) -> Result<crate::source::Source, ReportError> {
+    let input = |path: &Path, message: String| ReportError::Input {
+        path: path.to_path_buf(),
+        message,
+    };
+    if tables.is_some() {
+        return Err(input(
+            db,
+            "is a DuckDB database: --tables goes with an events file (OUT.parquet)".into(),
+        ));
+    }
+    if html.is_dir() {
+        return Err(input(
+            html,
+            "is a directory; name the HTML file to write".into(),
+        ));
+    }
+    let reader = crate::source::Reader {
+        prices: at_read.map(|r| r.table.clone()),
+        ..Default::default()
+    };
+    let src = crate::source::Source::open_with(db, None, &reader)
+        .map_err(|e| input(db, crate::diag::one_line(&e.to_string())))?;
+    let names = src
+        .table_names()
+        .map_err(|e| input(db, crate::diag::one_line(&e.to_string())))?;
+    for t in std::iter::once("events").chain(TABLES) {
+        if !names.iter().any(|n| n == t) {
+            return Err(input(
+                db,
+                format!(
+                    "no {t} table (this {} has: {}); the report reads a load's --db file",
+                    src.kind.as_str(),
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    src.conn()
+        .execute_batch(&format!("SELECT {EVENT_COLUMNS} FROM events LIMIT 0"))
+        .map_err(|e| {
+            input(
+                db,
+                format!(
+                    "not an events table of nanoload: {}",
+                    crate::source::explain(&e).1
+                ),
+            )
+        })?;
+    Ok(src)
 }
 
 /// Every row of `events` and of the side tables in `dir` names one

@@ -255,8 +255,8 @@ pub(super) fn shown(kind: Cell, v: &str) -> String {
         _ if v.is_empty() => String::new(),
         Cell::Count => v
             .parse::<i64>()
-            .map_or(v.to_string(), crate::usage::thousands),
-        Cell::Usd => crate::usage::dollars(v),
+            .map_or(v.to_string(), crate::readout::thousands),
+        Cell::Usd => crate::readout::dollars(v),
         Cell::Percent => format!("{v} %"),
     }
 }

@@ -14,8 +14,10 @@ use super::chart::{
 use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
 use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, MAX_TOP_SESSIONS, ReportError};
-use crate::engine::ACTIVITY;
-use crate::steps::sql_text;
+use crate::readout::{
+    ACTIVITY, CALL_TOTAL_TOKENS, CallSums, EVENT_TIME, LOCAL_TIME, TOOL_ERROR, dollars, sql_text,
+    thousands,
+};
 
 pub(super) fn facts(
     conn: &Connection,
@@ -93,24 +95,10 @@ pub(super) fn facts(
     Ok(())
 }
 
-/// An event's time: local, the UTC time where no offset is known (nanoclaw
-/// stores UTC only; a call's day is placed the same way, [`call_day`]).
-pub const EVENT_TIME: &str = "coalesce(timestamp_local, CAST(timestamp_utc AS TIMESTAMP))";
-
-/// A tool result that reports a failure: nanoclaw's Claude Code
-/// `tool_result.is_error`; nanobot's WebUI `error` phase, and nanobot's
-/// retry hint, which nanobot 0.3.5 appends to every failed call's result
-/// (`agent/tools/execution.py` `_RETRY_HINT`).
-pub const TOOL_ERROR: &str = "CASE WHEN agent = 'nanoclaw'
-        THEN coalesce(TRY_CAST(json_extract(native, '$.is_error') AS BOOLEAN), false)
-        ELSE coalesce(json_extract_string(native, '$.phase') = 'error', false)
-             OR coalesce(ends_with(text, '[Analyze the error above and try a different approach.]'), false)
-    END";
-
 /// A call's local day: as `nanoload usage` places it
-/// ([`crate::usage::LOCAL_TIME`]).
+/// ([`LOCAL_TIME`]).
 fn call_day() -> String {
-    format!("strftime({}, '%Y-%m-%d')", crate::usage::LOCAL_TIME)
+    format!("strftime({}, '%Y-%m-%d')", LOCAL_TIME)
 }
 
 /// Sessions with LLM calls, the costliest first (an unpriced one after the
@@ -177,7 +165,7 @@ pub(super) fn answers(
         return Ok(());
     }
     let day = call_day();
-    let total = crate::engine::CALL_TOTAL_TOKENS;
+    let total = CALL_TOTAL_TOKENS;
     let d = fetch(
         conn,
         &[
@@ -205,7 +193,7 @@ pub(super) fn answers(
         return Ok(());
     };
     let calls = r[10].parse::<i64>().unwrap_or(0);
-    let sums = crate::engine::CallSums {
+    let sums = CallSums {
         calls,
         unpriced_calls: r[9].parse::<i64>().unwrap_or(0),
         ..Default::default()
@@ -214,10 +202,10 @@ pub(super) fn answers(
         if v.is_empty() {
             "unknown".to_string()
         } else {
-            crate::usage::dollars(v)
+            dollars(v)
         }
     };
-    let count = |v: &str| v.parse::<i64>().map_or("-".into(), crate::usage::thousands);
+    let count = |v: &str| v.parse::<i64>().map_or("-".into(), thousands);
     let rate = match (r[7].parse::<f64>(), r[8].parse::<f64>()) {
         (Ok(read), Ok(input)) if input > 0.0 => format!("{:.1} %", 100.0 * read / input),
         _ => "-".into(),
@@ -538,7 +526,7 @@ pub(super) fn cost(conn: &Connection, p: &mut Page, have_tables: bool) -> Result
              <span data-fact=\"nanoclaw_cost_usd\">{}</span>.",
             esc(&r[0]),
             esc(&r[1]),
-            esc(&crate::usage::dollars(&r[2]))
+            esc(&dollars(&r[2]))
         ));
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use duckdb::Connection;
 
 use super::report;
-use crate::engine::sql_str;
+use crate::readout::sql_str;
 
 /// A minimal events table (the columns the report reads) with hostile
 /// strings, and side tables with an unknown cost.

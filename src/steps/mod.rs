@@ -370,11 +370,7 @@ const TRAIT_COLUMNS: [TraitColumn; 5] = [
     }),
 ];
 
-/// A string as an SQL literal (`'` doubled): the one quoting every
-/// module uses ([`crate::engine::sql_str`] for paths).
-pub fn sql_text(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
+pub use crate::readout::sql_text;
 
 fn opt(s: Option<&str>) -> String {
     s.map_or_else(|| "NULL".to_string(), sql_text)

@@ -4,10 +4,11 @@
 //! ```text
 //! nanoload usage OUT.parquet --tables DIR   DIR/llm_calls.parquet (and the sessions'
 //!                                           titles, DIR/sessions.parquet)
-//! nanoload usage HOME                       the outputs src/keep.rs serves for HOME (its kept
-//!                                           ledger's export, or a temp load with --no-keep)
-//! --prices, --price, --free                 HOME: its export or load prices with them; OUT:
-//!                                           its calls priced again at read (engine::reprice)
+//! nanoload usage DIR                        a tables directory, as the --tables DIR of OUT
+//! nanoload usage FILE.duckdb                a --db file's llm_calls and sessions (read-only)
+//! nanoload usage HOME | LEDGER              the outputs crate::source gives for it (a HOME's
+//!                                           served by src/keep.rs, a ledger's export)
+//! --prices, --price, --free                 the calls priced again at read (source::reprice)
 //!
 //! llm_calls (one row per call: nanobot's llm_usage rows, nanoclaw's Claude
 //! Code responses with counted usage)
@@ -30,7 +31,8 @@ use std::path::{Path, PathBuf};
 use chrono::{NaiveDate, TimeZone};
 use duckdb::Connection;
 
-use crate::engine::{CallSums, sql_str};
+use crate::readout::{CALL_TOTAL_TOKENS, CallSums, sql_str, sql_text};
+pub use crate::readout::{LOCAL_TIME, parse_date};
 
 mod render;
 #[cfg(test)]
@@ -111,13 +113,6 @@ impl Zone {
             Zone::Named(tz) => tz.name().into(),
         }
     }
-}
-
-/// `YYYY-MM-DD` or `YYYYMMDD`.
-pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
-    NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .or_else(|_| NaiveDate::parse_from_str(s, "%Y%m%d"))
-        .map_err(|_| format!("{s:?} is no date: give YYYY-MM-DD (or YYYYMMDD)"))
 }
 
 /// The order of the rows.
@@ -243,7 +238,7 @@ impl From<duckdb::Error> for UsageError {
 
 /// An in-memory DuckDB with `llm_calls` over `tables/llm_calls.parquet`,
 /// its calls priced again with `at_read` when given
-/// ([`crate::engine::reprice`]).
+/// ([`crate::source::reprice`]).
 pub fn open(
     tables: &Path,
     at_read: Option<&crate::config::Repricing>,
@@ -255,13 +250,10 @@ pub fn open(
             message: "no such file (the --tables DIR of a load holds llm_calls.parquet)".into(),
         });
     }
-    let conn = crate::engine::reader()?;
+    let conn = crate::source::connection()?;
     conn.execute_batch(&format!(
         "CREATE VIEW llm_calls AS SELECT * FROM read_parquet({});
-         SELECT agent, session_uid, session_id, provider, model, started_at_ms, started_at_local,
-                input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-                total_tokens, cost_usd
-         FROM llm_calls LIMIT 0;",
+         SELECT {CALL_COLUMNS} FROM llm_calls LIMIT 0;",
         sql_str(&file)
     ))
     .map_err(|e| UsageError::Input {
@@ -272,7 +264,7 @@ pub fn open(
         ),
     })?;
     if let Some(r) = at_read {
-        crate::engine::reprice(&conn, &r.table).map_err(|e| UsageError::Input {
+        crate::source::reprice(&conn, &r.table).map_err(|e| UsageError::Input {
             path: file.clone(),
             message: format!(
                 "its calls cannot be priced again: {}",
@@ -301,9 +293,62 @@ pub fn open(
     Ok(conn)
 }
 
-/// A call's local time, by the offsets the load derived; its UTC time
-/// where its instance has none (the report's days place calls alike).
-pub const LOCAL_TIME: &str = "coalesce(started_at_local, make_timestamp(started_at_ms * 1000))";
+/// The columns of `llm_calls` usage reads.
+const CALL_COLUMNS: &str = "agent, session_uid, session_id, provider, model, started_at_ms, \
+     started_at_local, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
+     total_tokens, cost_usd";
+
+/// The calls of a `--db` file, opened read-only through
+/// [`crate::source::Source`] (its `llm_calls`, priced again with `at_read`
+/// when given, and its sessions' titles): read with [`usage`] on its
+/// connection.
+pub fn open_database(
+    db: &Path,
+    at_read: Option<&crate::config::Repricing>,
+) -> Result<crate::source::Source, UsageError> {
+    let reader = crate::source::Reader {
+        prices: at_read.map(|r| r.table.clone()),
+        ..Default::default()
+    };
+    let input = |message: String| UsageError::Input {
+        path: db.to_path_buf(),
+        message,
+    };
+    let src = crate::source::Source::open_with(db, None, &reader)
+        .map_err(|e| input(crate::diag::one_line(&e.to_string())))?;
+    let names = src
+        .table_names()
+        .map_err(|e| input(crate::diag::one_line(&e.to_string())))?;
+    if !names.iter().any(|n| n == "llm_calls") {
+        return Err(input(format!(
+            "no llm_calls table (this {} has: {})",
+            src.kind.as_str(),
+            names.join(", ")
+        )));
+    }
+    let conn = src.conn();
+    conn.execute_batch(&format!("SELECT {CALL_COLUMNS} FROM llm_calls LIMIT 0"))
+        .map_err(|e| {
+            input(format!(
+                "not an llm_calls table of this nanoload: {}",
+                crate::source::explain(&e).1
+            ))
+        })?;
+    let titled = names.iter().any(|n| n == "sessions")
+        && conn
+            .execute_batch(
+                "CREATE TEMP VIEW session_titles AS SELECT session_uid, title FROM sessions;
+                 SELECT * FROM session_titles LIMIT 0;",
+            )
+            .is_ok();
+    if !titled {
+        conn.execute_batch(
+            "CREATE OR REPLACE TEMP VIEW session_titles AS
+             SELECT CAST(NULL AS VARCHAR) AS session_uid, CAST(NULL AS VARCHAR) AS title LIMIT 0;",
+        )?;
+    }
+    Ok(src)
+}
 
 /// The local time of a call (`t`, a TIMESTAMP) and whether it is its UTC
 /// time for want of an offset (`utc_placed`), per zone. A named zone's
@@ -363,10 +408,10 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         filter.push(format!("CAST(t AS DATE) <= DATE '{d}'"));
     }
     if let Some(a) = &q.agent {
-        filter.push(format!("agent = {}", crate::steps::sql_text(a)));
+        filter.push(format!("agent = {}", sql_text(a)));
     }
     if let Some(i) = &q.instance {
-        filter.push(format!("instance = {}", crate::steps::sql_text(i)));
+        filter.push(format!("instance = {}", sql_text(i)));
     }
     let filter = if filter.is_empty() {
         String::new()
@@ -376,7 +421,7 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     conn.execute_batch(&format!(
         "CREATE OR REPLACE TEMP VIEW shown AS SELECT * FROM ({placed}) {filter}"
     ))?;
-    let total_tokens = crate::engine::CALL_TOTAL_TOKENS;
+    let total_tokens = CALL_TOTAL_TOKENS;
     let by_cost = format!(
         "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, coalesce(sum({total_tokens}), 0) DESC"
     );

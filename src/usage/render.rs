@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value, json};
 
-pub use crate::prices::{dollars, thousands};
+pub use crate::readout::{dollars, thousands};
 
 use super::{Row, Usage, View};
 

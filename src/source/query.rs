@@ -1,15 +1,5 @@
-//! `nanoload sql SOURCE "SELECT …"` and the query tools of `nanoload mcp`:
-//! one read-only DuckDB over what nanoload wrote.
-//!
-//! ```text
-//! SOURCE                         what the queries see
-//! OUT.parquet [--tables DIR]     view events; with DIR a view per DIR/<table>.parquet
-//! DIR (a --tables directory)     a view per DIR/<table>.parquet
-//! FILE.duckdb (--db)             its tables (events, sessions, llm_calls, …), attached READ_ONLY
-//! LEDGER.duckdb (nanoload sync)  its tables (ledger_events, loads, …), attached READ_ONLY
-//! with Reader::prices            llm_calls and sessions priced again at read (a --db
-//!                                file's tables as views first; a ledger refuses it)
-//! ```
+//! The guarded query of `nanoload sql SOURCE "SELECT …"` and of the query
+//! tools of `nanoload mcp`, over a [`Source`] opened read-only.
 //!
 //! The guard, in layers (each proven by `sql::…` tests):
 //! 1. Only one statement, and only one DuckDB can serialize as a SELECT
@@ -33,7 +23,7 @@
 //! connection gives them as JSON (`errors_as_json`), [`explain`] turns them
 //! into a [`Fault`] and a message in the user's terms, DuckDB's error kept
 //! as the source. Times with a zone are read and shown in UTC
-//! (`engine::SESSION_UTC`): the engine's ICU does the date math.
+//! (the engine's `SESSION_UTC`): the engine's ICU does the date math.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -42,8 +32,8 @@ use std::time::Duration;
 use duckdb::Connection;
 use serde_json::Value;
 
+use super::Source;
 use crate::diag::one_line;
-use crate::engine::sql_str;
 
 /// What SOURCE is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,7 +252,7 @@ fn duckdb_message(e: &duckdb::Error) -> String {
 /// Why `path` (a view's Parquet file) could not be read, in the user's
 /// terms: told from the file's own bytes where they say it (too short, not
 /// Parquet, cut short), else DuckDB's error explained.
-fn unreadable_parquet(path: &Path, e: &duckdb::Error) -> QueryError {
+pub(super) fn unreadable_parquet(path: &Path, e: &duckdb::Error) -> QueryError {
     let input = |message: String| QueryError::Input {
         path: path.to_path_buf(),
         message,
@@ -340,44 +330,6 @@ impl Answer {
     }
 }
 
-/// An opened SOURCE: the guarded connection and what it shows.
-pub struct Source {
-    conn: Connection,
-    pub kind: SourceKind,
-    pub path: PathBuf,
-    /// Keeps the spill directory for the connection's life (None: the
-    /// caller's, [`Reader::spill`]).
-    _spill: Option<tempfile::TempDir>,
-}
-
-/// How the connection of a [`Source`] is set up.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reader {
-    /// DuckDB's memory limit, bytes.
-    pub memory_limit: u64,
-    /// The directory DuckDB spills to, which the caller creates and
-    /// removes (a process killed at its deadline cannot remove its own);
-    /// None: a private temp dir, removed with the [`Source`].
-    pub spill: Option<PathBuf>,
-    /// A price table to price the output's calls again with at read
-    /// (`--prices`, `--price`, `--free`: [`crate::engine::reprice`]); None:
-    /// the costs as the load wrote them.
-    pub prices: Option<crate::prices::PriceTable>,
-}
-
-impl Default for Reader {
-    fn default() -> Reader {
-        Reader {
-            memory_limit: crate::engine::READER_MEMORY_LIMIT,
-            spill: None,
-            prices: None,
-        }
-    }
-}
-
-/// Why a ledger refuses `--prices`, `--price` and `--free`.
-pub const LEDGER_HOLDS_NO_COSTS: &str = "a ledger holds no costs (its calls are kept as read, before pricing): --prices, --price and --free price its export (nanoload export LEDGER OUT.parquet --tables DIR …) and its traces (nanoload otlp LEDGER …)";
-
 /// Run `job` on a thread of its own and wait for it at most `secs` seconds
 /// (0: no limit): its answer, or [`QueryError::Timeout`] at the deadline.
 /// The thread is then left to end on its own (a query's watchdog has
@@ -407,270 +359,7 @@ pub fn within<T: Send + 'static>(
     }
 }
 
-/// A view name for `DIR/<stem>.parquet`: the stem when it is a plain
-/// identifier.
-fn table_name(p: &Path) -> Option<String> {
-    let stem = p.file_stem()?.to_str()?;
-    let ok = stem
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    ok.then(|| stem.to_string())
-}
-
-/// The `*.parquet` tables of a directory, sorted by name.
-fn parquet_tables(dir: &Path) -> Result<Vec<(String, PathBuf)>, QueryError> {
-    let input = |message: String| QueryError::Input {
-        path: dir.to_path_buf(),
-        message,
-    };
-    let mut v = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| input(e.to_string()))? {
-        let p = entry.map_err(|e| input(e.to_string()))?.path();
-        if p.extension().is_some_and(|x| x == "parquet")
-            && p.is_file()
-            && let Some(name) = table_name(&p)
-        {
-            v.push((name, p));
-        }
-    }
-    v.sort();
-    if v.is_empty() {
-        return Err(input(
-            "no <table>.parquet file in this directory (a --tables DIR of a load holds sessions.parquet, llm_calls.parquet, …)".into(),
-        ));
-    }
-    Ok(v)
-}
-
 impl Source {
-    /// Open SOURCE (and, for an events file, its `--tables` directory)
-    /// read-only, with the guard of this module's header in place.
-    pub fn open(source: &Path, tables: Option<&Path>) -> Result<Source, QueryError> {
-        Source::open_with(source, tables, &Reader::default())
-    }
-
-    /// [`Source::open`] with the connection set up as `reader` says.
-    pub fn open_with(
-        source: &Path,
-        tables: Option<&Path>,
-        reader: &Reader,
-    ) -> Result<Source, QueryError> {
-        let input = |path: &Path, message: &str| QueryError::Input {
-            path: path.to_path_buf(),
-            message: message.to_string(),
-        };
-        let source = std::path::absolute(source).map_err(|e| input(source, &e.to_string()))?;
-        let tables = tables
-            .map(std::path::absolute)
-            .transpose()
-            .map_err(|e| input(tables.unwrap_or(Path::new("")), &e.to_string()))?;
-        let meta = std::fs::metadata(&source).map_err(|e| input(&source, &e.to_string()))?;
-        let conn = crate::engine::reader_with(reader.memory_limit)?;
-        let (spill, spill_path) = match &reader.spill {
-            Some(p) => (None, p.clone()),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("nanoload-sql-")
-                    .tempdir()
-                    .map_err(|e| input(&std::env::temp_dir(), &e.to_string()))?;
-                let p = t.path().to_path_buf();
-                (Some(t), p)
-            }
-        };
-        let mut allowed: Vec<PathBuf> = Vec::new();
-        let mut views: Vec<(String, PathBuf)> = Vec::new();
-        let kind = if meta.is_dir() {
-            if tables.is_some() {
-                return Err(input(
-                    &source,
-                    "is a tables directory: --tables goes with an events file (OUT.parquet)",
-                ));
-            }
-            views = parquet_tables(&source)?;
-            SourceKind::Tables
-        } else {
-            let mut head = [0u8; 12];
-            let n = {
-                use std::io::Read;
-                let mut f =
-                    std::fs::File::open(&source).map_err(|e| input(&source, &e.to_string()))?;
-                f.read(&mut head)
-                    .map_err(|e| input(&source, &e.to_string()))?
-            };
-            if crate::dbfile::is_duckdb_head(&head[..n]) {
-                if tables.is_some() {
-                    return Err(input(
-                        &source,
-                        "is a DuckDB database: --tables goes with an events file (OUT.parquet)",
-                    ));
-                }
-                conn.execute_batch(&format!(
-                    "ATTACH {} AS source (READ_ONLY);",
-                    sql_str(&source)
-                ))
-                .map_err(|e| {
-                    use crate::dbfile::Unopened;
-                    let m = match crate::dbfile::why_unopened(&source, &e, false) {
-                        Unopened::Busy(pid) => format!(
-                            "another process{} has it open for writing (a `nanoload sync` running?); try again when it has finished",
-                            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-                        ),
-                        Unopened::Corrupt(what) => format!("corrupt: {what}"),
-                        Unopened::Io(io) => io.to_string(),
-                        Unopened::Other(m) => m,
-                    };
-                    input(&source, &m)
-                })?;
-                allowed.push(source.clone());
-                allowed.push(crate::engine::wal_of(&source));
-                let ledger: i64 = conn.query_row(
-                    "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'source' AND table_name = 'ledger_meta'",
-                    [],
-                    |r| r.get(0),
-                )?;
-                if ledger > 0 && reader.prices.is_some() {
-                    return Err(input(&source, LEDGER_HOLDS_NO_COSTS));
-                }
-                if reader.prices.is_some() {
-                    // its tables as views here, where the calls priced
-                    // again can take llm_calls' and sessions' place
-                    let names: Vec<String> = {
-                        let mut s = conn.prepare(
-                            "SELECT table_name FROM duckdb_tables()
-                             WHERE database_name = 'source' AND schema_name = 'main' ORDER BY 1",
-                        )?;
-                        s.query_map([], |r| r.get(0))?
-                            .collect::<duckdb::Result<_>>()?
-                    };
-                    for n in names {
-                        conn.execute_batch(&format!(
-                            "CREATE VIEW {n} AS FROM source.main.{n};",
-                            n = ident(&n)
-                        ))?;
-                    }
-                } else {
-                    conn.execute_batch("USE source;")?;
-                }
-                if ledger > 0 {
-                    SourceKind::Ledger
-                } else {
-                    SourceKind::Database
-                }
-            } else if n >= 4 && &head[..4] == b"PAR1" {
-                views.push(("events".into(), source.clone()));
-                if let Some(dir) = &tables {
-                    for (name, p) in parquet_tables(dir)? {
-                        if name == "events" {
-                            return Err(input(&p, "holds a table named events besides OUT"));
-                        }
-                        views.push((name, p));
-                    }
-                }
-                SourceKind::Out
-            } else {
-                return Err(input(
-                    &source,
-                    "not a Parquet file, a tables directory or a DuckDB database written by nanoload",
-                ));
-            }
-        };
-        // from here on DuckDB gives its errors as JSON, which `explain` reads
-        conn.execute_batch("SET errors_as_json = true")?;
-        for (name, p) in &views {
-            conn.execute_batch(&format!(
-                "CREATE VIEW {name} AS SELECT * FROM read_parquet({})",
-                sql_str(p)
-            ))
-            .map_err(|e| unreadable_parquet(p, &e))?;
-            allowed.push(p.clone());
-        }
-        let spill_dir = format!("{}/", spill_path.display());
-        let spill_sql = crate::steps::sql_text(&spill_dir);
-        // what the calls priced again hold spills there too
-        conn.execute_batch(&format!("SET temp_directory = {spill_sql};"))?;
-        if let Some(prices) = &reader.prices {
-            let has_calls: i64 = conn.query_row(
-                "SELECT count(*) FROM (SELECT view_name AS n FROM duckdb_views()
-                                       WHERE database_name = current_database() AND NOT internal
-                                       UNION ALL
-                                       SELECT table_name FROM duckdb_tables()
-                                       WHERE database_name = current_database())
-                 WHERE n = 'llm_calls'",
-                [],
-                |r| r.get(0),
-            )?;
-            if has_calls == 0 {
-                return Err(input(
-                    &source,
-                    "--prices, --price and --free price llm_calls again, which this source has not: give the load's side tables (--tables DIR)",
-                ));
-            }
-            crate::engine::reprice(&conn, prices)?;
-        }
-        conn.execute_batch(&format!(
-            "SET allowed_paths = {paths};
-             SET allowed_directories = [{spill_sql}];
-             SET enable_external_access = false;
-             SET allow_community_extensions = false;
-             SET lock_configuration = true;",
-            paths = crate::engine::sql_list(&allowed),
-        ))?;
-        Ok(Source {
-            conn,
-            kind,
-            path: source,
-            _spill: spill,
-        })
-    }
-
-    /// The connection (every statement on it passes the guard's layers 2–3;
-    /// [`Source::query`] adds 1 and 4).
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    /// The tables and views a query can name, sorted.
-    pub fn table_names(&self) -> Result<Vec<String>, QueryError> {
-        let mut s = self.conn.prepare(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal
-             UNION
-             SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND NOT internal
-             ORDER BY 1",
-        )?;
-        Ok(s.query_map([], |r| r.get(0))?
-            .collect::<duckdb::Result<_>>()?)
-    }
-
-    /// [`Source::table_names`] with their row counts.
-    pub fn tables(&self) -> Result<Vec<(String, i64)>, QueryError> {
-        let names = self.table_names()?;
-        let mut v = Vec::with_capacity(names.len());
-        for n in names {
-            let rows: i64 =
-                self.conn
-                    .query_row(&format!("SELECT count(*) FROM {}", ident(&n)), [], |r| {
-                        r.get(0)
-                    })?;
-            v.push((n, rows));
-        }
-        Ok(v)
-    }
-
-    /// The columns of `table` (name, type), or None when there is no such
-    /// table.
-    pub fn columns(&self, table: &str) -> Result<Option<Vec<(String, String)>>, QueryError> {
-        if !self.table_names()?.iter().any(|n| n == table) {
-            return Ok(None);
-        }
-        let mut s = self.conn.prepare(&format!("DESCRIBE {}", ident(table)))?;
-        let cols = s
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<duckdb::Result<_>>()?;
-        Ok(Some(cols))
-    }
-
     /// Run `sql` under the guard: one statement DuckDB serializes as a
     /// SELECT, the rows limited, the time limited. A table it names that
     /// SOURCE does not have is answered with the tables SOURCE has.
@@ -745,11 +434,6 @@ impl Source {
             truncated,
         })
     }
-}
-
-/// A SQL identifier, quoted.
-pub fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// Layer 1 of the guard: `sql` is one statement that DuckDB serializes as a
