@@ -2580,7 +2580,7 @@ fn a_load_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
     Ok(())
 }
 
-/// The peak RSS the README promises a load stays under.
+/// The peak RSS the user guide promises a load stays under (docs/guide.md "Guarantees").
 const RSS_BOUND_KIB: i64 = 512 * 1024;
 
 /// Wait for the child `pid` (at most `limit`: past it, kill it and fail)
