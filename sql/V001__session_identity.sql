@@ -25,8 +25,8 @@
 --          namespace, session_id); appends namespace_unresolved warnings
 --          to diagnostics.
 CREATE TABLE session_keys AS
--- (the kind's trait row-wise: a join with kinds let DuckDB hash the staged
--- side and run out of memory at 256 MiB on a 4 GB home)
+-- (the kind's trait row-wise: a join with kinds lets DuckDB hash the staged
+-- side, out of memory at the default limit on a large home)
 SELECT DISTINCT s.agent, s.instance, s.session_id, s.x_namespace,
     kind_session_store(s.source_kind) IS NOT NULL AS is_store
 FROM stage_events s

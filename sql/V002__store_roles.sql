@@ -41,8 +41,8 @@ FROM stage_events e
 JOIN session_identity i
   ON i.agent = e.agent AND i.instance = e.instance AND i.session_id = e.session_id
  AND i.x_namespace IS NOT DISTINCT FROM e.x_namespace AND i.is_store
--- (the kind's trait row-wise: an IN over kinds let DuckDB hash the
--- staged side and run out of memory at 256 MiB on a 4 GB home)
+-- (the kind's trait row-wise: an IN over kinds lets DuckDB hash the
+-- staged side, out of memory at the default limit on a large home)
 WHERE kind_session_store(e.source_kind) IS NOT NULL;
 
 -- Legacy copies beside a store of record of the same session.

@@ -6,7 +6,8 @@
 --          one ask instead of naming kinds. A view, not a table: the staged
 --          Parquet is the one copy of the rows until V016's plan, and each
 --          step reads only the columns it needs through it (a table here
---          and a copy per step spilled at 256 MiB on a 1 GB home). On a
+--          and a copy per step spill at the default memory limit on a
+--          large home). On a
 --          small home the engine copies this view, and each later layer
 --          of the chain (events_kept … events_linked), into a table of its
 --          name after its step: planning the chain in every statement

@@ -105,7 +105,8 @@ CREATE TABLE dropped_rows AS
 SELECT * FROM session_copy_drops;
 
 -- A view, not a copy of the rows: the steps after this one read the columns
--- they need through it (a copy of every row spilled at 256 MiB on 1 GB).
+-- they need through it (a copy of every row spills at the default memory
+-- limit on a large home; BENCHMARKS.md "The SQL dataflow").
 CREATE VIEW events_kept AS
 SELECT r.*
 FROM raw_events r

@@ -59,10 +59,11 @@ CREATE TEMP MACRO quarter_slice(ms) AS ((ms % 900000 + 900000) % 900000) // 1000
 -- once per 10-s slice of the quarter hour a fitting call starts in: a pair
 -- fits only when (S − L) mod 15 min ∈ [0, 10 s], so S's slice is L's or the
 -- next (mod 90). With hours and no slices every call met every user row of
--- its 26 hours (13.5 M pairs at 1 GB, 16 times that at 4 GB, to keep 1 in
--- 70); now 0.4 M. Blocks and slices by a cross join with constants (3 times
--- faster than unnest's lateral join); a table, so that DuckDB knows it is
--- the large side and hashes the calls.
+-- its 26 hours, to keep a small part of the pairs, and their count grew
+-- with the square of the rows per hour (BENCHMARKS.md "The SQL dataflow").
+-- Blocks and slices by a cross join with constants (faster than unnest's
+-- lateral join); a table, so that DuckDB knows it is the large side and
+-- hashes the calls.
 CREATE TABLE tz_user_slices AS
 SELECT u.instance, u.ts_local, u.x_call_source,
     u.first_block + b.k AS block, (quarter_slice(epoch_ms(u.ts_local)) + p.j) % 90 AS slice

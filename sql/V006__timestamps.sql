@@ -206,8 +206,8 @@ FROM placed;
 
 -- tz_evidence and tz_votes (V005) and utc_instants are not read after this
 -- step (the events_utc view reads local_day_offsets and tz_switches): the
--- tables the SQL steps hold stay within the memory limit (a 4 GB home
--- held 773 MiB of tables when V016 began).
+-- tables the SQL steps hold stay within the memory limit (BENCHMARKS.md
+-- "The 4 GB home at 256 MiB again").
 DROP TABLE tz_evidence;
 DROP TABLE tz_votes;
 DROP TABLE utc_instants;

@@ -37,7 +37,7 @@ SELECT DISTINCT instance FROM events_utc, params WHERE params.given_offset_minut
 
 -- Each (session, store) pair numbered: the messages are grouped and their
 -- windows partitioned by the integer pair_no, not by the two strings
--- (issue 30: half the CPU of this statement at 1 GB, BENCHMARKS.md
+-- (integers hash and compare for less than the strings: BENCHMARKS.md
 -- "The turns keyed by an integer"); the strings join back once per message.
 -- A session_uid is a hash of its instance and session_id (V001), so a pair
 -- has one of each.

@@ -29,8 +29,9 @@
 --          events_deduped (view: events_utc's columns); drops
 --          session_messages (V007, unread after it, kept for its tests) first
 --          and session_turn_rows (V007) last.
--- V007's session_messages, a row per session message (339 MiB on a 4 GB
--- home), is not read after V007: free it before the tables below.
+-- V007's session_messages, a row per session message (the largest table
+-- of the steps on a large home), is not read after V007: free it before
+-- the tables below.
 DROP TABLE session_messages;
 
 CREATE TABLE copy_rows AS

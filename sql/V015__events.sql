@@ -28,8 +28,8 @@
 --          before it in its store and session, both in the statement).
 --          The `events` view itself is V016's, over the writer's plan.
 -- The strings the ids below number, read from the rows once: each
--- SELECT DISTINCT over events_linked ran the view chain again (issue 30:
--- three passes took 0.10 s of a 200 MB home's load, this one 0.04 s).
+-- SELECT DISTINCT over events_linked runs the view chain again, so one
+-- pass serves all three.
 CREATE TABLE linked_keys AS
 SELECT DISTINCT agent, instance, session_id, session_uid, source_kind, source_role, source_path
 FROM events_linked;

@@ -4,7 +4,7 @@
 --          sess_id follows the first four and ordinal is unique in a
 --          session, so this is the total order): every row's narrow
 --          columns, sorted once, with where its text and native are; the
---          sink (sink::write_events) streams it in order and reads each
+--          sink (events_writer::write_events) streams it in order and reads each
 --          unstaged row's text and native from the blob files, so the wide
 --          values are never sorted, joined or copied by the engine.
 --          The one sorted copy of the rows holds integer ids, not the
@@ -13,7 +13,8 @@
 --          (plan_sessions, V015's order_sessions), store_id for
 --          (source_kind, source_role, source_path, load_id) (plan_stores);
 --          the sink and the `events` view look them up (the plan with the
---          strings sorted ran out of memory at 256 MiB on a 4 GB home).
+--          strings sorted runs out of memory at the default limit on a
+--          large home).
 -- Grain:   events_plan: one row per event; write_layout, plan_sessions:
 --          one row per sess_id; plan_stores: one row per store_id.
 -- Inputs:  ordinals, order_sessions, linked_keys (V015), events_linked (V014),
@@ -51,14 +52,14 @@ FROM (SELECT DISTINCT source_kind, source_role, source_path FROM linked_keys);
 -- The rows (events_linked, the views of V003–V014) are the probe side and
 -- ordinals the build side of the join on x_row: DuckDB estimated the rows
 -- at a few thousand after their joins and hashed them instead (every
--- row's columns in a hash table: it ran out of memory at 256 MiB on a
--- 4 GB home). So the joins run in the order written, the small or narrow
+-- row's columns in a hash table: out of memory at the default limit on a
+-- large home). So the joins run in the order written, the small or narrow
 -- table on the right (the build side) of each, here and in the views.
 -- ordinals itself as a hash table does not fit in the memory limit beside
--- the views' joins on a home of millions of rows (2.7 M: out of memory at
--- 256 MiB): there (x_plan_by_sort(), chosen by the run from the staged
--- rows and the limit: steps::PlanJoin) both sides are sorted by x_row
--- instead and matched in order (an ASOF join; every row has its ordinals
+-- the views' joins on a home of millions of rows (BENCHMARKS.md "The 4 GB
+-- home at 256 MiB again"): there (x_plan_by_sort(), chosen by the run from
+-- the staged rows and the limit: steps::PlanJoin) both sides are sorted by
+-- x_row instead and matched in order (an ASOF join; every row has its ordinals
 -- row, so the match is exact, and the writer checks out_pos is 1…n). The
 -- branch not chosen is a constant false filter, which DuckDB drops before
 -- it plans it.

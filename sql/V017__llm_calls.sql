@@ -75,8 +75,8 @@ GROUP BY s.instance, s.session_id, c.session_uid, c.copy_turn, c.call_source, c.
 -- hour (an equi-join) instead of every turn of its instance (a range join).
 -- Here and in the end_seconds() buckets below the list is unnested in the
 -- select list, not in FROM: DuckDB plans a lateral unnest as a join of the
--- rows with the unnested distinct inputs (at 1 GB V017's bucket tables took
--- 0.25 CPU-s more that way; BENCHMARKS.md "Where the CPU goes, by part").
+-- rows with the unnested distinct inputs, work the select list does not do
+-- (BENCHMARKS.md "Where the CPU goes, by part").
 CREATE TABLE turn_hours AS
 SELECT t.*, unnest(range(epoch_us(t.turn_start) // 3600000000,
                          epoch_us(t.turn_end) // 3600000000 + 1)) AS hour
@@ -279,7 +279,8 @@ LEFT JOIN turn_attribution r
 -- a subagent task's usage (source `subagent`, id = the task's line in its
 -- record file) belongs to the session whose task it was: its rows' session
 -- (only the rows at a subagent call's line are grouped: a group per row of
--- `events` was 500 MiB of hash table on a 4 GB home)
+-- `events` is a hash table of every row, more than the memory limit holds
+-- on a large home)
 LEFT JOIN (SELECT e.instance, e.source_path, e.source_line,
                min(e.session_id) AS session_id, min(e.session_uid) AS session_uid
            FROM events e

@@ -92,8 +92,8 @@ GROUP BY ALL;
 CREATE TABLE sessions AS
 -- The counts per session and store first, over events_plan's integer ids
 -- (grouping the events view by its four session strings, with a DISTINCT
--- per session for tool_calls and source_kinds, took 0.29 s of a 1 GB
--- home's load, issue 30); a store's traits and folder are a property of
+-- per session for tool_calls and source_kinds, costs more); a store's
+-- traits and folder are a property of
 -- the store, so the session rolls its stores up.
 WITH per_store AS (
     SELECT sess_id, store_id,
@@ -210,8 +210,8 @@ SELECT ev.agent, ev.instance, ev.session_id,
     CASE WHEN ev.agent = 'nanoclaw' THEN s.platform_id END AS platform_id,
     CAST(c.cost AS DOUBLE) AS cost_usd
 FROM ev
--- the start row's facts, its JSON parsed once (one `->>` each parsed it
--- again: 0.18 s of a 1 GB home's 6 000 sessions)
+-- the start row's facts, its JSON parsed once (one `->>` each would parse
+-- it again; BENCHMARKS.md "Where the CPU goes, by part")
 LEFT JOIN (
     SELECT session_uid, f[1] AS channel_type, f[2] AS platform_id, f[3] AS created_at,
         f[4] AS record_created_at, f[5] AS updated_at, f[6] AS record_last_active,

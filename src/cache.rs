@@ -57,9 +57,9 @@ const HASH_BUFFER: usize = 256 << 10;
 thread_local! {
     /// Each thread's [`HASH_BUFFER`], allocated once: a zeroed buffer of
     /// this size allocated per file is, under jemalloc, pages handed back
-    /// to the kernel and faulted in again (an unchanged `sync` at 1 GB:
-    /// 216 000 page faults against glibc's 41 500, and 0.5 s more system
-    /// time; with this buffer 37 500).
+    /// to the kernel and faulted in again, file after file: an unchanged
+    /// `sync` of a large home took several times glibc's page faults and
+    /// system time that way.
     static HASH_BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; HASH_BUFFER]);
 }
 
@@ -299,9 +299,8 @@ fn file_state(h: &mut Sha256, path: &Path) {
             .map_or(0, |d| d.as_nanos());
         // BLAKE3, not SHA-256 as the key around it: every byte of every
         // store passes here on each sync and cached load, and BLAKE3's SIMD
-        // code hashes about 6 GB/s a core here against SHA-256's 1.7 on the
-        // CPU's SHA extensions (an unchanged sync at 200 MB: 0.38 → 0.30
-        // CPU-s)
+        // code hashes several times faster a core than SHA-256 even on the
+        // CPU's SHA extensions (BENCHMARKS.md "The ledger")
         let mut content = blake3::Hasher::new();
         let mut read: u64 = 0;
         HASH_BUF.with_borrow_mut(|buf| -> std::io::Result<()> {

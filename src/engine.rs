@@ -304,8 +304,9 @@ impl Engine {
     /// Lower the memory limit for the write (half, at most 128 MiB less):
     /// the writer reads the plan once, in order, and DuckDB keeps each block
     /// it reads until its limit, while the writer's own buffers come on
-    /// top; at the full limit the write was the peak RSS of a 4 GB home
-    /// (412 MiB; 392 MiB in the steps), at half 260 MiB. Never below
+    /// top: at the full limit the write, not the steps, sets a large
+    /// home's peak RSS (BENCHMARKS.md "The SQL dataflow").
+    /// Never below
     /// [`WRITE_FLOOR`] (or the whole limit, when that is less): the write
     /// is not retried at a higher limit as the steps are, and DuckDB 2.0.1
     /// cannot write even the smallest home in 16 MiB.
@@ -339,9 +340,10 @@ impl Engine {
         // The largest staged file first: DuckDB estimates a multi-file scan's
         // rows as the first file's times the number of files, and with the
         // empty file first it took `stage_events` for empty and built its hash
-        // joins on the staged side (V001 and V002 ran out of memory at 256
-        // MiB on a 4 GB home; a step reading through the raw_events view
-        // likewise). The order of the rows is free (x_row is their identity).
+        // joins on the staged side (V001 and V002 then run out of memory at
+        // the default limit on a large home, and so does a step reading
+        // through the raw_events view; BENCHMARKS.md "The SQL dataflow").
+        // The order of the rows is free (x_row is their identity).
         let mut events: Vec<(u64, PathBuf)> = staged
             .events
             .iter()

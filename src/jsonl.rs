@@ -412,8 +412,9 @@ impl<R: BufRead> Lines<R> {
     /// The next line, or `None` at end of input. A line whole in the
     /// reader's buffer is returned from it (no copy; the SIMD `memchr`
     /// finds its end); one that runs past it is gathered into a buffer of
-    /// our own. Copying every line with std's `read_until` was 2.9 % of a
-    /// 1 GB home's run (BENCHMARKS.md "Lines read from the reader's buffer").
+    /// our own. Copying every line, as std's `read_until` does, is a
+    /// measurable part of a large home's run (BENCHMARKS.md "Lines read
+    /// from the reader's buffer").
     pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         self.reader.consume(std::mem::take(&mut self.pending));
         let end = memchr::memchr(b'\n', self.reader.fill_buf()?);

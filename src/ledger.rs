@@ -1364,8 +1364,8 @@ fn merge_table(
         // content's hash, the columns that order its occurrences, the row's
         // place in its staged file), then joined back to the wide rows by
         // that place: a window over the wide rows (text and native inline)
-        // ran out of memory at the default 256 MiB on a 200 MB home
-        // (BENCHMARKS.md "The ledger").
+        // runs out of memory at the default limit on a home of moderate
+        // size (BENCHMARKS.md "The ledger").
         let order_cols = occurrence
             .split(',')
             .filter_map(|c| c.split_whitespace().next())
@@ -1422,9 +1422,9 @@ fn merge_table(
     // a present row of a store this sync settles (`settled`, made by
     // [`merged`]) that it did not see is gone: `gone` is the number of rows
     // this marks. (Keys as tuples, not concatenated strings, no count
-    // beside the update, and no statement over an empty `cur`: an unchanged
-    // sync of the 200 MB home 0.30 → 0.26 CPU-s, one with a grown session
-    // 0.47 → 0.38: BENCHMARKS.md "The ledger".)
+    // beside the update, and no statement over an empty `cur`: each is a
+    // fixed cost of every sync, unchanged or grown; BENCHMARKS.md "The
+    // ledger".)
     let gone = conn.execute(
         &format!(
             "UPDATE {ledger} SET present = false, gone_load = {load}

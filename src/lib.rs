@@ -3,8 +3,10 @@
 //!
 //! ```text
 //! HOME ──discover (globset)──▶ stores ──extract (rayon, one store per task)──▶ Arrow batches
-//!      ──▶ staging Parquet (one file per store kind) ──▶ embedded DuckDB runs sql/V###__*.sql
-//!      ──▶ COPY events TO OUT.parquet   (+ --tables DIR, --db FILE.duckdb)
+//!      ──▶ staging: narrow Parquet (one file per store kind) + blob files of the texts
+//!      ──▶ embedded DuckDB runs the steps sql/V###__*.sql over the narrow rows
+//!      ──▶ OUT.parquet: the ordered plan streamed, texts read from the blobs (src/events_writer.rs)
+//!          (+ --tables DIR, --db FILE.duckdb, --dataset DIR)
 //! ```
 //!
 //! The decoders (`jsonl`, `sources::*::*` mappers) need no DuckDB: with

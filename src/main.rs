@@ -15,7 +15,7 @@ use nanoload::{ExitCode, run};
 /// jemalloc serves every allocation of the process on Linux: Rust's
 /// through this global allocator, DuckDB's and SQLite's through `malloc`,
 /// which the unprefixed build replaces. Against glibc's malloc, the same
-/// output bytes for 11 % less CPU at 1 GB and 24 % less at 4 GB, and a lower
+/// output bytes for less CPU, the more so the larger the home, and a lower
 /// peak RSS (BENCHMARKS.md "jemalloc for the whole process").
 #[cfg(target_os = "linux")]
 #[global_allocator]
@@ -24,13 +24,13 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// jemalloc's settings, read when it starts (a `MALLOC_CONF` in the
 /// environment is applied after them). Two arenas, not four per core: the
 /// pages one phase's threads free serve the next phase's, so the peak RSS
-/// stays below glibc's (one arena: less RSS still, and 0.3–0.6 CPU-s more
-/// at 1 GB, most of it in the write, whose two encoders share it). Freed
-/// pages go back to the kernel after a second, not jemalloc's default ten,
-/// so the extraction's garbage is not kept through the SQL steps and the
-/// write (jemalloc's defaults peak at 510–535 MiB on the 1 GB home);
-/// returning them at once (`dirty_decay_ms:0`) takes 11 s of system time
-/// there against 1.5.
+/// stays below glibc's (one arena: less RSS still, but more CPU, most of it
+/// in the write, whose two encoders would share it). Freed pages go back
+/// to the kernel after a second, not jemalloc's default ten, so the
+/// extraction's garbage is not kept through the SQL steps and the write
+/// (with jemalloc's defaults a large home's peak RSS passes the memory
+/// bound); returning them at once (`dirty_decay_ms:0`) costs many times
+/// the system time (BENCHMARKS.md "jemalloc for the whole process").
 #[cfg(target_os = "linux")]
 #[unsafe(export_name = "malloc_conf")]
 pub static MALLOC_CONF: &[u8; 30] = b"narenas:2,dirty_decay_ms:1000\0";

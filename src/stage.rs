@@ -97,14 +97,14 @@ pub struct Staged {
 }
 
 /// Staged columns whose values are (nearly) all different: no dictionary.
-/// Interning values for dictionaries was about a twentieth of extraction in
-/// the profile, and for these columns it buys nothing; the columns the
-/// steps group and join on by value (paths, ids, roles) keep theirs, which
-/// DuckDB reads as dictionary vectors (without any, the steps took 1.3 s
-/// longer at 1 GB). The numbers and times too: a row group of 65 536
-/// eight-byte values never reaches the dictionary's 1 MiB page limit, so
-/// the writer interned every `x_row`, offset and time (BENCHMARKS.md
-/// "Staged numbers without a dictionary": 0.5 CPU-s of extraction at 1 GB).
+/// Interning values for dictionaries is a visible part of extraction, and
+/// for these columns it buys nothing; the columns the steps group and join
+/// on by value (paths, ids, roles) keep theirs, which DuckDB reads as
+/// dictionary vectors (without any, the steps are slower on a large home).
+/// The numbers and times too: a row group of 65 536 eight-byte values
+/// never reaches the dictionary's 1 MiB page limit, so the writer would
+/// intern every `x_row`, offset and time (BENCHMARKS.md "Staged numbers
+/// without a dictionary").
 const UNIQUE_COLUMNS: &[&str] = &[
     "text",
     "native",

@@ -18,7 +18,7 @@
 //! A phase's CPU is the user and system time of every thread of the process
 //! while it ran (the extraction's pool, DuckDB's workers, the writer's
 //! encoders): on a machine shared with other work it is the figure that
-//! stays put when the wall time does not (issue 30).
+//! stays put when the wall time does not.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};

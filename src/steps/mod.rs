@@ -116,9 +116,9 @@ pub enum Chain {
     /// Each layer copied into a table of its name right after the step that
     /// defines it (the view dropped). On a small home the planning of the
     /// chain in each of the ~40 statements that read it, and opening the
-    /// staged files again, was most of the run (a 320 KB home: 1.3 s, 0.7 s
-    /// with tables); on a large one the five copies cost more than they save
-    /// (BENCHMARKS.md "The events chain as tables").
+    /// staged files again, is most of the run; on a large one the five
+    /// copies cost more than they save (BENCHMARKS.md "The events chain as
+    /// tables").
     Tables,
 }
 
@@ -163,9 +163,7 @@ impl Chain {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepThreads {
     /// One thread: on a small stage DuckDB's parallel operators cost more in
-    /// scheduling than they save, in wall time as in CPU (the realistic
-    /// 200 MB home, 17.5 k event rows: its SQL steps took 0.62 s and 0.63
-    /// CPU-s on one thread, 0.77 s and 1.0 CPU-s on two; BENCHMARKS.md
+    /// scheduling than they save, in wall time as in CPU (BENCHMARKS.md
     /// "The SQL steps of a small home on one thread").
     One,
     /// Every thread the engine was opened with (`--threads`).
@@ -174,8 +172,8 @@ pub enum StepThreads {
 
 impl StepThreads {
     /// The most staged event rows a run's SQL steps take one thread for:
-    /// at 45 k (a 60 MB synthetic home) one thread took the same wall time
-    /// as two and a fifth less CPU, at 76 k (100 MB) 3 % more wall time.
+    /// set between synthetic homes of 45 k rows, where one thread is as
+    /// fast as two and cheaper in CPU, and of 76 k, where it is slower.
     pub const MAX_ONE_THREAD_ROWS: u64 = 50_000;
 
     /// The threads for a stage of `rows` event rows.
@@ -236,18 +234,19 @@ pub enum PlanJoin {
     Hash,
     /// Both sides sorted by `x_row` and matched in order (an ASOF join):
     /// sorts spill, a hash table the probe needs does not. The 4 GB home of
-    /// BENCHMARKS.md (2.7 M rows) ran out of memory at 256 MiB hashed and
-    /// loads sorted; at 1 GB the sort takes 0.7 s more.
+    /// BENCHMARKS.md runs out of memory at the default limit hashed and
+    /// loads sorted; where both fit the sort is the slower (BENCHMARKS.md
+    /// "The 4 GB home at 256 MiB again").
     Sort,
 }
 
 impl PlanJoin {
     /// Memory limit per staged row below which `ordinals` is hashed: a
     /// row's hash table entry (~40 bytes), its share of the pointer array
-    /// and of the views' own hash tables, with room to spare. At 256 MiB a
-    /// 1 GB home (764 k staged rows, 673 k in `ordinals`) hashes; the 4 GB
-    /// home did not fit hashed, whole (2.67 M) or in two halves of its
-    /// sessions (1.33 M each): the line is 839 k staged rows.
+    /// and of the views' own hash tables, with room to spare: at the
+    /// default limit the 1 GB home of BENCHMARKS.md (764 k staged rows)
+    /// hashes, and the line, 839 k staged rows, stays below the 4 GB home's
+    /// halves (1.33 M each), which did not fit hashed.
     pub const HASH_BYTES_PER_ROW: u64 = 320;
 
     /// The join for a stage of `rows` event rows under `memory_limit` bytes.
