@@ -7,18 +7,19 @@ use clap::{Parser, Subcommand};
 use crate::config::{Options, Pricing};
 use crate::usage::View;
 
-const EXAMPLES: &str = "Examples:
+const EXAMPLES: &str =
+    "Examples (run in a directory outside HOME: nanoload never writes inside it):
   nanoload ~ out.parquet --tables tables
       every agent under ~: the events, and the side tables in tables/
-  nanoload ~ out.parquet --cache ~/.cache/nanoload
+  nanoload ~ out.parquet --cache cache
       again, reusing the stores that did not change since the last load
   nanoload report out.parquet --tables tables report.html
       one self-contained HTML page of that load
   nanoload usage ~ --by model
       what the agents' LLM calls cost, per provider and model
-  nanoload sync ~ ~/nanoload/history.duckdb
+  nanoload sync ~ history.duckdb
       keep every row ever seen, including what the agents delete later
-  nanoload export ~/nanoload/history.duckdb history.parquet --tables history
+  nanoload export history.duckdb history.parquet --tables history
       the outputs of every row ever seen, deleted ones marked present = false";
 
 /// Load everything the nanobot and nanoclaw agents left under HOME into one

@@ -222,14 +222,153 @@ pub fn in_utc(conn: &Connection) -> duckdb::Result<()> {
     conn.execute_batch(SESSION_UTC)
 }
 
-/// A DuckDB error, on one line (a step's error names its file).
+/// What went wrong in the engine. DuckDB's failures are classified once,
+/// where they enter (`From<duckdb::Error>`, `From<StepError>`), by the
+/// exception type DuckDB gives with each error while the engine loads and
+/// runs the steps (`errors_as_json`, [`Engine::open`]): callers decide by
+/// variant, never by the words of a message. Each displays on one line.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct EngineError(pub String);
+pub enum EngineError {
+    /// DuckDB ran out of memory within its limit, in a step (`step`: its
+    /// file) or loading the staged rows: the one failure a higher limit
+    /// can cure. `message` is DuckDB's, without its advice (its `SET`
+    /// statements are not nanoload's options).
+    #[error("{}: Out of Memory Error: {message}", match step {
+        Some(file) => format!("sql/{file}"),
+        None => "loading the staged rows".to_string(),
+    })]
+    OutOfMemory {
+        step: Option<&'static str>,
+        message: String,
+        #[source]
+        source: duckdb::Error,
+    },
+    /// Still out of memory at the last limit tried.
+    #[error(
+        "{cause} (the SQL steps ran out of memory at {limit}, four times the limit; give a larger --memory-limit)"
+    )]
+    ResourcesExhausted {
+        limit: String,
+        #[source]
+        cause: Box<EngineError>,
+    },
+    /// A step failed otherwise (`message`: DuckDB's, with its type).
+    #[error("sql/{file}: {message}")]
+    Step {
+        file: &'static str,
+        message: String,
+        #[source]
+        source: duckdb::Error,
+    },
+    /// DuckDB failed outside the steps.
+    #[error("{message}")]
+    Database {
+        message: String,
+        #[source]
+        source: duckdb::Error,
+    },
+    /// A blob file of the stage could not be read.
+    #[error("{}: {source}", path.display())]
+    Blob {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not DuckDB's: a variable of the tests set to what it cannot be, a
+    /// stage that does not hold what the engine was told it does.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl EngineError {
+    /// Whether a higher memory limit can cure this.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, EngineError::OutOfMemory { .. })
+    }
+}
+
+/// DuckDB's class of an error and its sentence on one line: the type and
+/// message of its JSON (`errors_as_json`), or, from a connection that does
+/// not give JSON, the text as it is and no class.
+fn classify(e: &duckdb::Error) -> (Option<String>, String) {
+    match e {
+        duckdb::Error::DuckDBFailure(_, Some(text)) => match duckdb_json(text) {
+            Some(j) => {
+                let field = |k: &str| j.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+                let kind = field("exception_type").to_string();
+                let message = match field("exception_message") {
+                    "" => one_line(text),
+                    m => one_line(m),
+                };
+                (Some(kind), message)
+            }
+            None => (None, one_line(text)),
+        },
+        other => (None, one_line(&other.to_string())),
+    }
+}
+
+/// DuckDB's JSON error in `text` (`errors_as_json`): the object itself, or
+/// (as a prepared statement's error comes) after the `<Type> Error: `
+/// DuckDB puts before it.
+pub fn duckdb_json(text: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let start = text.find('{')?;
+    let before = &text[..start];
+    if !(before.is_empty() || before.ends_with(" Error: ")) {
+        return None;
+    }
+    match serde_json::from_str::<serde_json::Value>(&text[start..]) {
+        Ok(serde_json::Value::Object(j)) if j.contains_key("exception_type") => Some(j),
+        _ => None,
+    }
+}
+
+/// DuckDB's exception type of running out of memory.
+const OUT_OF_MEMORY: &str = "Out of Memory";
+
+/// `e` of a step (`step`: its file) or of the load (`None`), classified.
+fn engine_error(step: Option<&'static str>, source: duckdb::Error) -> EngineError {
+    let (kind, message) = classify(&source);
+    match (kind.as_deref(), step) {
+        (Some(OUT_OF_MEMORY), _) => EngineError::OutOfMemory {
+            step,
+            message: message
+                .split("Possible solutions")
+                .next()
+                .unwrap_or_default()
+                .trim_end()
+                .to_string(),
+            source,
+        },
+        (kind, Some(file)) => EngineError::Step {
+            file,
+            message: typed(kind, message),
+            source,
+        },
+        (kind, None) => EngineError::Database {
+            message: typed(kind, message),
+            source,
+        },
+    }
+}
+
+/// A message after its DuckDB type, as DuckDB prints it (`Binder Error: …`).
+fn typed(kind: Option<&str>, message: String) -> String {
+    match kind {
+        Some(k) if !k.is_empty() => format!("{k} Error: {message}"),
+        _ => message,
+    }
+}
 
 impl From<duckdb::Error> for EngineError {
     fn from(e: duckdb::Error) -> EngineError {
-        EngineError(one_line(&e.to_string()))
+        engine_error(None, e)
+    }
+}
+
+impl From<crate::steps::StepError> for EngineError {
+    fn from(e: crate::steps::StepError) -> EngineError {
+        engine_error(Some(e.file), e.source)
     }
 }
 
@@ -287,7 +426,8 @@ impl Engine {
              SET threads = {};
              SET preserve_insertion_order = true;
              SET enable_progress_bar = false;
-             {SESSION_UTC}",
+             {SESSION_UTC}
+             SET errors_as_json = true;",
             memory_limit.div_ceil(1 << 20),
             sql_str(spill),
             threads,
@@ -397,10 +537,12 @@ impl Engine {
         let threads = forced("NANOLOAD_TEST_STEP_THREADS", StepThreads::parse, "one, all")?
             .unwrap_or_else(|| StepThreads::for_stage(rows));
         let times = threads.around(&self.conn, self.threads, || {
-            crate::steps::run_all(&self.conn, (chain, plan), &mut tell)
-                .map_err(|e| EngineError(e.to_string()))
+            crate::steps::run_all(&self.conn, (chain, plan), &mut tell).map_err(EngineError::from)
         })?;
         self.title_from_blobs()?;
+        // what reads the engine after the steps (the sink, the summary)
+        // shows DuckDB's errors as DuckDB words them
+        self.conn.execute_batch("SET errors_as_json = false")?;
         Ok(Timings {
             phases: times
                 .into_iter()
@@ -448,21 +590,26 @@ impl Engine {
             let mut app = self.conn.appender("session_title_texts")?;
             for (uid, blob, off, len) in wanted {
                 let path = blobs.get(&blob).ok_or_else(|| {
-                    EngineError(format!(
+                    EngineError::Invalid(format!(
                         "session {uid}: its first user message is in blob {blob}, which the stage did not write"
                     ))
                 })?;
                 let file = match files.entry(blob) {
                     std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
                     std::collections::btree_map::Entry::Vacant(e) => e.insert(
-                        std::fs::File::open(path)
-                            .map_err(|e| EngineError(format!("{}: {e}", path.display())))?,
+                        std::fs::File::open(path).map_err(|source| EngineError::Blob {
+                            path: path.clone(),
+                            source,
+                        })?,
                     ),
                 };
                 let want = usize::try_from(len).unwrap_or(0).min(TITLE_TEXT_BYTES);
                 let mut buf = vec![0u8; want];
                 file.read_exact_at(&mut buf, u64::try_from(off).unwrap_or(0))
-                    .map_err(|e| EngineError(format!("{}: {e}", path.display())))?;
+                    .map_err(|source| EngineError::Blob {
+                        path: path.clone(),
+                        source,
+                    })?;
                 // the cut may fall inside a character: up to the last whole one
                 let text = match std::str::from_utf8(&buf) {
                     Ok(t) => t,
@@ -565,7 +712,7 @@ fn forced<T>(
         return Ok(None);
     };
     value.to_str().and_then(parse).map(Some).ok_or_else(|| {
-        EngineError(format!(
+        EngineError::Invalid(format!(
             "{var}={:?} is not one of {known} (a variable of the tests)",
             value.to_string_lossy()
         ))

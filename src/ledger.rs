@@ -1678,7 +1678,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     // each row's place in OUT is known once a step has made `write_layout`,
     // and its x_row only until a later step drops `ordinals`: the rows'
     // seen columns are taken by place before the step after the layout
-    let mut placed: Option<Result<(), duckdb::Error>> = None;
+    let mut placed: Option<Result<(), crate::engine::EngineError>> = None;
     // as a load's: an attempt that runs out of memory starts over at twice
     // the limit, and its rows are placed again
     let warn = |w: &str| eprintln!("{w}");
@@ -1690,7 +1690,7 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             placed = None;
             engine.run_steps(|_, _, _| {
                 if !args.snapshot && placed.is_none() && laid_out(engine.conn()) {
-                    placed = Some(place_seen(engine.conn(), &seen));
+                    placed = Some(place_seen(engine.conn(), &seen).map_err(Into::into));
                 }
             })?;
             Ok(engine)

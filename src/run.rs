@@ -205,10 +205,9 @@ pub(crate) fn with_memory_retries<T>(
                 t.extend(tried);
                 return Ok(done);
             }
-            (Err(e), Some(&next)) if is_out_of_memory(&e) => {
+            (Err(e), Some(&next)) if e.is_out_of_memory() => {
                 warn(&format!(
-                    "nanoload: warning: {}; the SQL steps run again with a memory limit of {} (was {})",
-                    out_of_memory(&e),
+                    "nanoload: warning: {e}; the SQL steps run again with a memory limit of {} (was {})",
                     human_bytes(next),
                     human_bytes(limit)
                 ));
@@ -218,17 +217,16 @@ pub(crate) fn with_memory_retries<T>(
                     human_bytes(limit)
                 )));
             }
-            (Err(e), None) if is_out_of_memory(&e) => {
-                return Err(EngineError(format!(
-                    "{} (the SQL steps ran out of memory at {}, four times the limit; give a larger --memory-limit)",
-                    out_of_memory(&e),
-                    human_bytes(limit)
-                )));
+            (Err(e), None) if e.is_out_of_memory() => {
+                return Err(EngineError::ResourcesExhausted {
+                    limit: human_bytes(limit),
+                    cause: Box::new(e),
+                });
             }
             (Err(e), _) => return Err(e),
         }
     }
-    Err(EngineError("no memory limit left to try".into()))
+    Err(EngineError::Invalid("no memory limit left to try".into()))
 }
 
 /// The memory limits the engine is opened with, in order: `first` (the
@@ -250,7 +248,7 @@ const PAUSE_POINTS: &[&str] = &["discovered", "staged", "written", "probed", "me
 /// never paused or never ran short of memory.
 pub(crate) fn check_test_hooks() -> Result<(), EngineError> {
     let bad = |var: &str, value: std::ffi::OsString, want: &str| {
-        EngineError(format!(
+        EngineError::Invalid(format!(
             "{var}={:?} is not {want} (a variable of the tests)",
             value.to_string_lossy()
         ))
@@ -289,23 +287,6 @@ fn test_memory_limit() -> Option<u64> {
         .ok()
 }
 
-/// Whether DuckDB stopped because it ran out of memory (its `Out of Memory
-/// Error`), the one failure a higher limit can cure.
-fn is_out_of_memory(e: &EngineError) -> bool {
-    e.0.contains("Out of Memory Error")
-}
-
-/// DuckDB's out-of-memory error on one line, without its advice (its `SET`
-/// statements are not nanoload's options), naming the step or the load.
-fn out_of_memory(e: &EngineError) -> String {
-    let line = crate::diag::one_line(e.0.split("Possible solutions").next().unwrap_or_default());
-    if line.starts_with("sql/") {
-        line
-    } else {
-        format!("loading the staged rows: {line}")
-    }
-}
-
 /// `--cache DIR`, opened for this HOME and these options.
 fn open_cache(config: &Config) -> Result<Option<Cache>, CacheError> {
     (config.cache.as_deref())
@@ -332,5 +313,55 @@ pub(crate) fn test_pause(point: &str) {
     let start = Instant::now();
     while Path::new(file).exists() && start.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tries `query` in an engine at each limit [`with_memory_retries`]
+    /// gives: how many attempts ran and how it ended.
+    fn attempts_of(query: &str) -> (usize, Result<(), EngineError>) {
+        let spill = tempfile::tempdir().map_err(|e| e.to_string());
+        let mut attempts = 0;
+        let ended = with_memory_retries(16 << 20, &|_| {}, &mut Timings::default(), |limit, _| {
+            attempts += 1;
+            let spill = spill
+                .as_ref()
+                .map_err(|e| EngineError::Invalid(e.clone()))?;
+            let engine = Engine::open(spill.path(), 1, limit)?;
+            engine.conn().execute_batch(query)?;
+            Ok(())
+        });
+        (attempts, ended)
+    }
+
+    /// An error whose words say "Out of Memory Error" is not DuckDB running
+    /// out of memory: only DuckDB's own class of the error is tried again at
+    /// a higher limit, and a real one ends, after the last limit, as
+    /// resources exhausted with DuckDB's error kept as its source.
+    #[test]
+    fn only_duckdbs_out_of_memory_is_tried_again() {
+        let (attempts, ended) =
+            attempts_of("SELECT error('Out of Memory Error: words in a message, not a failure')");
+        assert_eq!(attempts, 1, "{ended:?}");
+        assert!(
+            matches!(ended, Err(EngineError::Database { .. })),
+            "{ended:?}"
+        );
+        let (attempts, ended) = attempts_of(
+            "SELECT length(string_agg(repeat('x', 1000) || i, '')) FROM range(400000) t(i)",
+        );
+        assert_eq!(attempts, 3, "{ended:?}");
+        assert!(
+            matches!(&ended, Err(EngineError::ResourcesExhausted { .. })),
+            "{ended:?}"
+        );
+        if let Err(EngineError::ResourcesExhausted { limit, cause }) = &ended {
+            assert_eq!(limit, &human_bytes(64 << 20));
+            assert!(cause.is_out_of_memory(), "{cause:?}");
+            assert!(std::error::Error::source(&**cause).is_some());
+        }
     }
 }

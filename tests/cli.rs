@@ -19,6 +19,46 @@ fn help_explains_every_flag() -> TestResult {
     Ok(())
 }
 
+/// Every example `--help` shows runs as shown: from a directory outside
+/// HOME (a copy of a fixture home stands for `~`), in order, each exiting 0
+/// and none refused for writing inside HOME.
+#[test]
+fn every_help_example_runs_as_shown() -> TestResult {
+    let home = copy_home(&fixture("nanoclaw/home-a"))?;
+    let work = tempfile::tempdir()?;
+    let help = assert_cmd::Command::cargo_bin("nanoload")?
+        .arg("--help")
+        .output()?;
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let examples: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Examples"))
+        .filter_map(|l| l.strip_prefix("  nanoload "))
+        .collect();
+    assert_eq!(examples.len(), 6, "{help}");
+    for example in examples {
+        let args: Vec<std::ffi::OsString> = example
+            .split_whitespace()
+            .map(|a| match a.strip_prefix('~') {
+                Some(rest) => format!("{}{rest}", home.path().display()).into(),
+                None => a.into(),
+            })
+            .collect();
+        let o = assert_cmd::Command::cargo_bin("nanoload")?
+            .args(&args)
+            .current_dir(work.path())
+            .env("XDG_CACHE_HOME", work.path().join("xdg-cache"))
+            .output()?;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "nanoload {example}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn bad_arguments_exit_2_with_one_line() -> TestResult {
     let o = assert_cmd::Command::cargo_bin("nanoload")?

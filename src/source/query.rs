@@ -155,7 +155,7 @@ pub fn explain(e: &duckdb::Error) -> (Fault, String) {
         duckdb::Error::DuckDBFailure(_, Some(text)) => text,
         other => return (Fault::Other, one_line(&other.to_string())),
     };
-    let Some(j) = json_error(text) else {
+    let Some(j) = crate::engine::duckdb_json(text) else {
         return (Fault::Other, one_line(text));
     };
     let field = |k: &str| j.get(k).and_then(Value::as_str).unwrap_or("");
@@ -223,25 +223,11 @@ pub fn explain(e: &duckdb::Error) -> (Fault, String) {
     }
 }
 
-/// DuckDB's JSON error in `text`: the object itself, or (as a prepared
-/// statement's error comes) after the `<Type> Error: ` DuckDB puts before it.
-fn json_error(text: &str) -> Option<serde_json::Map<String, Value>> {
-    let start = text.find('{')?;
-    let before = &text[..start];
-    if !(before.is_empty() || before.ends_with(" Error: ")) {
-        return None;
-    }
-    match serde_json::from_str::<Value>(&text[start..]) {
-        Ok(Value::Object(j)) if j.contains_key("exception_type") => Some(j),
-        _ => None,
-    }
-}
-
 /// DuckDB's own sentence of an error, on one line, without its type or
 /// the statement it was in.
 fn duckdb_message(e: &duckdb::Error) -> String {
     match e {
-        duckdb::Error::DuckDBFailure(_, Some(text)) => match json_error(text) {
+        duckdb::Error::DuckDBFailure(_, Some(text)) => match crate::engine::duckdb_json(text) {
             Some(j) => one_line(j["exception_message"].as_str().unwrap_or(text)),
             None => one_line(text),
         },
