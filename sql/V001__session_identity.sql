@@ -24,6 +24,8 @@
 --          so namespace ''), the macro session_uid_of(agent, instance,
 --          namespace, session_id); appends namespace_unresolved warnings
 --          to diagnostics.
+-- Creates: table key_holders, table namespace_keys, table session_identity,
+-- Creates: table session_keys
 CREATE TABLE session_keys AS
 -- (the kind's trait row-wise: a join with kinds lets DuckDB hash the staged
 -- side, out of memory at the default limit on a large home)

@@ -16,6 +16,7 @@
 --          x_legacy, session_uid, instance, session_id of the session
 --          stores' rows), demoted_stores (primary legacy copies that
 --          are secondary after all); updates sources.source_role.
+-- Creates: table demoted_stores, table promoted_stores, table session_stores
 
 -- A namespace whose sessions.sqlite3 has no tables (an import that never
 -- completed, code `session_db_empty`): its JSONL files were never frozen and

@@ -27,6 +27,7 @@
 --          session_uid; x_row (staged: numbered by the stage, unique in the
 --          run): the row's identity for the later steps'
 --          joins (never output, so its order is free).
+-- Creates: view raw_events
 CREATE VIEW raw_events AS
 SELECT
     s.agent, s.instance, s.session_id, s.parent_session_id, s.project_path,

@@ -29,6 +29,10 @@
 --          source_kind, reason), dropped_rows (the same rows; V008 and
 --          V011 append), events_kept (view: raw_events' columns, the
 --          dropped rows left out).
+-- Creates: table copied_sessions, table dropped_records, table dropped_rows,
+-- Creates: table primary_sessions, table record_occurrences,
+-- Creates: table record_primary_counts, table session_copy_drops,
+-- Creates: table session_records, view events_kept
 -- Only a session a copy holds records of can lose any: the records of the
 -- others are not collected (they were every row of a home without copies).
 CREATE TABLE copied_sessions AS

@@ -38,6 +38,7 @@
 --          share of the range's votes), the macro dst_step(a, b) (a is b
 --          or a DST step from it); tz_session_users, tz_utc_records and
 --          tz_user_slices are dropped at the end, unread after it.
+-- Creates: table tz_days, table tz_evidence, table tz_offsets, table tz_votes
 CREATE TABLE tz_session_users AS
 SELECT instance, session_uid, ts_local, x_match, x_call_source
 FROM events_kept

@@ -29,6 +29,8 @@
 --          events_utc (view: events_kept plus
 --          utc_offset_minutes, time_basis, timestamp_utc); drops
 --          tz_evidence, tz_votes (V005) and utc_instants, unread after it.
+-- Creates: table local_day_offsets, table local_days, table tz_switches,
+-- Creates: table utc_locals, view events_utc
 -- The day an instance's offset changes, before_offset to after_offset, and
 -- the evidence around the switch: last_before, the last pair of the old
 -- offset, and first_after, the first pair of the new one (a row that pairs

@@ -30,6 +30,8 @@
 --          turn_end: its last message's; user_match: its user text;
 --          call_source), offset_known (instances whose offset is derived or
 --          given), session_turn_rows (turn_no of each row).
+-- Creates: table offset_known, table session_messages, table session_pairs,
+-- Creates: table session_turn_rows, table session_turns
 CREATE TABLE offset_known AS
 SELECT DISTINCT instance FROM tz_days
 UNION

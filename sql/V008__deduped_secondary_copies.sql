@@ -29,6 +29,8 @@
 --          events_deduped (view: events_utc's columns); drops
 --          session_messages (V007, unread after it, kept for its tests) first
 --          and session_turn_rows (V007) last.
+-- Creates: table copy_news, table copy_rows, table copy_turn_matches,
+-- Creates: table copy_turns, table window_drops, view events_deduped
 -- V007's session_messages, a row per session message (the largest table
 -- of the steps on a large home), is not read after V007: free it before
 -- the tables below.

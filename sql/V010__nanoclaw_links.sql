@@ -30,6 +30,9 @@
 --          temp tables nc_message_ids, nc_operation_targets, nc_questions,
 --          nc_routes; appends `question_link_ambiguous`, `link_target_ambiguous` and
 --          `route_mismatch` warnings to diagnostics.
+-- Creates: table nc_delivered, table nc_delivery_joined, table nc_links,
+-- Creates: table nc_message_ids, table nc_operation_targets,
+-- Creates: table nc_outbound, table nc_questions, table nc_routes
 CREATE TABLE nc_delivered AS
 SELECT x_row, instance, session_id, x_id AS message_out_id, j->'record' AS record
 FROM nc_rows

@@ -36,6 +36,9 @@
 --          `folder`), nc_transcript_copies (x_row, source_kind, reason:
 --          Claude Code line copies and exchange archive copies; also
 --          appended to dropped_rows), nc_usage_repeats (x_row).
+-- Creates: table nc_archive_sessions, table nc_continuations,
+-- Creates: table nc_transcript_copies, table nc_transcript_links,
+-- Creates: table nc_transcript_sessions, table nc_usage_repeats
 CREATE TABLE nc_continuations AS
 SELECT DISTINCT instance, session_id,
     j->'continuation'->>'provider' AS provider,

@@ -9,6 +9,7 @@
 -- Output:  session_projects (project_path: the least of its session-store
 --          rows'),
 --          nc_folders (folder of each agent_group_id, from the catalog).
+-- Creates: table nc_folders, table session_projects
 
 -- WebUI rows take the project of their session (the transcript has none).
 CREATE TABLE session_projects AS

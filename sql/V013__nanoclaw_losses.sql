@@ -31,6 +31,8 @@
 --          the installs whose data/v2.db was found, nc_sessions: each
 --          session's place and what it holds, nc_usage_sessions: sessions
 --          with counted transcript usage).
+-- Creates: table nc_catalog_sources, table nc_sessions,
+-- Creates: table nc_usage_sessions
 -- The installs whose central catalog was found (read or not: a v2.db that
 -- fails to read is an `unreadable` of its own, its sessions still each
 -- `catalog_row_missing`).

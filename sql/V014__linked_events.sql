@@ -21,6 +21,7 @@
 --          session_projects and nc_folders (V012).
 -- Output:  events_linked (view: events_deduped's columns; the rows are
 --          materialised once, in V016's plan).
+-- Creates: view events_linked
 CREATE VIEW events_linked AS
 SELECT e.* REPLACE (
         CASE WHEN e.nanoclaw = 'transcript' THEN coalesce(e.session_id, t.session_id)

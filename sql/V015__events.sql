@@ -27,6 +27,8 @@
 --          order_times, order_ts: the row's time, or the time of the row
 --          before it in its store and session, both in the statement).
 --          The `events` view itself is V016's, over the writer's plan.
+-- Creates: table linked_keys, table order_paths, table order_sessions,
+-- Creates: table ordinals
 -- The strings the ids below number, read from the rows once: each
 -- SELECT DISTINCT over events_linked runs the view chain again, so one
 -- pass serves all three.

@@ -31,6 +31,8 @@
 --          x_text_len, x_native_len, x_bytes = their sum; stored in out_pos
 --          order, what the writer reads), events (view: the contract
 --          columns of events_plan with the ids looked up).
+-- Creates: table events_plan, table plan_sessions, table plan_stores,
+-- Creates: table write_layout, view events
 -- Where each session's rows start in OUT: its rows are ordinals 1…n, so a
 -- row's out_pos is the rows of the sessions before its own plus its ordinal
 -- (one row per session, not a sorted copy of every row's ids).

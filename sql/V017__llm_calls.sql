@@ -53,6 +53,11 @@
 --          rows appended to diagnostics
 --          (`price_unknown`; `local_time_unknown`: per instance, the events
 --          and llm_calls rows left without a local time).
+-- Creates: table accounted_turns, table call_answers, table llm_attribution,
+-- Creates: table llm_calls, table model_prices, table model_uses,
+-- Creates: table price_names, table retries, table round_claims,
+-- Creates: table title_calls, table transcript_usage, table turn_attribution,
+-- Creates: table turn_hours, table turns
 -- Every turn of the session stores (V007), and each copy turn that mirrors
 -- none (a chat /new erased), as spans with the source of their calls.
 CREATE TABLE turns AS

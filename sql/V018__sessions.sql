@@ -38,6 +38,9 @@
 --          (turns, turns_with_usage), sessions (the output table;
 --          in_primary_store: a primary row of a message store;
 --          secondary_only: its negation).
+-- Creates: table session_continuations, table session_losses,
+-- Creates: table session_starts, table session_transcript_turns,
+-- Creates: table sessions
 CREATE TABLE session_starts AS
 SELECT s.session_uid, t.source_role, p.native::JSON AS j, p.timestamp_local,
     row_number() OVER (PARTITION BY s.session_uid

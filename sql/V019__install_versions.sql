@@ -19,6 +19,7 @@
 --          catalog session start row of an install with a version),
 --          events_plan.native of those rows (updated: `nanoclaw_version`
 --          added).
+-- Creates: table install_versions, table nc_start_versions
 CREATE TABLE install_versions AS
 SELECT instance, min(j->>'version') AS version
 FROM nc_rows

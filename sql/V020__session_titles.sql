@@ -26,6 +26,7 @@
 --          where the engine has it, else where the stage keeps it: x_blob,
 --          x_off, x_text_len), sessions.title (appended; NULL: no title and
 --          no user text).
+-- Creates: table session_first_user, table session_webui_titles
 -- a control character (an escape sequence's ESC, DEL) counts as white
 -- space: a title is printed to terminals (`usage --by session`)
 CREATE MACRO session_line(t) AS trim(regexp_replace(t, '[\s\pZ\p{Cc}]+', ' ', 'g'));

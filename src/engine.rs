@@ -368,7 +368,10 @@ impl From<duckdb::Error> for EngineError {
 
 impl From<crate::steps::StepError> for EngineError {
     fn from(e: crate::steps::StepError) -> EngineError {
-        engine_error(Some(e.file), e.source)
+        match e {
+            crate::steps::StepError::Sql { file, source } => engine_error(Some(file), source),
+            undeclared => EngineError::Invalid(undeclared.to_string()),
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //!                  (zero-padded, contiguous, unique); sql/shared/pricing.sql in
 //!                  place of a step's `-- @pricing` line (PRICING, step_sql)
 //! ```
-//! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines.
+//! Each file opens with `Purpose:`, `Grain:`, `Inputs:` and `Output:` lines,
+//! and `-- Creates:` lines naming each table and view it makes ([`declared`]),
+//! which the runner checks against what it made.
 //!
 //! The events chain ([`CHAIN`]: raw_events → events_kept → events_utc →
 //! events_deduped → events_linked) is five views, each defined by one step
@@ -81,11 +83,104 @@ pub fn step_sql(sql: &str) -> std::borrow::Cow<'_, str> {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("sql/{file}: {source}")]
-pub struct StepError {
-    pub file: &'static str,
-    #[source]
-    pub source: duckdb::Error,
+pub enum StepError {
+    /// DuckDB failed running the step.
+    #[error("sql/{file}: {source}")]
+    Sql {
+        file: &'static str,
+        #[source]
+        source: duckdb::Error,
+    },
+    /// The step made other tables or views than its `-- Creates:` header
+    /// declares ([`declared`]): a step file and its header disagree.
+    #[error("sql/{file}: made {made}, but its header declares {declared}")]
+    Undeclared {
+        file: &'static str,
+        made: String,
+        declared: String,
+    },
+}
+
+impl StepError {
+    /// The file of the step that failed.
+    pub fn file(&self) -> &'static str {
+        match self {
+            StepError::Sql { file, .. } | StepError::Undeclared { file, .. } => file,
+        }
+    }
+}
+
+/// What a step creates: a table or a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Made {
+    Table,
+    View,
+}
+
+impl Made {
+    fn as_str(self) -> &'static str {
+        match self {
+            Made::Table => "table",
+            Made::View => "view",
+        }
+    }
+}
+
+/// What a step's header declares it creates: its `-- Creates:` lines, each
+/// a comma-separated list of `table <name>` and `view <name>` (the tables
+/// and views that exist after the step and did not before it; what it
+/// drops or replaces is not listed). The runner checks the step made
+/// exactly these ([`run_step`]) and keeps the chain's layers by them
+/// ([`Chain`]), never by reading the SQL itself.
+pub fn declared(sql: &str) -> Vec<(Made, String)> {
+    let mut made: Vec<(Made, String)> = sql
+        .lines()
+        .filter_map(|l| l.strip_prefix("-- Creates:"))
+        .flat_map(|l| l.split(','))
+        .filter_map(
+            |item| match item.split_whitespace().collect::<Vec<_>>()[..] {
+                ["table", name] => Some((Made::Table, name.to_string())),
+                ["view", name] => Some((Made::View, name.to_string())),
+                _ => None,
+            },
+        )
+        .collect();
+    made.sort();
+    made
+}
+
+/// The tables and views of the engine's own catalog (temporary ones too).
+fn relations(conn: &Connection) -> duckdb::Result<Vec<(Made, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT 'table', table_name FROM duckdb_tables()
+           WHERE NOT internal AND database_name IN (current_database(), 'temp')
+         UNION ALL
+         SELECT 'view', view_name FROM duckdb_views()
+           WHERE NOT internal AND database_name IN (current_database(), 'temp')",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let kind: String = r.get(0)?;
+        let made = if kind == "view" {
+            Made::View
+        } else {
+            Made::Table
+        };
+        Ok((made, r.get::<_, String>(1)?))
+    })?;
+    let mut all = rows.collect::<duckdb::Result<Vec<_>>>()?;
+    all.sort();
+    Ok(all)
+}
+
+/// `(kind, name)` pairs as the header writes them.
+fn listed(made: &[(Made, String)]) -> String {
+    if made.is_empty() {
+        return "nothing".to_string();
+    }
+    made.iter()
+        .map(|(m, n)| format!("{} {n}", m.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What [`StepError::file`] names when the `kinds` table or the `x_group`
@@ -311,7 +406,7 @@ pub fn run_all(
                      DROP VIEW {layer};
                      ALTER TABLE {layer}__table RENAME TO {layer};"
                 ))
-                .map_err(|source| StepError {
+                .map_err(|source| StepError::Sql {
                     file: step.0,
                     source,
                 })?;
@@ -322,29 +417,47 @@ pub fn run_all(
     Ok(times)
 }
 
-/// The [`CHAIN`] layers a step's SQL defines (`CREATE VIEW <layer> AS`).
-fn chain_layers(sql: &str) -> impl Iterator<Item = &'static str> + '_ {
+/// The [`CHAIN`] layers a step creates, by its header ([`declared`]).
+fn chain_layers(sql: &str) -> impl Iterator<Item = &'static str> {
+    let views = declared(sql);
     CHAIN
         .into_iter()
-        .filter(move |layer| sql.contains(&format!("CREATE VIEW {layer} AS")))
+        .filter(move |layer| views.iter().any(|(m, n)| *m == Made::View && n == layer))
 }
 
 /// Create `kinds` and the `x_group_<name>()` macros ([`kinds_sql`]), and
 /// `x_plan_by_sort()` ([`PlanJoin`]).
 fn run_kinds(conn: &Connection, plan: PlanJoin) -> Result<(), StepError> {
     conn.execute_batch(&(kinds_sql() + &plan.macro_sql()))
-        .map_err(|source| StepError {
+        .map_err(|source| StepError::Sql {
             file: KINDS,
             source,
         })
 }
 
+/// Run one step and check it made exactly the tables and views its header
+/// declares ([`declared`]).
 fn run_step(
     conn: &Connection,
     (file, sql): &(&'static str, &'static str),
 ) -> Result<(), StepError> {
-    conn.execute_batch(&step_sql(sql))
-        .map_err(|source| StepError { file, source })
+    let sql_err = |source| StepError::Sql { file, source };
+    let before = relations(conn).map_err(sql_err)?;
+    conn.execute_batch(&step_sql(sql)).map_err(sql_err)?;
+    let made: Vec<(Made, String)> = relations(conn)
+        .map_err(sql_err)?
+        .into_iter()
+        .filter(|r| before.binary_search(r).is_err())
+        .collect();
+    let declared = declared(sql);
+    if made != declared {
+        return Err(StepError::Undeclared {
+            file,
+            made: listed(&made),
+            declared: listed(&declared),
+        });
+    }
+    Ok(())
 }
 
 /// One trait column of `kinds`: name, SQL type, its value in a registry entry.

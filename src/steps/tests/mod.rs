@@ -176,7 +176,43 @@ fn embedded_list_equals_the_sql_folder_with_contiguous_versions() -> std::io::Re
                 "{name} lacks a `{word}` header line"
             );
         }
+        assert!(
+            !declared(sql).is_empty(),
+            "{name} declares nothing it creates"
+        );
     }
+    Ok(())
+}
+
+/// A step makes exactly the tables and views its `-- Creates:` header
+/// declares: one that makes more, or less, is refused by name.
+#[test]
+fn a_step_that_makes_other_than_its_header_declares_is_refused() -> Res {
+    let conn = Connection::open_in_memory()?;
+    let as_declared = (
+        "V900__as_declared.sql",
+        "-- Creates: table a, view b\nCREATE TABLE a AS SELECT 1 AS x; CREATE VIEW b AS SELECT * FROM a;",
+    );
+    let more = (
+        "V901__more.sql",
+        "-- Creates: table c\nCREATE TABLE c AS SELECT 1 AS x; CREATE TABLE d AS SELECT 1 AS x;",
+    );
+    let less = (
+        "V902__less.sql",
+        "-- Creates: table e, view f\nCREATE TABLE e AS SELECT 1 AS x;",
+    );
+    let outcome = |step| match run_step(&conn, step) {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        [outcome(&as_declared), outcome(&more), outcome(&less)],
+        [
+            "ok",
+            "sql/V901__more.sql: made table c, table d, but its header declares table c",
+            "sql/V902__less.sql: made table e, but its header declares table e, view f",
+        ]
+    );
     Ok(())
 }
 
