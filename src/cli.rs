@@ -655,7 +655,8 @@ impl SyncArgs {
     }
 }
 
-/// Write one self-contained HTML report of a load's output.
+/// Write one self-contained HTML report of a load's output, of a HOME (the
+/// ledger kept for it), of a --db file or of a ledger.
 ///
 /// It leads with the answers: cards (total cost and tokens, sessions,
 /// active days, cost per active day, the peak day, cache-hit rate, unpriced
@@ -673,15 +674,17 @@ impl SyncArgs {
 /// --free every call is priced again from its tokens by the load's rules
 /// (the side tables are needed), and the page says so.
 ///
-/// Exit codes: 0 written; 2 nothing written (OUT.parquet or a --tables file
+/// Exit codes: 0 written; 2 nothing written (SOURCE or a --tables file
 /// missing or not nanoload's, tables of another load, report.html not
 /// writable).
 #[derive(Debug, clap::Args)]
 #[command(long_about)]
 pub struct ReportArgs {
-    /// The events table a load wrote (`nanoload HOME OUT.parquet`), or a
-    /// HOME (answered from the ledger kept for it: every row ever seen).
-    #[arg(value_name = "OUT.parquet|HOME")]
+    /// A HOME (answered from the ledger kept for it: every row ever seen),
+    /// the events table a load wrote (`nanoload HOME OUT.parquet`, with
+    /// --tables DIR), its --db FILE.duckdb, or a LEDGER.duckdb of `nanoload
+    /// sync` (every row ever seen, as `nanoload export` writes it).
+    #[arg(value_name = "SOURCE")]
     pub out: PathBuf,
 
     /// The side tables the same load wrote with `--tables DIR` (all five:
@@ -713,7 +716,8 @@ const USAGE_EXAMPLES: &str = "Examples:
 
 /// Show what both agents' LLM calls used and cost — tokens and USD per
 /// local day (default), week, month, session or model, with a TOTAL row —
-/// straight from a HOME or from a load's output.
+/// straight from a HOME, or from a load's output, its --db file or a
+/// ledger.
 ///
 /// The calls are `llm_calls`: nanobot's llm_usage rows and nanoclaw's
 /// Claude Code responses with counted usage. Days are the host's local days
@@ -738,9 +742,10 @@ const USAGE_EXAMPLES: &str = "Examples:
 pub struct UsageArgs {
     /// A HOME (answered from the ledger nanoload keeps for it, synced now;
     /// with --no-keep loaded into a private temp dir, removed after), the
-    /// events table of a load (OUT.parquet, with --tables DIR), or a
-    /// --tables DIR.
-    #[arg(value_name = "HOME|OUT.parquet")]
+    /// events table of a load (OUT.parquet, with --tables DIR), a --tables
+    /// DIR, its --db FILE.duckdb, or a LEDGER.duckdb of `nanoload sync`
+    /// (every row ever seen).
+    #[arg(value_name = "SOURCE")]
     pub source: PathBuf,
 
     /// The side tables of the load that wrote OUT.parquet (`--tables DIR`):
