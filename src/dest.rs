@@ -352,12 +352,10 @@ fn parquet_columns(path: &Path) -> Option<Vec<String>> {
 /// The tables of a DuckDB database, opened read-only (a database another
 /// process holds open for writing cannot be: its error is kept).
 fn duckdb_tables(path: &Path) -> Result<Vec<String>, String> {
-    let conn =
-        duckdb::Connection::open_in_memory().map_err(|e| crate::diag::one_line(&e.to_string()))?;
+    let conn = crate::engine::reader().map_err(|e| crate::diag::one_line(&e.to_string()))?;
     let run = || -> duckdb::Result<Vec<String>> {
         conn.execute_batch(&format!(
-            "SET autoinstall_known_extensions = false; SET autoload_known_extensions = false;
-             ATTACH {} AS probed (READ_ONLY);",
+            "ATTACH {} AS probed (READ_ONLY);",
             crate::engine::sql_str(path)
         ))?;
         let mut s = conn.prepare(

@@ -420,21 +420,14 @@ pub struct Engine {
 impl Engine {
     /// An in-memory database spilling to `spill` within `memory_limit` bytes.
     pub fn open(spill: &Path, threads: usize, memory_limit: u64) -> Result<Engine, EngineError> {
-        let conn = Connection::open_in_memory()?;
-        conn.execute_batch(&format!(
-            "SET autoinstall_known_extensions = false;
-             SET autoload_known_extensions = false;
-             SET memory_limit = '{}MiB';
-             SET temp_directory = {};
-             SET threads = {};
-             SET preserve_insertion_order = true;
-             SET enable_progress_bar = false;
-             {SESSION_UTC}
-             SET errors_as_json = true;",
-            memory_limit.div_ceil(1 << 20),
-            sql_str(spill),
-            threads,
-        ))?;
+        let conn = open_in_memory(&Settings {
+            memory_limit,
+            spill: Some(spill),
+            threads: Some(threads),
+        })?;
+        // DuckDB's errors as JSON while the engine loads and runs the steps:
+        // they are classified by their type ([`EngineError`])
+        conn.execute_batch("SET errors_as_json = true;")?;
         Ok(Engine {
             conn,
             memory_limit,
@@ -732,14 +725,50 @@ pub fn reader() -> Result<Connection, duckdb::Error> {
 /// [`reader`] with a memory limit of `memory_limit` bytes (DuckDB spills
 /// what does not fit to its temp directory, or fails the query).
 pub fn reader_with(memory_limit: u64) -> Result<Connection, duckdb::Error> {
+    open_in_memory(&Settings {
+        memory_limit,
+        spill: None,
+        threads: None,
+    })
+}
+
+/// How an in-memory DuckDB of nanoload is set up beyond the settings every
+/// one has ([`open_in_memory`]).
+pub struct Settings<'a> {
+    /// `memory_limit`, in bytes (rounded up to MiB).
+    pub memory_limit: u64,
+    /// `temp_directory`, where what does not fit spills (DuckDB's own
+    /// default beside the process otherwise).
+    pub spill: Option<&'a Path>,
+    /// `threads` (DuckDB's default, the CPUs, otherwise).
+    pub threads: Option<usize>,
+}
+
+/// The one place nanoload opens an in-memory DuckDB (the load's engine, the
+/// readers, a ledger's merge, the probes of a database file): no extension
+/// installed or loaded on its own, no progress bar on the terminal, rows
+/// kept in the order they were inserted, times in UTC ([`SESSION_UTC`]),
+/// and `settings`.
+pub fn open_in_memory(settings: &Settings) -> Result<Connection, duckdb::Error> {
     let conn = Connection::open_in_memory()?;
+    let spill = settings
+        .spill
+        .map(|p| format!("SET temp_directory = {};", sql_str(p)))
+        .unwrap_or_default();
+    let threads = settings
+        .threads
+        .map(|t| format!("SET threads = {t};"))
+        .unwrap_or_default();
     conn.execute_batch(&format!(
         "SET autoinstall_known_extensions = false;
          SET autoload_known_extensions = false;
          SET enable_progress_bar = false;
+         SET preserve_insertion_order = true;
          SET memory_limit = '{}MiB';
+         {spill}
+         {threads}
          {SESSION_UTC}",
-        memory_limit.div_ceil(1 << 20)
+        settings.memory_limit.div_ceil(1 << 20)
     ))?;
     Ok(conn)
 }

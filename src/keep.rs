@@ -381,12 +381,11 @@ fn kept(home: &Path, dir: &Path) -> Result<Served, Unkept> {
 /// (without the sync numbers every sync moves on); and its last sync's
 /// finish (UTC).
 fn held(ledger: &Path) -> duckdb::Result<(String, String)> {
-    let conn = duckdb::Connection::open_in_memory()?;
+    let conn = crate::engine::reader()?;
     conn.execute_batch(&format!(
         "ATTACH {} AS kept (READ_ONLY); USE kept;",
         crate::engine::sql_str(ledger)
     ))?;
-    crate::engine::in_utc(&conn)?;
     let digest = |table: &str, moving: &str| {
         format!(
             "(SELECT md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) ORDER BY CAST(t AS VARCHAR)), ''))

@@ -401,7 +401,12 @@ fn sync_locked(
         " (STORAGE_VERSION 'v1.2.0')"
     };
 
-    let conn = Connection::open_in_memory().map_err(fail)?;
+    let conn = crate::engine::open_in_memory(&crate::engine::Settings {
+        memory_limit: config.memory_limit,
+        spill: Some(&run_dir.spill_dir()),
+        threads: Some(config.threads),
+    })
+    .map_err(fail)?;
     conn.execute_batch(&format!(
         "ATTACH {} AS ledger{version}; USE ledger;",
         sql_str(&ledger)
@@ -413,19 +418,6 @@ fn sync_locked(
             fail(e)
         }
     })?;
-    conn.execute_batch(&format!(
-        "SET autoinstall_known_extensions = false;
-         SET autoload_known_extensions = false;
-         SET memory_limit = '{}MiB';
-         SET temp_directory = {};
-         SET threads = {};
-         {}",
-        config.memory_limit.div_ceil(1 << 20),
-        sql_str(&run_dir.spill_dir()),
-        config.threads,
-        crate::engine::SESSION_UTC,
-    ))
-    .map_err(fail)?;
     compress_strings(&conn).map_err(fail)?;
     // a ledger of another format is refused before anything is read
     let ledger_state = state(&conn).map_err(fail)?;
