@@ -327,7 +327,7 @@ pub struct ExtractOptions {
     /// through before staging; `None` with `--no-redact`.
     pub scanner: Option<Scanner>,
     /// Stage every row's text and native in the staged columns, none in a
-    /// blob file (`nanoload sync`: the ledger keeps them; src/ledger.rs).
+    /// blob file (`nanoload sync`: the ledger keeps them; src/ledger/).
     pub stage_all_wide: bool,
     /// How the dedup keys are digested (`nanoload sync`: as earlier builds did).
     pub keys: KeyDigest,

@@ -1,0 +1,518 @@
+//! `nanoload sync`: lock, extract HOME as a load does (every row wide), and
+//! merge the staged rows into the ledger in one transaction ([`super::merge`]);
+//! what could not be read keeps its rows as they were.
+
+use super::*;
+
+/// Sync HOME into the ledger (`opts.out` is the ledger: the checks of an
+/// output hold for it — absolute, outside HOME).
+/// A ledger belongs to the HOME of its first sync (`ledger_meta` key
+/// `home`): a sync of another is refused ([`SyncError::OtherHome`]) unless
+/// `add_home`, which adds it.
+pub fn sync(opts: &Options, add_home: bool) -> Result<SyncSummary, SyncError> {
+    let started = SystemTime::now();
+    let config = Config::new(opts)?;
+    let Some(ledger) = config.outputs.out.clone() else {
+        return Err(ConfigError::Usage("sync needs LEDGER.duckdb".into()).into());
+    };
+    // a file that is not a DuckDB database is never taken for a ledger
+    // (checked again under the lock; no lock file is left beside it)
+    not_a_ledger_file(&ledger)?;
+    let lock_existed = lock_path(&ledger).exists();
+    let lock_file = lock(&ledger)?;
+    let new = !ledger.exists();
+    let result = not_a_ledger_file(&ledger)
+        .and_then(|()| sync_locked(opts, config, &ledger, started, add_home));
+    if matches!(result, Err(SyncError::NotALedger { .. })) && !lock_existed {
+        // nothing is left beside a file that is not ours
+        drop(lock_file);
+        let _ = std::fs::remove_file(lock_path(&ledger));
+    }
+    if result.is_err() && new {
+        // a first sync that failed leaves no ledger behind (an existing
+        // one is as it was: the merge is one transaction)
+        let _ = std::fs::remove_file(&ledger);
+        let _ = std::fs::remove_file(crate::engine::wal_of(&ledger));
+    }
+    result
+}
+
+/// Refuse a file at LEDGER that is not a DuckDB database (by its magic
+/// bytes: a Parquet OUT, a text, a SQLite database).
+pub(super) fn not_a_ledger_file(ledger: &Path) -> Result<(), SyncError> {
+    match crate::dest::not_duckdb(ledger) {
+        Ok(None) => Ok(()),
+        Ok(Some(what)) => Err(SyncError::NotALedger {
+            path: ledger.to_path_buf(),
+            what,
+        }),
+        Err(e) => Err(SyncError::Ledger {
+            path: ledger.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        }),
+    }
+}
+
+/// [`sync`] under the ledger's lock.
+pub(super) fn sync_locked(
+    opts: &Options,
+    mut config: Config,
+    ledger: &Path,
+    started: SystemTime,
+    add_home: bool,
+) -> Result<SyncSummary, SyncError> {
+    use rayon::prelude::*;
+    let ledger = ledger.to_path_buf();
+    let fail = |e: duckdb::Error| SyncError::Ledger {
+        path: ledger.clone(),
+        message: crate::diag::one_line(&e.to_string()),
+    };
+    let run_dir = RunDir::create(&config.home)?;
+    // a new ledger in storage version v1.2.0, the first whose strings zstd
+    // compresses (docs/design.md "The ledger": its size); an existing one
+    // keeps the version it has
+    let existed = ledger.exists();
+    let version = if existed {
+        ""
+    } else {
+        " (STORAGE_VERSION 'v1.2.0')"
+    };
+
+    let conn = crate::engine::open_in_memory(&crate::engine::Settings {
+        memory_limit: config.memory_limit,
+        spill: Some(&run_dir.spill_dir()),
+        threads: Some(config.threads),
+    })
+    .map_err(fail)?;
+    conn.execute_batch(&format!(
+        "ATTACH {} AS ledger{version}; USE ledger;",
+        sql_str(&ledger)
+    ))
+    .map_err(|e| {
+        if existed {
+            unopened(&ledger, &e, true)
+        } else {
+            fail(e)
+        }
+    })?;
+    compress_strings(&conn).map_err(fail)?;
+    // a ledger of another format is refused before anything is read
+    let ledger_state = state(&conn).map_err(fail)?;
+    let known = match &ledger_state {
+        State::Other(refused) => {
+            return Err(SyncError::Ledger {
+                path: ledger.clone(),
+                message: refused.clone(),
+            });
+        }
+        // a database that holds anything is someone else's: never given
+        // the ledger's tables
+        State::Absent if existed => match user_tables(&conn).map_err(fail)? {
+            tables if tables.is_empty() => Default::default(),
+            tables => {
+                return Err(SyncError::NotALedger {
+                    path: ledger.clone(),
+                    what: crate::dest::What::DuckDb { tables: Ok(tables) },
+                });
+            }
+        },
+        State::Absent => Default::default(),
+        State::Ours | State::Earlier => known_stores(&conn).map_err(fail)?,
+    };
+    let has_rows = !matches!(ledger_state, State::Absent);
+    // another HOME's stores have the same relative paths (every home has
+    // a `.nanobot`): its sync would mark this HOME's rows gone
+    if has_rows && !add_home {
+        let homes = homes(&conn).map_err(fail)?;
+        let home = config.home.to_string_lossy();
+        if !homes.is_empty() && !homes.iter().any(|h| *h == home) {
+            return Err(SyncError::OtherHome {
+                path: ledger.clone(),
+                homes,
+                home: config.home.clone(),
+            });
+        }
+    }
+    let progress = Progress::start(opts.progress_shown());
+    let mut discovery = discover(&config.home, config.follow_links)?;
+    if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
+        return Err(SyncError::NoStores {
+            home: opts.home.clone(),
+        });
+    }
+    // what could not be seen keeps its rows: said once per place, on the
+    // line of its diagnostic
+    let not_seen = unseen(&conn, has_rows, &config.home, &mut discovery).map_err(fail)?;
+    let load_id = discovery.load_id(&config.load_options);
+    // a store whose files are as the ledger last read them (the key of
+    // `--cache`: every byte hashed) is not read again
+    let options = crate::cache::options_key(&config.extract, config.follow_links);
+    let keys: Vec<String> = discovery
+        .stores
+        .par_iter()
+        .map(|s| crate::cache::store_key(&options, s, &config.home))
+        .collect();
+    let mut unchanged = Vec::new();
+    let mut read = Vec::new();
+    let mut store_keys = Vec::new();
+    let crate::discover::Discovery {
+        stores,
+        diagnostics: found,
+        links_skipped,
+        files_seen,
+        unseen: places,
+    } = discovery;
+    let mut files = Vec::new();
+    let mut held = 0;
+    for (k, (store, key)) in stores.into_iter().zip(keys).enumerate() {
+        let id = (
+            store.kind.to_string(),
+            store.instance.clone(),
+            store.rel.clone(),
+        );
+        for f in std::iter::once(store.rel.clone())
+            .chain(store.parts.iter().map(|p| p.rel.clone()))
+            .chain(store.sidecars.iter().map(|p| p.rel.clone()))
+        {
+            files.push((store.instance.clone(), store.rel.clone(), f));
+        }
+        // a store that reads a file in a place not seen is not read: its
+        // rows stay as they were
+        if not_seen.held.contains(&k) {
+            held += 1;
+            continue;
+        }
+        let same = known.get(&id) == Some(&key);
+        store_keys.push((id.clone(), key));
+        if same {
+            unchanged.push(id);
+        } else {
+            read.push(store);
+        }
+    }
+    let to_read = crate::discover::Discovery {
+        stores: read,
+        diagnostics: found,
+        links_skipped,
+        files_seen,
+        unseen: places,
+    };
+    // the ledger keeps every row's text and native itself, the keys every
+    // earlier build staged, and each row's content as read (its identity)
+    config.extract.stage_all_wide = true;
+    config.extract.keys = crate::store::KeyDigest::Sha256;
+    config.extract.content_digests = true;
+    let extraction = extract(
+        &to_read,
+        &config.home,
+        &config.extract,
+        &run_dir,
+        config.threads,
+        None,
+        &progress,
+    )?;
+    crate::run::test_pause("staged");
+    let staged = &extraction.staged;
+    let stores = Stores {
+        unchanged: &unchanged,
+        keys: &store_keys,
+        files: &files,
+        unseen: &not_seen.places,
+    };
+    let merge = || -> Result<(i64, Merged, Merged), SyncError> {
+        conn.execute_batch("BEGIN TRANSACTION;").map_err(fail)?;
+        if matches!(ledger_state, State::Earlier) {
+            upgrade(&conn).map_err(fail)?;
+        }
+        if let Some(refused) = prepare(&conn).map_err(fail)? {
+            return Err(SyncError::Ledger {
+                path: ledger.clone(),
+                message: refused,
+            });
+        }
+        merged(&conn, staged, &stores, &load_id, &config, started).map_err(fail)
+    };
+    let (sync, events, llm_calls) = match merge() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK;");
+            return Err(e);
+        }
+    };
+    conn.execute_batch("CHECKPOINT;").map_err(fail)?;
+    // what HOME holds that could not be read: this sync's and the unchanged
+    // stores' (a load would read and report them again)
+    let all = crate::engine::read_diagnostics(&conn, "ledger_diagnostics").map_err(fail)?;
+    let exit = ExitCode::of(&all);
+    let diagnostics = all
+        .iter()
+        .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
+        .collect();
+    Ok(SyncSummary {
+        sync,
+        load_id,
+        events,
+        llm_calls,
+        exit,
+        diagnostics,
+        stores_read: to_read.stores.len(),
+        stores_unchanged: unchanged.len(),
+        stores_held: held,
+    })
+}
+
+/// The HOMEs a ledger keeps: those `ledger_meta` records (key `home`), or,
+/// in a ledger of a build that did not record them, those its syncs read
+/// (`loads.home`).
+pub(super) fn homes(conn: &Connection) -> Result<Vec<String>, duckdb::Error> {
+    let mut s = conn.prepare(
+        "SELECT DISTINCT value FROM ledger_meta WHERE key = 'home'
+         UNION SELECT DISTINCT home FROM loads
+         WHERE home IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ledger_meta WHERE key = 'home')
+         ORDER BY 1",
+    )?;
+    let homes = s.query_map([], |r| r.get::<_, String>(0))?;
+    homes.collect()
+}
+
+/// A store's identity in the ledger: kind, instance, path.
+type StoreId = (String, String, String);
+
+/// What a sync could not see (docs/design.md "Ledger", the gone rule).
+#[derive(Debug, Default)]
+pub(super) struct NotSeen {
+    /// Paths relative to HOME ("" is HOME itself) below which no row and
+    /// no store is marked gone: the places discovery could not see into,
+    /// an empty directory where an instance the ledger holds was, and the
+    /// files of the stores held back.
+    places: Vec<String>,
+    /// The stores (indices into discovery's) not read this sync: a file
+    /// they read besides their own (`store::Reads::Also`: a namespace's
+    /// `.workspace`) is in such a place, and their rows would lose what it
+    /// tells them.
+    held: std::collections::BTreeSet<usize>,
+}
+
+/// The places this sync cannot see, with what the ledger holds there: each
+/// is said on one line — its discovery diagnostic (a warning becomes
+/// `unreadable`), or a new `unreadable`/`skipped_link` one — ending with
+/// what the ledger keeps of it, and makes the exit code 1. `has_rows`: the
+/// ledger has its tables (not a new one).
+pub(super) fn unseen(
+    conn: &Connection,
+    has_rows: bool,
+    home: &Path,
+    d: &mut crate::discover::Discovery,
+) -> Result<NotSeen, duckdb::Error> {
+    use crate::diag::{DiagKind, Diagnostic};
+    use crate::discover::Unseen;
+    let mut places: Vec<(Unseen, DiagKind)> = d
+        .unseen
+        .iter()
+        .map(|u| {
+            let kind = if u.link {
+                DiagKind::SkippedLink
+            } else {
+                DiagKind::Unreadable
+            };
+            (u.clone(), kind)
+        })
+        .collect();
+    // the stores the ledger holds as present, by path
+    let present: Vec<(String, String)> = if has_rows {
+        let mut stmt = conn.prepare(
+            "SELECT instance, source_path FROM ledger_sources WHERE present ORDER BY ALL",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    // an instance the ledger holds of which nothing is found, whose root —
+    // or a directory above it, or a nanoclaw install's `data/` — is an
+    // empty directory: a disk not mounted there, not an agent that deleted
+    // its history (which leaves its instance's own files; an instance
+    // removed whole leaves no directory, and its rows are gone)
+    let found: std::collections::BTreeSet<&str> =
+        d.stores.iter().map(|s| s.instance.as_str()).collect();
+    let mut instances: Vec<&str> = present.iter().map(|(i, _)| i.as_str()).collect();
+    instances.dedup();
+    for i in instances {
+        if found.contains(i) || places.iter().any(|(p, _)| p.holds(i)) {
+            continue;
+        }
+        let mut dirs: Vec<String> = Vec::new();
+        if i != "." {
+            let parts: Vec<&str> = i.split('/').collect();
+            dirs.extend((1..=parts.len()).map(|k| parts[..k].join("/")));
+        }
+        let data = if i == "." {
+            "data".to_string()
+        } else {
+            format!("{i}/data")
+        };
+        if present
+            .iter()
+            .any(|(_, p)| p.starts_with(&format!("{data}/")))
+        {
+            dirs.push(data);
+        }
+        for dir in dirs {
+            let Ok(mut entries) = std::fs::read_dir(home.join(&dir)) else {
+                break;
+            };
+            if entries.next().is_none() {
+                places.push((
+                        Unseen {
+                            rel: dir,
+                            why: "an empty directory where the ledger's stores were (a disk not mounted?)"
+                                .into(),
+                            link: false,
+                        },
+                    DiagKind::Unreadable,
+                ));
+                break;
+            }
+        }
+    }
+    // the files stores read besides their own (`Reads::Also`); one that is
+    // there but cannot be opened is a place not seen too (a load reads it
+    // as absent: the rows would lose what it tells them)
+    let reads: Vec<(usize, Vec<String>)> = d
+        .stores
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| match crate::sources::REGISTRY[s.extractor].reads {
+            crate::store::Reads::Also(files) => Some((k, files(&s.rel, home))),
+            _ => None,
+        })
+        .collect();
+    let mut checked = std::collections::BTreeSet::new();
+    for f in reads.iter().flat_map(|(_, files)| files) {
+        if !checked.insert(f.as_str()) || places.iter().any(|(p, _)| p.holds(f)) {
+            continue;
+        }
+        let path = home.join(f);
+        if path.is_file()
+            && let Err(e) = std::fs::File::open(&path)
+        {
+            places.push((
+                Unseen {
+                    rel: f.clone(),
+                    why: e.to_string(),
+                    link: false,
+                },
+                DiagKind::Unreadable,
+            ));
+        }
+    }
+    if places.is_empty() {
+        return Ok(NotSeen::default());
+    }
+    // the stores that read a file in such a place
+    let mut out = NotSeen::default();
+    let mut held_in = vec![0usize; places.len()];
+    for (k, files) in &reads {
+        let (k, s) = (*k, &d.stores[*k]);
+        if let Some(p) = files
+            .iter()
+            .find_map(|f| places.iter().position(|(p, _)| p.holds(f)))
+        {
+            out.held.insert(k);
+            held_in[p] += 1;
+            out.places.extend(s.files().map(|(f, _, _)| f.to_string()));
+        }
+    }
+    for ((place, kind), held) in places.iter().zip(held_in) {
+        out.places.push(place.rel.clone());
+        // what the ledger keeps there: counted only where it holds a store
+        let (mut rows, mut calls) = (0u64, 0u64);
+        if present.iter().any(|(_, p)| place.holds(p)) {
+            let count = |table: &str| -> Result<u64, duckdb::Error> {
+                conn.query_row(
+                    &format!(
+                        "SELECT count(*) FROM {table} WHERE present
+                           AND ($1 = '' OR source_path = $1 OR starts_with(source_path, $1 || '/')
+                                OR store_path = $1 OR starts_with(store_path, $1 || '/'))"
+                    ),
+                    [&place.rel],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n as u64)
+            };
+            rows = count("ledger_events")?;
+            calls = count("ledger_llm_calls")?;
+        }
+        if rows + calls == 0 && held == 0 {
+            continue;
+        }
+        let mut said = Vec::new();
+        if rows + calls > 0 {
+            let what = match (rows, calls) {
+                (r, 0) => format!("{r} rows"),
+                (0, c) => format!("{c} usage records"),
+                (r, c) => format!("{r} rows and {c} usage records"),
+            };
+            said.push(format!(
+                "the ledger keeps its {what} there as they were, none marked gone"
+            ));
+        }
+        if held > 0 {
+            said.push(format!(
+                "{held} stores that read a file there are not read this time (their rows stay as they were)"
+            ));
+        }
+        let said = said.join("; ");
+        // HOME is named `.` on a line
+        let path = if place.rel.is_empty() {
+            "."
+        } else {
+            &place.rel
+        };
+        match d
+            .diagnostics
+            .iter_mut()
+            .find(|x| x.source_path == path && x.source_line.is_none())
+        {
+            Some(x) => {
+                if !x.kind.is_read_failure() {
+                    x.kind = *kind;
+                }
+                x.message = format!("{}; {said}", x.message);
+            }
+            None => d.diagnostics.push(Diagnostic::new(
+                *kind,
+                path,
+                format!("{}; {said}", place.why),
+            )),
+        }
+    }
+    d.diagnostics.sort();
+    Ok(out)
+}
+
+/// What a sync knows of the stores besides their staged rows.
+pub(super) struct Stores<'a> {
+    /// The stores whose files are as the ledger last read them: not read.
+    pub(super) unchanged: &'a [StoreId],
+    /// The key of every store that has one ([`crate::cache::store_key`]).
+    pub(super) keys: &'a [(StoreId, String)],
+    /// (instance, store path, file path) of every file of every store: the
+    /// store a row of that file belongs to.
+    pub(super) files: &'a [(String, String, String)],
+    /// Paths (relative to HOME, "" HOME itself) this sync could not see:
+    /// no row or store at or below one is marked gone ([`NotSeen`]).
+    pub(super) unseen: &'a [String],
+}
+
+/// The stores the ledger last read to their end, with their keys.
+pub(super) fn known_stores(
+    conn: &Connection,
+) -> Result<std::collections::HashMap<StoreId, String>, duckdb::Error> {
+    let mut stmt = conn.prepare(
+        "SELECT source_kind, instance, source_path, state_key FROM ledger_sources
+         WHERE present AND state_key IS NOT NULL",
+    )?;
+    let rows = stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))?;
+    rows.collect()
+}
