@@ -113,7 +113,7 @@ struct Compiled {
     left: Option<fn(u8) -> bool>,
     right: Option<fn(u8) -> bool>,
     near: Option<fn(&str, usize, usize) -> bool>,
-    /// Its bit in [`Prepass::rules`] (`None`: a user pattern, always run).
+    /// Its bit in [`Prepass::rules_of_text`] (`None`: a user pattern, always run).
     bit: Option<usize>,
     /// An [`Needle::Assign`] rule: run only around each assignment's sign
     /// ([`assignment_window`]), not over the whole text.
@@ -171,7 +171,7 @@ pub(super) const NAME_ENDS: &[&str] = &[
     "Pwd", "PWD", "ass", "ASS",
 ];
 
-// one bit per built-in rule in `Prepass::rules`
+// one bit per built-in rule in `Prepass::rules_of_text`
 const _: () = assert!(RULES.len() <= 128);
 
 /// The pre-pass: which built-in rules can match a text, from their
@@ -298,9 +298,30 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
     }
 }
 
-/// Where each assignment's `=` or `:` stands ([`Needle::Assign`]).
-fn assignments(hay: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    memchr::memchr2_iter(b'=', b':', hay).filter(move |&i| ends_secretish(&hay[..name_end(hay, i)]))
+/// The first place in `hay[from..]` where a sign may stand whose
+/// [`assignment_window`] reaches the end of `hay`: the value after it
+/// holds no whitespace, so the sign is in the last run of non-whitespace,
+/// or right before the blanks before it (an `=>`'s `>` between).
+fn last_value(hay: &[u8], from: usize) -> usize {
+    let Some(tail) = hay.get(from..) else {
+        return hay.len();
+    };
+    let Some(ws) = tail.iter().rposition(u8::is_ascii_whitespace) else {
+        return from;
+    };
+    let mut q = from + ws + 1;
+    while q > from && matches!(hay[q - 1], b' ' | b'\t') {
+        q -= 1;
+    }
+    q.saturating_sub(2).max(from)
+}
+
+/// Where each assignment's `=` or `:` from `from` on stands
+/// ([`Needle::Assign`]).
+fn assignments(hay: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr2_iter(b'=', b':', hay.get(from..).unwrap_or_default())
+        .map(move |i| i + from)
+        .filter(move |&i| ends_secretish(&hay[..name_end(hay, i)]))
 }
 
 /// Where the name before the `=` or `:` at `i` ends: blanks and a quote
@@ -623,29 +644,45 @@ impl Prepass {
         }
     }
 
-    /// Bit `i` set: built-in rule `i` can match `text`. Every needle
-    /// occurrence counts, overlapping ones too (the search restarts one byte
-    /// after each start; at one start only one literal can match, as none is
-    /// a prefix of another: [`literals`]).
+    /// [`Prepass::rules_of_text`] of a text.
+    #[cfg(test)]
     pub(super) fn rules(&self, text: &str) -> u128 {
         self.rules_of_text(text, false)
     }
 
-    /// [`Prepass::rules`]; `json`: `text` is a serialized value
-    /// ([`sign_after`]).
+    /// [`Prepass::rules_of_text`] and where the first assignment's name ends
+    /// ([`Needle::Assign`]; 0 when its rules were not found): no sign before
+    /// it has a name end of [`NAME_ENDS`] before it, as the search looked for
+    /// the sign after each one up to there ([`Compiled::scan`]).
+    pub(super) fn rules_and_assignment(&self, text: &str) -> (u128, usize) {
+        self.search(text, false)
+    }
+
+    /// Bit `i` set: built-in rule `i` can match `text`. Every needle
+    /// occurrence counts, overlapping ones too (the search restarts one byte
+    /// after each start; at one start only one literal can match, as none is
+    /// a prefix of another: [`literals`]). `json`: `text` is a serialized
+    /// value ([`sign_after`]).
     pub(super) fn rules_of_text(&self, text: &str, json: bool) -> u128 {
+        self.search(text, json).0
+    }
+
+    /// [`Prepass::rules_and_assignment`] of `text`, serialized when `json`.
+    fn search(&self, text: &str, json: bool) -> (u128, usize) {
         let hay = text.as_bytes();
         let mut hit = 0u128;
+        let mut assigned = 0usize;
         let teddy: &[(packed::Searcher, Vec<u128>)] = if hay.len() < SHORT_TEXT {
             &[]
         } else {
             &self.teddy
         };
         // a name end counts only with its sign after it
-        let add = |hit: &mut u128, mask: u128, end: usize| {
+        let add = |hit: &mut u128, assigned: &mut usize, mask: u128, end: usize| {
             *hit |= mask & !self.assign;
             if mask & self.assign & !*hit != 0 && sign_after(hay, end, json) {
                 *hit |= mask & self.assign;
+                *assigned = end;
             }
         };
         for ((t, rules_of), all) in teddy.iter().zip(&self.teddy_rules) {
@@ -655,19 +692,29 @@ impl Prepass {
             while *all & !hit != 0
                 && let Some(m) = t.find_in(hay, Span::from(at..hay.len()))
             {
-                add(&mut hit, rules_of[m.pattern().as_usize()], m.end());
+                add(
+                    &mut hit,
+                    &mut assigned,
+                    rules_of[m.pattern().as_usize()],
+                    m.end(),
+                );
                 at = m.start() + 1;
             }
         }
         if teddy.is_empty() {
             let Some(a) = &self.automaton else {
-                return u128::MAX; // no searcher: every rule runs
+                return (u128::MAX, 0); // no searcher: every rule runs
             };
             let mut at = 0;
             while self.all & !hit != 0
                 && let Some(m) = a.find(Input::new(hay).span(at..hay.len()))
             {
-                add(&mut hit, self.rules_of[m.pattern().as_usize()], m.end());
+                add(
+                    &mut hit,
+                    &mut assigned,
+                    self.rules_of[m.pattern().as_usize()],
+                    m.end(),
+                );
                 at = m.start() + 1;
             }
         }
@@ -693,7 +740,7 @@ impl Prepass {
                 }
             }
         }
-        hit
+        (hit, assigned)
     }
 }
 
@@ -1166,7 +1213,7 @@ impl Scanner {
 
     /// Every accepted match of the rules the pre-pass lets run on `text`.
     fn find_in(&self, text: &str, found: &mut Vec<(usize, usize, usize)>) {
-        let hit = self.prepass.rules(text);
+        let (hit, assigned) = self.prepass.rules_and_assignment(text);
         if hit == 0 && !self.user {
             return;
         }
@@ -1174,7 +1221,7 @@ impl Scanner {
             if r.bit.is_some_and(|b| hit & (1 << b) == 0) {
                 continue;
             }
-            r.scan(text, found, i);
+            r.scan(text, found, i, assigned);
         }
     }
 
@@ -1283,8 +1330,12 @@ impl Scanner {
 impl Compiled {
     /// Every accepted match of this rule (and of its cut start) in `text`,
     /// pushed as (start, end, rule index). A match the boundaries or checks
-    /// refuse is retried one character later.
-    fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize) {
+    /// refuse is retried one character later. An assignment rule looks at
+    /// the signs from `assigned` on ([`Prepass::rules_and_assignment`]): a
+    /// sign before it, its name in another case, can only find what a sign
+    /// of a [`NAME_ENDS`] name finds in the rest of its window, which is
+    /// that sign's own window.
+    fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize, assigned: usize) {
         let (re, cut) = match &self.re {
             Pattern::Builtin(b) => match builtin_regexes(*b) {
                 Some(res) => res,
@@ -1316,7 +1367,7 @@ impl Compiled {
         };
         let next = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
         if self.windowed {
-            for sign in assignments(text.as_bytes()) {
+            for sign in assignments(text.as_bytes(), assigned) {
                 let (ws, we) = assignment_window(text, sign);
                 let Some(c) = re.captures(&text[ws..we]) else {
                     continue;
@@ -1388,7 +1439,8 @@ impl Compiled {
                 // runs on to this end without a blank: only the windows of
                 // such signs are searched, not the whole stretch
                 let b = upto.as_bytes();
-                for sign in memchr::memchr2_iter(b'=', b':', &b[from..]).map(|k| k + from) {
+                let tail = last_value(b, from);
+                for sign in memchr::memchr2_iter(b'=', b':', &b[tail..]).map(|k| k + tail) {
                     if !ends_secretish(&b[..name_end(b, sign)]) {
                         continue;
                     }

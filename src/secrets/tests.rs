@@ -1768,3 +1768,58 @@ fn every_rule_compiles() {
         );
     }
 }
+
+/// Every assignment of a text is redacted wherever its sign stands: after
+/// signs whose names are no secret's, after a name in a case the rule does
+/// not take (`kEy`), inside another sign's value, and cut short where the
+/// text or a preview's `…` ends it, blanks or `=>` before its value; the
+/// pre-pass (Teddy for a long text, the automaton for a short one) finds
+/// what no pre-pass at all finds.
+#[test]
+fn an_assignment_is_found_wherever_its_sign_stands() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "a: 1, b = 2, API_KEY=q8Zt4mXp2LrV9sWk DB_PASSWORD=Hx7pQ2vLm9wE3rT5 keyring: none",
+            "a: 1, b = 2, API_KEY=[redacted:secret_assignment] \
+             DB_PASSWORD=[redacted:secret_assignment] keyring: none",
+        ),
+        (
+            "x_kEy=my_token=q8Zt4mXp2LrV9sWk done",
+            "x_kEy=my_token=[redacted:secret_assignment] done",
+        ),
+        (
+            "the monkey: 3, time: 10:00, GITHUB_TOKEN\\\"=Hx7pQ2vLm9wE3rT5",
+            "the monkey: 3, time: 10:00, GITHUB_TOKEN\\\"=[redacted:secret_assignment]",
+        ),
+        // letters of two cases and no digit: only a cut start takes these
+        (
+            "run it with API_KEY=   qZtmXpLrVs",
+            "run it with API_KEY=   [redacted:secret_assignment]",
+        ),
+        (
+            "$config['db_password'] =>\tqZtmXpLrVs",
+            "$config['db_password'] =>\t[redacted:secret_assignment]",
+        ),
+        (
+            "token: none\nPASSWORD=Hx7pQ2vLm9w",
+            "token: none\nPASSWORD=[redacted:secret_assignment]",
+        ),
+        (
+            "secret: q8Zt4mXp2L… and more",
+            "secret: [redacted:secret_assignment]… and more",
+        ),
+    ];
+    let [teddy, _, none] = &*SCANNERS;
+    let pad = "word ".repeat(60);
+    for (input, want) in cases {
+        for (text, want) in [
+            (input.to_string(), want.to_string()),
+            (format!("{pad}{input}"), format!("{pad}{want}")),
+        ] {
+            let mut c = Counts::new();
+            let out = teddy.redact(&text, &mut c).unwrap_or_else(|| text.clone());
+            assert_eq!(out, want, "{text:?}");
+            assert_eq!(teddy.find(&text), none.find(&text), "{text:?}");
+        }
+    }
+}
