@@ -1823,3 +1823,16 @@ fn an_assignment_is_found_wherever_its_sign_stands() {
         }
     }
 }
+
+/// A kubeconfig's client certificate is redacted on its own, with no
+/// `client-key-data` beside it to wake the rule, in a short text (the
+/// automaton) and in a long one (Teddy).
+#[test]
+fn a_client_certificate_alone_is_redacted() {
+    let line = "    client-certificate-data: \
+                LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENCKzZnQXdJQkFnSUI=";
+    let want = "    client-certificate-data: [redacted:kube_credential]";
+    let pad = "users:\n- name: admin\n  user:\n".repeat(10);
+    assert_eq!(redact(line).0, want);
+    assert_eq!(redact(&format!("{pad}{line}")).0, format!("{pad}{want}"));
+}
