@@ -547,8 +547,11 @@ const SLIM_LITERALS: usize = 32;
 
 /// Keep the long literals to one searcher: past [`TEDDY_LITERALS`], those
 /// whose first three bytes are rarest in text ([`byte_weight`]) join the
-/// 3-byte searchers `into` while each stays slim. A second pass over each
-/// long text costs more than the few candidates they add there.
+/// 3-byte searchers `into`, each while it stays slim, or, already fat,
+/// while it holds no more than a searcher takes. A second pass over each
+/// long text costs more than the few candidates they add there; and the
+/// name ends' searcher, the last, stops at a text's first assignment only
+/// while it holds no literal of another rule.
 fn spill(long: &mut Vec<(String, u128)>, into: [&mut Vec<(String, u128)>; 2]) {
     if long.len() <= TEDDY_LITERALS {
         return;
@@ -557,7 +560,12 @@ fn spill(long: &mut Vec<(String, u128)>, into: [&mut Vec<(String, u128)>; 2]) {
     // the most common first, so the rarest are popped off the end
     long.sort_by(|a, b| weight(&b.0).total_cmp(&weight(&a.0)).then(a.0.cmp(&b.0)));
     for class in into {
-        while long.len() > TEDDY_LITERALS && class.len() < SLIM_LITERALS {
+        let room = if class.len() > SLIM_LITERALS {
+            TEDDY_LITERALS
+        } else {
+            SLIM_LITERALS
+        };
+        while long.len() > TEDDY_LITERALS && class.len() < room {
             if let Some(l) = long.pop() {
                 class.push(l);
             }
