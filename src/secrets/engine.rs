@@ -939,6 +939,30 @@ const KNOWN_EXAMPLES: &[&str] = &[
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
 ];
 
+/// [`Scanner::redact_map`] of an object none of whose keys and strings
+/// holds a needle: only a value under a secret-named key can go.
+fn redact_named(m: &mut serde_json::Map<String, serde_json::Value>, counts: &mut Counts) {
+    use serde_json::Value;
+    fn walk(v: &mut Value, counts: &mut Counts) {
+        match v {
+            Value::Object(m) => redact_named(m, counts),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, counts)),
+            _ => {}
+        }
+    }
+    for (k, v) in m.iter_mut() {
+        match v {
+            Value::String(s) => {
+                if secret_name(k) && assigned_value(s) && !placeholder(s) {
+                    *s = format!("[redacted:{NAMED_RULE}]");
+                    *counts.entry(NAMED_RULE).or_default() += 1;
+                }
+            }
+            other => walk(other, counts),
+        }
+    }
+}
+
 /// Some key at any depth of `m` is a secret-named key ([`secret_name`]).
 fn has_secret_name(m: &serde_json::Map<String, serde_json::Value>) -> bool {
     use serde_json::Value;
@@ -1021,7 +1045,7 @@ const CLEAN_PER_SHARD: usize = 7 << 14;
 const CLEAN_MIN: usize = 64;
 
 /// A [`Clean`] domain: texts (`redact`) and serialized natives
-/// (`may_match_native`, whose keys count apart) never share a digest.
+/// (`may_match_native`, `redact_native`: their keys count apart) never share a digest.
 #[derive(Clone, Copy)]
 enum Domain {
     Text = 1,
@@ -1189,6 +1213,39 @@ impl Scanner {
             self.clean.insert(k);
         }
         may
+    }
+
+    /// Redact a `native` object in place, `json` its serialized text
+    /// (`may_match_native`'s pair); whether anything changed, so `json`
+    /// must be made again. An object whose text holds no needle has no
+    /// string a rule changes: only its values under secret-named keys are
+    /// looked at, not each of its strings searched again.
+    pub fn redact_native(
+        &self,
+        native: &mut serde_json::Map<String, serde_json::Value>,
+        json: &str,
+        counts: &mut Counts,
+    ) -> bool {
+        let before: u64 = counts.values().sum();
+        if self.user {
+            self.redact_map(native, counts);
+        } else {
+            let key = Clean::key(json, Domain::Native);
+            if key.is_some_and(|k| self.clean.contains(k)) {
+                return false;
+            }
+            if self.needle_in_serialized(json, true) {
+                self.redact_map(native, counts);
+            } else if has_secret_name(native) {
+                redact_named(native, counts);
+            } else {
+                if let Some(k) = key {
+                    self.clean.insert(k);
+                }
+                return false;
+            }
+        }
+        counts.values().sum::<u64>() != before
     }
 
     /// The secret spans of `text`: (start, end, rule), sorted, disjoint.

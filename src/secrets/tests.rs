@@ -1836,3 +1836,35 @@ fn a_client_certificate_alone_is_redacted() {
     assert_eq!(redact(line).0, want);
     assert_eq!(redact(&format!("{pad}{line}")).0, format!("{pad}{want}"));
 }
+
+/// A native object is redacted as [`Scanner::redact_map`] redacts it, and
+/// `redact_native` says whether it changed: a secret-named value at any
+/// depth (under an object in an array too) goes whether or not a needle
+/// is in the object's text, and an object with nothing to redact is left
+/// as it is.
+#[test]
+fn a_native_is_redacted_as_its_map_is() {
+    let natives = [
+        serde_json::json!({"env": {"API_KEY": "q8Zt4mXp2LrV9sWk"}, "n": 1}),
+        serde_json::json!({"steps": [{"name": "db", "password": "Hx7pQ2vLm9wE3rT5"}], "ok": true}),
+        serde_json::json!({"steps": [[{"client_secret": "Hx7pQ2vLm9wE3rT5"}]]}),
+        serde_json::json!({"token": "<your-token>", "api_key": "short"}),
+        serde_json::json!({"note": format!("see {GHP}"), "password": "Hx7pQ2vLm9wE3rT5"}),
+        serde_json::json!({"args": ["ls", "-la"], "session_key": "websocket:abc"}),
+        serde_json::json!({"k": "API_KEY=q8Zt4mXp2LrV9sWk", "list": [1, 2]}),
+    ];
+    for value in natives {
+        let map = value.as_object().cloned().unwrap_or_default();
+        assert!(!map.is_empty());
+        let json = value.to_string();
+        let mut want = map.clone();
+        let mut want_counts = Counts::new();
+        SCANNER.redact_map(&mut want, &mut want_counts);
+        let mut got = map.clone();
+        let mut counts = Counts::new();
+        let changed = Scanner::new(&[]).redact_native(&mut got, &json, &mut counts);
+        assert_eq!(got, want, "{json}");
+        assert_eq!(counts, want_counts, "{json}");
+        assert_eq!(changed, want != map, "{json}");
+    }
+}
