@@ -45,9 +45,10 @@ pub struct Rule {
     pub cut_check: Option<fn(&str) -> bool>,
 }
 
-/// What every match of a rule contains, verbatim. None of it is a JSON
-/// escape (`"`, `\\`, control characters), so it also shows in a value's
-/// serialized JSON wherever one of its strings holds it.
+/// What every match of a rule contains, verbatim. A literal holding a
+/// character JSON escapes (a tab) is also searched escaped
+/// ([`literals`]), so a needle shows in a value's serialized JSON wherever
+/// one of its strings holds it.
 pub enum Needle {
     /// One of these literals.
     Any(&'static [&'static str]),
@@ -248,6 +249,20 @@ pub(super) fn literals(rules: &[Rule]) -> Vec<(String, u128)> {
         };
         for l in ls {
             *by.entry((*l).to_string()).or_default() |= 1 << i;
+            // a character JSON escapes (a tab) shows escaped in a serialized
+            // value: the literal up to its first escape stands for it there
+            // (`-u` and a tab: `-u\`, one more 3-byte literal)
+            if let Some(part) = serde_json::to_string(l)
+                .ok()
+                .filter(|q| q.len() != l.len() + 2)
+                .and_then(|q| {
+                    let inner = q.get(1..q.len().saturating_sub(1))?;
+                    let cut = inner.find('\\').map_or(inner.len(), |k| (k + 1).max(3));
+                    inner.get(..cut.min(inner.len())).map(str::to_string)
+                })
+            {
+                *by.entry(part).or_default() |= 1 << i;
+            }
         }
     }
     let mut all: Vec<(String, u128)> = by.into_iter().collect();
@@ -288,8 +303,13 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
     if hay.get(i) == Some(&b']') {
         i += 1;
     }
-    while matches!(hay.get(i), Some(b' ' | b'\t')) {
-        i += 1;
+    // a tab shows as `\t` in serialized JSON
+    loop {
+        match (hay.get(i), hay.get(i + 1)) {
+            (Some(b' ' | b'\t'), _) => i += 1,
+            (Some(b'\\'), Some(b't')) => i += 2,
+            _ => break,
+        }
     }
     match hay.get(i) {
         Some(b'=') => true,

@@ -1868,3 +1868,33 @@ fn a_native_is_redacted_as_its_map_is() {
         assert_eq!(changed, want != map, "{json}");
     }
 }
+
+/// A tab in a native's string shows as `\t` in its serialized JSON, which
+/// the pre-pass searches: a tab between a secret-named key and its `=`, or
+/// after `-u`, still lets the rules run on the native, in a short text
+/// (the automaton) and a long one (Teddy).
+#[test]
+fn a_tab_before_a_secret_in_a_native_still_redacts_it() {
+    let cases = [
+        (
+            "export API_KEY\t=q8Zt4mXp2LrV9sWk",
+            "export API_KEY\t=[redacted:secret_assignment]",
+        ),
+        (
+            "curl -u\tadmin:Hx7pQ2vLm9wE3rT5",
+            "curl -u\tadmin:[redacted:basic_auth]",
+        ),
+    ];
+    for (text, want) in cases {
+        for pad in [String::new(), "word ".repeat(60)] {
+            let value = serde_json::json!({ "pad": pad, "cmd": text });
+            let json = value.to_string();
+            let map = value.as_object().cloned().unwrap_or_default();
+            assert!(SCANNER.may_match_native(&map, &json), "{json}");
+            let mut got = map.clone();
+            let mut counts = Counts::new();
+            assert!(Scanner::new(&[]).redact_native(&mut got, &json, &mut counts));
+            assert_eq!(got.get("cmd"), Some(&serde_json::json!(want)), "{json}");
+        }
+    }
+}
