@@ -484,11 +484,10 @@ impl<'a> StoreOutput<'a> {
                 text_kept = false;
             }
             // one pass over the serialized value rules out most natives;
-            // only the rest are walked string by string
+            // only the rest are walked, and made again where they changed
             if let (Some(m), Some(json)) = (row.native.as_mut(), native.as_mut())
-                && scanner.may_match_native(m, json)
+                && scanner.redact_native(m, json, &mut self.redactions)
             {
-                scanner.redact_map(m, &mut self.redactions);
                 *json = native_json(m);
             }
         }

@@ -45,9 +45,10 @@ pub struct Rule {
     pub cut_check: Option<fn(&str) -> bool>,
 }
 
-/// What every match of a rule contains, verbatim. None of it is a JSON
-/// escape (`"`, `\\`, control characters), so it also shows in a value's
-/// serialized JSON wherever one of its strings holds it.
+/// What every match of a rule contains, verbatim. A literal holding a
+/// character JSON escapes (a tab) is also searched escaped
+/// ([`literals`]), so a needle shows in a value's serialized JSON wherever
+/// one of its strings holds it.
 pub enum Needle {
     /// One of these literals.
     Any(&'static [&'static str]),
@@ -113,7 +114,7 @@ struct Compiled {
     left: Option<fn(u8) -> bool>,
     right: Option<fn(u8) -> bool>,
     near: Option<fn(&str, usize, usize) -> bool>,
-    /// Its bit in [`Prepass::rules`] (`None`: a user pattern, always run).
+    /// Its bit in [`Prepass::rules_of_text`] (`None`: a user pattern, always run).
     bit: Option<usize>,
     /// An [`Needle::Assign`] rule: run only around each assignment's sign
     /// ([`assignment_window`]), not over the whole text.
@@ -171,7 +172,7 @@ pub(super) const NAME_ENDS: &[&str] = &[
     "Pwd", "PWD", "ass", "ASS",
 ];
 
-// one bit per built-in rule in `Prepass::rules`
+// one bit per built-in rule in `Prepass::rules_of_text`
 const _: () = assert!(RULES.len() <= 128);
 
 /// The pre-pass: which built-in rules can match a text, from their
@@ -248,6 +249,20 @@ pub(super) fn literals(rules: &[Rule]) -> Vec<(String, u128)> {
         };
         for l in ls {
             *by.entry((*l).to_string()).or_default() |= 1 << i;
+            // a character JSON escapes (a tab) shows escaped in a serialized
+            // value: the literal up to its first escape stands for it there
+            // (`-u` and a tab: `-u\`, one more 3-byte literal)
+            if let Some(part) = serde_json::to_string(l)
+                .ok()
+                .filter(|q| q.len() != l.len() + 2)
+                .and_then(|q| {
+                    let inner = q.get(1..q.len().saturating_sub(1))?;
+                    let cut = inner.find('\\').map_or(inner.len(), |k| (k + 1).max(3));
+                    inner.get(..cut.min(inner.len())).map(str::to_string)
+                })
+            {
+                *by.entry(part).or_default() |= 1 << i;
+            }
         }
     }
     let mut all: Vec<(String, u128)> = by.into_iter().collect();
@@ -288,8 +303,13 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
     if hay.get(i) == Some(&b']') {
         i += 1;
     }
-    while matches!(hay.get(i), Some(b' ' | b'\t')) {
-        i += 1;
+    // a tab shows as `\t` in serialized JSON
+    loop {
+        match (hay.get(i), hay.get(i + 1)) {
+            (Some(b' ' | b'\t'), _) => i += 1,
+            (Some(b'\\'), Some(b't')) => i += 2,
+            _ => break,
+        }
     }
     match hay.get(i) {
         Some(b'=') => true,
@@ -298,9 +318,30 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
     }
 }
 
-/// Where each assignment's `=` or `:` stands ([`Needle::Assign`]).
-fn assignments(hay: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    memchr::memchr2_iter(b'=', b':', hay).filter(move |&i| ends_secretish(&hay[..name_end(hay, i)]))
+/// The first place in `hay[from..]` where a sign may stand whose
+/// [`assignment_window`] reaches the end of `hay`: the value after it
+/// holds no whitespace, so the sign is in the last run of non-whitespace,
+/// or right before the blanks before it (an `=>`'s `>` between).
+fn last_value(hay: &[u8], from: usize) -> usize {
+    let Some(tail) = hay.get(from..) else {
+        return hay.len();
+    };
+    let Some(ws) = tail.iter().rposition(u8::is_ascii_whitespace) else {
+        return from;
+    };
+    let mut q = from + ws + 1;
+    while q > from && matches!(hay[q - 1], b' ' | b'\t') {
+        q -= 1;
+    }
+    q.saturating_sub(2).max(from)
+}
+
+/// Where each assignment's `=` or `:` from `from` on stands
+/// ([`Needle::Assign`]).
+fn assignments(hay: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr2_iter(b'=', b':', hay.get(from..).unwrap_or_default())
+        .map(move |i| i + from)
+        .filter(move |&i| ends_secretish(&hay[..name_end(hay, i)]))
 }
 
 /// Where the name before the `=` or `:` at `i` ends: blanks and a quote
@@ -526,8 +567,11 @@ const SLIM_LITERALS: usize = 32;
 
 /// Keep the long literals to one searcher: past [`TEDDY_LITERALS`], those
 /// whose first three bytes are rarest in text ([`byte_weight`]) join the
-/// 3-byte searchers `into` while each stays slim. A second pass over each
-/// long text costs more than the few candidates they add there.
+/// 3-byte searchers `into`, each while it stays slim, or, already fat,
+/// while it holds no more than a searcher takes. A second pass over each
+/// long text costs more than the few candidates they add there; and the
+/// name ends' searcher, the last, stops at a text's first assignment only
+/// while it holds no literal of another rule.
 fn spill(long: &mut Vec<(String, u128)>, into: [&mut Vec<(String, u128)>; 2]) {
     if long.len() <= TEDDY_LITERALS {
         return;
@@ -536,7 +580,12 @@ fn spill(long: &mut Vec<(String, u128)>, into: [&mut Vec<(String, u128)>; 2]) {
     // the most common first, so the rarest are popped off the end
     long.sort_by(|a, b| weight(&b.0).total_cmp(&weight(&a.0)).then(a.0.cmp(&b.0)));
     for class in into {
-        while long.len() > TEDDY_LITERALS && class.len() < SLIM_LITERALS {
+        let room = if class.len() > SLIM_LITERALS {
+            TEDDY_LITERALS
+        } else {
+            SLIM_LITERALS
+        };
+        while long.len() > TEDDY_LITERALS && class.len() < room {
             if let Some(l) = long.pop() {
                 class.push(l);
             }
@@ -623,29 +672,45 @@ impl Prepass {
         }
     }
 
-    /// Bit `i` set: built-in rule `i` can match `text`. Every needle
-    /// occurrence counts, overlapping ones too (the search restarts one byte
-    /// after each start; at one start only one literal can match, as none is
-    /// a prefix of another: [`literals`]).
+    /// [`Prepass::rules_of_text`] of a text.
+    #[cfg(test)]
     pub(super) fn rules(&self, text: &str) -> u128 {
         self.rules_of_text(text, false)
     }
 
-    /// [`Prepass::rules`]; `json`: `text` is a serialized value
-    /// ([`sign_after`]).
+    /// [`Prepass::rules_of_text`] and where the first assignment's name ends
+    /// ([`Needle::Assign`]; 0 when its rules were not found): no sign before
+    /// it has a name end of [`NAME_ENDS`] before it, as the search looked for
+    /// the sign after each one up to there ([`Compiled::scan`]).
+    pub(super) fn rules_and_assignment(&self, text: &str) -> (u128, usize) {
+        self.search(text, false)
+    }
+
+    /// Bit `i` set: built-in rule `i` can match `text`. Every needle
+    /// occurrence counts, overlapping ones too (the search restarts one byte
+    /// after each start; at one start only one literal can match, as none is
+    /// a prefix of another: [`literals`]). `json`: `text` is a serialized
+    /// value ([`sign_after`]).
     pub(super) fn rules_of_text(&self, text: &str, json: bool) -> u128 {
+        self.search(text, json).0
+    }
+
+    /// [`Prepass::rules_and_assignment`] of `text`, serialized when `json`.
+    fn search(&self, text: &str, json: bool) -> (u128, usize) {
         let hay = text.as_bytes();
         let mut hit = 0u128;
+        let mut assigned = 0usize;
         let teddy: &[(packed::Searcher, Vec<u128>)] = if hay.len() < SHORT_TEXT {
             &[]
         } else {
             &self.teddy
         };
         // a name end counts only with its sign after it
-        let add = |hit: &mut u128, mask: u128, end: usize| {
+        let add = |hit: &mut u128, assigned: &mut usize, mask: u128, end: usize| {
             *hit |= mask & !self.assign;
             if mask & self.assign & !*hit != 0 && sign_after(hay, end, json) {
                 *hit |= mask & self.assign;
+                *assigned = end;
             }
         };
         for ((t, rules_of), all) in teddy.iter().zip(&self.teddy_rules) {
@@ -655,19 +720,29 @@ impl Prepass {
             while *all & !hit != 0
                 && let Some(m) = t.find_in(hay, Span::from(at..hay.len()))
             {
-                add(&mut hit, rules_of[m.pattern().as_usize()], m.end());
+                add(
+                    &mut hit,
+                    &mut assigned,
+                    rules_of[m.pattern().as_usize()],
+                    m.end(),
+                );
                 at = m.start() + 1;
             }
         }
         if teddy.is_empty() {
             let Some(a) = &self.automaton else {
-                return u128::MAX; // no searcher: every rule runs
+                return (u128::MAX, 0); // no searcher: every rule runs
             };
             let mut at = 0;
             while self.all & !hit != 0
                 && let Some(m) = a.find(Input::new(hay).span(at..hay.len()))
             {
-                add(&mut hit, self.rules_of[m.pattern().as_usize()], m.end());
+                add(
+                    &mut hit,
+                    &mut assigned,
+                    self.rules_of[m.pattern().as_usize()],
+                    m.end(),
+                );
                 at = m.start() + 1;
             }
         }
@@ -693,7 +768,7 @@ impl Prepass {
                 }
             }
         }
-        hit
+        (hit, assigned)
     }
 }
 
@@ -884,6 +959,30 @@ const KNOWN_EXAMPLES: &[&str] = &[
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
 ];
 
+/// [`Scanner::redact_map`] of an object none of whose keys and strings
+/// holds a needle: only a value under a secret-named key can go.
+fn redact_named(m: &mut serde_json::Map<String, serde_json::Value>, counts: &mut Counts) {
+    use serde_json::Value;
+    fn walk(v: &mut Value, counts: &mut Counts) {
+        match v {
+            Value::Object(m) => redact_named(m, counts),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, counts)),
+            _ => {}
+        }
+    }
+    for (k, v) in m.iter_mut() {
+        match v {
+            Value::String(s) => {
+                if secret_name(k) && assigned_value(s) && !placeholder(s) {
+                    *s = format!("[redacted:{NAMED_RULE}]");
+                    *counts.entry(NAMED_RULE).or_default() += 1;
+                }
+            }
+            other => walk(other, counts),
+        }
+    }
+}
+
 /// Some key at any depth of `m` is a secret-named key ([`secret_name`]).
 fn has_secret_name(m: &serde_json::Map<String, serde_json::Value>) -> bool {
     use serde_json::Value;
@@ -966,7 +1065,7 @@ const CLEAN_PER_SHARD: usize = 7 << 14;
 const CLEAN_MIN: usize = 64;
 
 /// A [`Clean`] domain: texts (`redact`) and serialized natives
-/// (`may_match_native`, whose keys count apart) never share a digest.
+/// (`may_match_native`, `redact_native`: their keys count apart) never share a digest.
 #[derive(Clone, Copy)]
 enum Domain {
     Text = 1,
@@ -1136,6 +1235,39 @@ impl Scanner {
         may
     }
 
+    /// Redact a `native` object in place, `json` its serialized text
+    /// (`may_match_native`'s pair); whether anything changed, so `json`
+    /// must be made again. An object whose text holds no needle has no
+    /// string a rule changes: only its values under secret-named keys are
+    /// looked at, not each of its strings searched again.
+    pub fn redact_native(
+        &self,
+        native: &mut serde_json::Map<String, serde_json::Value>,
+        json: &str,
+        counts: &mut Counts,
+    ) -> bool {
+        let before: u64 = counts.values().sum();
+        if self.user {
+            self.redact_map(native, counts);
+        } else {
+            let key = Clean::key(json, Domain::Native);
+            if key.is_some_and(|k| self.clean.contains(k)) {
+                return false;
+            }
+            if self.needle_in_serialized(json, true) {
+                self.redact_map(native, counts);
+            } else if has_secret_name(native) {
+                redact_named(native, counts);
+            } else {
+                if let Some(k) = key {
+                    self.clean.insert(k);
+                }
+                return false;
+            }
+        }
+        counts.values().sum::<u64>() != before
+    }
+
     /// The secret spans of `text`: (start, end, rule), sorted, disjoint.
     /// A percent-encoded text (`?auth=Bearer%20…`, `postgres%3A%2F%2F…`) is
     /// also searched decoded, and what is found there is mapped back onto
@@ -1166,7 +1298,7 @@ impl Scanner {
 
     /// Every accepted match of the rules the pre-pass lets run on `text`.
     fn find_in(&self, text: &str, found: &mut Vec<(usize, usize, usize)>) {
-        let hit = self.prepass.rules(text);
+        let (hit, assigned) = self.prepass.rules_and_assignment(text);
         if hit == 0 && !self.user {
             return;
         }
@@ -1174,7 +1306,7 @@ impl Scanner {
             if r.bit.is_some_and(|b| hit & (1 << b) == 0) {
                 continue;
             }
-            r.scan(text, found, i);
+            r.scan(text, found, i, assigned);
         }
     }
 
@@ -1283,8 +1415,12 @@ impl Scanner {
 impl Compiled {
     /// Every accepted match of this rule (and of its cut start) in `text`,
     /// pushed as (start, end, rule index). A match the boundaries or checks
-    /// refuse is retried one character later.
-    fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize) {
+    /// refuse is retried one character later. An assignment rule looks at
+    /// the signs from `assigned` on ([`Prepass::rules_and_assignment`]): a
+    /// sign before it, its name in another case, can only find what a sign
+    /// of a [`NAME_ENDS`] name finds in the rest of its window, which is
+    /// that sign's own window.
+    fn scan(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, i: usize, assigned: usize) {
         let (re, cut) = match &self.re {
             Pattern::Builtin(b) => match builtin_regexes(*b) {
                 Some(res) => res,
@@ -1316,7 +1452,7 @@ impl Compiled {
         };
         let next = |at: usize| at + text[at..].chars().next().map_or(1, char::len_utf8);
         if self.windowed {
-            for sign in assignments(text.as_bytes()) {
+            for sign in assignments(text.as_bytes(), assigned) {
                 let (ws, we) = assignment_window(text, sign);
                 let Some(c) = re.captures(&text[ws..we]) else {
                     continue;
@@ -1388,7 +1524,8 @@ impl Compiled {
                 // runs on to this end without a blank: only the windows of
                 // such signs are searched, not the whole stretch
                 let b = upto.as_bytes();
-                for sign in memchr::memchr2_iter(b'=', b':', &b[from..]).map(|k| k + from) {
+                let tail = last_value(b, from);
+                for sign in memchr::memchr2_iter(b'=', b':', &b[tail..]).map(|k| k + tail) {
                     if !ends_secretish(&b[..name_end(b, sign)]) {
                         continue;
                     }

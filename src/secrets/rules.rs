@@ -1383,7 +1383,9 @@ pub const RULES: &[Rule] = &[
         pattern: r#"(?:client-key-data|client-certificate-data)(?:\\?["'])?[ \t]*:[ \t]*(?:\\?["'])?([A-Za-z0-9+/]{8,}={0,2})"#,
         group: 1,
         check: None,
-        needle: Needle::Any(&["client-key-data", "client-certificate-data"]),
+        // a needle's first bytes are what the pre-pass fingerprints: not
+        // the `clie` of every `client`
+        needle: Needle::Any(&["client-key-data", "t-certificate-data"]),
         left: None,
         right: Some(base64),
         near: None,
@@ -1454,7 +1456,9 @@ pub const RULES: &[Rule] = &[
         pattern: r"(?:\A|\n|\\n)[ \t]*password[ \t]*[=:][ \t]*([^\s\\]+)",
         group: 1,
         check: Some(given_password),
-        needle: Needle::Any(&["username"]),
+        // not the `user` of every `user` (the pre-pass fingerprints a
+        // needle's first bytes)
+        needle: Needle::Any(&["sername"]),
         left: None,
         right: None,
         near: Some(pypirc_context),

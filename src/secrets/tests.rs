@@ -1768,3 +1768,133 @@ fn every_rule_compiles() {
         );
     }
 }
+
+/// Every assignment of a text is redacted wherever its sign stands: after
+/// signs whose names are no secret's, after a name in a case the rule does
+/// not take (`kEy`), inside another sign's value, and cut short where the
+/// text or a preview's `…` ends it, blanks or `=>` before its value; the
+/// pre-pass (Teddy for a long text, the automaton for a short one) finds
+/// what no pre-pass at all finds.
+#[test]
+fn an_assignment_is_found_wherever_its_sign_stands() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "a: 1, b = 2, API_KEY=q8Zt4mXp2LrV9sWk DB_PASSWORD=Hx7pQ2vLm9wE3rT5 keyring: none",
+            "a: 1, b = 2, API_KEY=[redacted:secret_assignment] \
+             DB_PASSWORD=[redacted:secret_assignment] keyring: none",
+        ),
+        (
+            "x_kEy=my_token=q8Zt4mXp2LrV9sWk done",
+            "x_kEy=my_token=[redacted:secret_assignment] done",
+        ),
+        (
+            "the monkey: 3, time: 10:00, GITHUB_TOKEN\\\"=Hx7pQ2vLm9wE3rT5",
+            "the monkey: 3, time: 10:00, GITHUB_TOKEN\\\"=[redacted:secret_assignment]",
+        ),
+        // letters of two cases and no digit: only a cut start takes these
+        (
+            "run it with API_KEY=   qZtmXpLrVs",
+            "run it with API_KEY=   [redacted:secret_assignment]",
+        ),
+        (
+            "$config['db_password'] =>\tqZtmXpLrVs",
+            "$config['db_password'] =>\t[redacted:secret_assignment]",
+        ),
+        (
+            "token: none\nPASSWORD=Hx7pQ2vLm9w",
+            "token: none\nPASSWORD=[redacted:secret_assignment]",
+        ),
+        (
+            "secret: q8Zt4mXp2L… and more",
+            "secret: [redacted:secret_assignment]… and more",
+        ),
+    ];
+    let [teddy, _, none] = &*SCANNERS;
+    let pad = "word ".repeat(60);
+    for (input, want) in cases {
+        for (text, want) in [
+            (input.to_string(), want.to_string()),
+            (format!("{pad}{input}"), format!("{pad}{want}")),
+        ] {
+            let mut c = Counts::new();
+            let out = teddy.redact(&text, &mut c).unwrap_or_else(|| text.clone());
+            assert_eq!(out, want, "{text:?}");
+            assert_eq!(teddy.find(&text), none.find(&text), "{text:?}");
+        }
+    }
+}
+
+/// A kubeconfig's client certificate is redacted on its own, with no
+/// `client-key-data` beside it to wake the rule, in a short text (the
+/// automaton) and in a long one (Teddy).
+#[test]
+fn a_client_certificate_alone_is_redacted() {
+    let line = "    client-certificate-data: \
+                LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENCKzZnQXdJQkFnSUI=";
+    let want = "    client-certificate-data: [redacted:kube_credential]";
+    let pad = "users:\n- name: admin\n  user:\n".repeat(10);
+    assert_eq!(redact(line).0, want);
+    assert_eq!(redact(&format!("{pad}{line}")).0, format!("{pad}{want}"));
+}
+
+/// A native object is redacted as [`Scanner::redact_map`] redacts it, and
+/// `redact_native` says whether it changed: a secret-named value at any
+/// depth (under an object in an array too) goes whether or not a needle
+/// is in the object's text, and an object with nothing to redact is left
+/// as it is.
+#[test]
+fn a_native_is_redacted_as_its_map_is() {
+    let natives = [
+        serde_json::json!({"env": {"API_KEY": "q8Zt4mXp2LrV9sWk"}, "n": 1}),
+        serde_json::json!({"steps": [{"name": "db", "password": "Hx7pQ2vLm9wE3rT5"}], "ok": true}),
+        serde_json::json!({"steps": [[{"client_secret": "Hx7pQ2vLm9wE3rT5"}]]}),
+        serde_json::json!({"token": "<your-token>", "api_key": "short"}),
+        serde_json::json!({"note": format!("see {GHP}"), "password": "Hx7pQ2vLm9wE3rT5"}),
+        serde_json::json!({"args": ["ls", "-la"], "session_key": "websocket:abc"}),
+        serde_json::json!({"k": "API_KEY=q8Zt4mXp2LrV9sWk", "list": [1, 2]}),
+    ];
+    for value in natives {
+        let map = value.as_object().cloned().unwrap_or_default();
+        assert!(!map.is_empty());
+        let json = value.to_string();
+        let mut want = map.clone();
+        let mut want_counts = Counts::new();
+        SCANNER.redact_map(&mut want, &mut want_counts);
+        let mut got = map.clone();
+        let mut counts = Counts::new();
+        let changed = Scanner::new(&[]).redact_native(&mut got, &json, &mut counts);
+        assert_eq!(got, want, "{json}");
+        assert_eq!(counts, want_counts, "{json}");
+        assert_eq!(changed, want != map, "{json}");
+    }
+}
+
+/// A tab in a native's string shows as `\t` in its serialized JSON, which
+/// the pre-pass searches: a tab between a secret-named key and its `=`, or
+/// after `-u`, still lets the rules run on the native, in a short text
+/// (the automaton) and a long one (Teddy).
+#[test]
+fn a_tab_before_a_secret_in_a_native_still_redacts_it() {
+    let cases = [
+        (
+            "export API_KEY\t=q8Zt4mXp2LrV9sWk",
+            "export API_KEY\t=[redacted:secret_assignment]",
+        ),
+        (
+            "curl -u\tadmin:Hx7pQ2vLm9wE3rT5",
+            "curl -u\tadmin:[redacted:basic_auth]",
+        ),
+    ];
+    for (text, want) in cases {
+        for pad in [String::new(), "word ".repeat(60)] {
+            let value = serde_json::json!({ "pad": pad, "cmd": text });
+            let json = value.to_string();
+            let map = value.as_object().cloned().unwrap_or_default();
+            assert!(SCANNER.may_match_native(&map, &json), "{json}");
+            let mut got = map.clone();
+            let mut counts = Counts::new();
+            assert!(Scanner::new(&[]).redact_native(&mut got, &json, &mut counts));
+            assert_eq!(got.get("cmd"), Some(&serde_json::json!(want)), "{json}");
+        }
+    }
+}
