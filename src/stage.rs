@@ -67,6 +67,24 @@ struct Blob {
 
 type BlobSlot = Arc<Mutex<Option<Blob>>>;
 
+impl Blob {
+    /// Append a row's text and native (either may be absent): the offset
+    /// the text starts at, its native right after it.
+    fn append(&mut self, parts: [Option<&str>; 2]) -> Result<i64, StageError> {
+        let off = self.len as i64;
+        for bytes in parts.into_iter().flatten() {
+            self.file
+                .write_all(bytes.as_bytes())
+                .map_err(|source| StageError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            self.len += bytes.len() as u64;
+        }
+        Ok(off)
+    }
+}
+
 /// The staged files of one run.
 pub struct Stage {
     dir: PathBuf,
@@ -265,16 +283,7 @@ impl Stage {
                     });
                     continue;
                 }
-                let off = blob.len as i64;
-                for bytes in [r.text.as_deref(), n.as_deref()].into_iter().flatten() {
-                    blob.file
-                        .write_all(bytes.as_bytes())
-                        .map_err(|source| StageError::Io {
-                            path: blob.path.clone(),
-                            source,
-                        })?;
-                    blob.len += bytes.len() as u64;
-                }
+                let off = blob.append([r.text.as_deref(), n.as_deref()])?;
                 wide.push(WideRef {
                     staged: false,
                     blob: Some((id, off)),
@@ -343,16 +352,7 @@ impl Stage {
                     continue;
                 }
                 blob_of.push(Some(id));
-                off.push(Some(blob.len as i64));
-                for bytes in [value(text, r), value(native, r)].into_iter().flatten() {
-                    blob.file
-                        .write_all(bytes.as_bytes())
-                        .map_err(|source| StageError::Io {
-                            path: blob.path.clone(),
-                            source,
-                        })?;
-                    blob.len += bytes.len() as u64;
-                }
+                off.push(Some(blob.append([value(text, r), value(native, r)])?));
             }
         }
         // a row whose text went to the blob file has none in the staged columns

@@ -35,30 +35,6 @@ use serde_json::Value;
 use super::Source;
 use crate::diag::one_line;
 
-/// What SOURCE is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// A load's events file (view `events`), perhaps with its `--tables`.
-    Out,
-    /// A `--tables` directory.
-    Tables,
-    /// A `--db` file.
-    Database,
-    /// A ledger of `nanoload sync`.
-    Ledger,
-}
-
-impl SourceKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Out => "events file",
-            SourceKind::Tables => "tables directory",
-            SourceKind::Database => "database",
-            SourceKind::Ledger => "ledger",
-        }
-    }
-}
-
 /// Why a query gave no rows.
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {
