@@ -153,12 +153,31 @@ mod tests {
             }
             let text = std::fs::read_to_string(e.path())?;
             let deps = graph.entry(module.clone()).or_default();
-            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-                for (i, _) in line.match_indices("crate::") {
-                    let name: String = line[i + 7..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let first_word = |s: &str| -> String {
+                s.trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect()
+            };
+            for (i, _) in code.match_indices("crate::") {
+                let rest = &code[i + 7..];
+                // `crate::{a, b::c}` names a and b
+                let names: Vec<String> = match rest.strip_prefix('{') {
+                    Some(list) => list
+                        .split('}')
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(first_word)
+                        .collect(),
+                    None => vec![first_word(rest)],
+                };
+                for name in names {
                     let is_module = name.chars().next().is_some_and(|c| c.is_ascii_lowercase());
                     if is_module && name != module {
                         deps.insert(name);
@@ -212,6 +231,31 @@ mod tests {
         assert!(deps("sources").contains("store"));
         assert!(!deps("store").contains("sources"));
         assert!(!deps("store").contains("discover"));
+        Ok(())
+    }
+
+    /// The readers read a load's outputs through `source` (which opens every
+    /// SOURCE) and `readout` (the SQL and number formats they share): none
+    /// imports the load's engine, its stages, or another reader.
+    #[test]
+    fn readers_import_neither_the_engine_nor_each_other() -> std::io::Result<()> {
+        let graph = imports()?;
+        const READERS: [&str; 4] = ["report", "usage", "mcp", "otlp"];
+        const LOAD: [&str; 6] = ["engine", "run", "steps", "stage", "extract", "sink"];
+        let mut wrong = Vec::new();
+        for reader in READERS {
+            let deps = graph.get(reader).cloned().unwrap_or_default();
+            assert!(
+                deps.contains("source") || deps.contains("readout"),
+                "{reader} reads neither through source nor readout"
+            );
+            for d in &deps {
+                if LOAD.contains(&d.as_str()) || (READERS.contains(&d.as_str()) && d != reader) {
+                    wrong.push(format!("{reader} imports {d}"));
+                }
+            }
+        }
+        assert_eq!(wrong, Vec::<String>::new());
         Ok(())
     }
 
