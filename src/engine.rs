@@ -290,7 +290,7 @@ impl EngineError {
 /// DuckDB's class of an error and its sentence on one line: the type and
 /// message of its JSON (`errors_as_json`), or, from a connection that does
 /// not give JSON, the text as it is and no class.
-fn classify(e: &duckdb::Error) -> (Option<String>, String) {
+pub fn classify(e: &duckdb::Error) -> (Option<String>, String) {
     match e {
         duckdb::Error::DuckDBFailure(_, Some(text)) => match duckdb_json(text) {
             Some(j) => {

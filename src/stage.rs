@@ -333,8 +333,8 @@ impl Stage {
         let n = batch.num_rows();
         let (mut wide, mut blob_of, mut off) = (
             Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
+            Vec::<Option<i32>>::with_capacity(n),
+            Vec::<Option<i64>>::with_capacity(n),
         );
         let (id, slot) = self.blob()?;
         {
@@ -355,11 +355,16 @@ impl Stage {
                 off.push(Some(blob.append([value(text, r), value(native, r)])?));
             }
         }
+        let wide = BooleanArray::from(wide);
+        let (blob_of, off): (ArrayRef, ArrayRef) = (
+            Arc::new(Int32Array::from(blob_of)),
+            Arc::new(Int64Array::from(off)),
+        );
         // a row whose text went to the blob file has none in the staged columns
         let only_wide = |a: &StringArray| -> ArrayRef {
             Arc::new(
                 (0..n)
-                    .map(|r| if wide[r] { value(a, r) } else { None })
+                    .map(|r| if wide.value(r) { value(a, r) } else { None })
                     .collect::<StringArray>(),
             )
         };
@@ -385,9 +390,9 @@ impl Stage {
                     next_kept.next();
                     only_wide(native)
                 }
-                "x_wide" => Arc::new(BooleanArray::from(wide.clone())),
-                "x_blob" => Arc::new(Int32Array::from(blob_of.clone())),
-                "x_off" => Arc::new(Int64Array::from(off.clone())),
+                "x_wide" => Arc::new(wide.clone()),
+                "x_blob" => blob_of.clone(),
+                "x_off" => off.clone(),
                 "x_text_len" => len(text),
                 "x_native_len" => len(native),
                 "x_row" => Arc::new(Int64Array::from_iter_values(

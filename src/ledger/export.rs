@@ -185,7 +185,24 @@ pub(super) fn stage_kept(
         seen_list("")
     ))?;
     let staging = crate::stage::Stage::new(stage)?;
-    let mut seen_out: Option<parquet::arrow::ArrowWriter<std::fs::File>> = None;
+    // x_row and the seen columns, typed as the ledger keeps them
+    let seen_schema = Arc::new(Schema::new(
+        std::iter::once(Field::new("x_row", DataType::Int64, false))
+            .chain(SEEN_COLUMNS.iter().map(|(name, t)| {
+                let t = if *t == "BOOLEAN" {
+                    DataType::Boolean
+                } else {
+                    DataType::Int64
+                };
+                Field::new(*name, t, true)
+            }))
+            .collect::<Vec<_>>(),
+    ));
+    let mut seen_out = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(seen)?,
+        seen_schema.clone(),
+        None,
+    )?;
     for batch in stmt.stream_arrow([])? {
         let batch = batch?;
         let first =
@@ -193,42 +210,12 @@ pub(super) fn stage_kept(
         let x_row: ArrayRef = Arc::new(Int64Array::from_iter_values(
             (0..batch.num_rows() as i64).map(|r| first + r),
         ));
-        let mut fields = vec![Field::new("x_row", DataType::Int64, false)];
-        let mut columns = vec![x_row];
-        for (k, (name, _)) in SEEN_COLUMNS.iter().enumerate() {
-            let column = batch.column(kept + k);
-            fields.push(Field::new(*name, column.data_type().clone(), true));
-            columns.push(column.clone());
-        }
-        let rows = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?;
-        let out = match seen_out.as_mut() {
-            Some(out) => out,
-            None => seen_out.insert(parquet::arrow::ArrowWriter::try_new(
-                std::fs::File::create(seen)?,
-                rows.schema(),
-                None,
-            )?),
-        };
-        out.write(&rows)?;
+        let columns = std::iter::once(x_row)
+            .chain((0..SEEN_COLUMNS.len()).map(|k| batch.column(kept + k).clone()))
+            .collect();
+        seen_out.write(&RecordBatch::try_new(seen_schema.clone(), columns)?)?;
     }
-    match seen_out {
-        Some(out) => {
-            out.close()?;
-        }
-        None => {
-            let fields: Vec<Field> = std::iter::once(Field::new("x_row", DataType::Int64, false))
-                .chain(SEEN_COLUMNS.iter().map(|(name, t)| {
-                    let t = if *t == "BOOLEAN" {
-                        DataType::Boolean
-                    } else {
-                        DataType::Int64
-                    };
-                    Field::new(*name, t, true)
-                }))
-                .collect();
-            crate::stage::write_file(seen, &RecordBatch::new_empty(Arc::new(Schema::new(fields))))?;
-        }
-    }
+    seen_out.close()?;
     let mut staged = staging.finish(&[], &[])?;
     let calls = stage.join("llm_calls-ledger.parquet");
     conn.execute_batch(&format!(
@@ -269,13 +256,12 @@ pub(super) fn place_seen(conn: &Connection, seen: &Path) -> Result<(), duckdb::E
 /// Whether the steps have laid the rows out in OUT: `write_layout` (a row's
 /// place) and `ordinals` (its x_row's) both there.
 pub(super) fn laid_out(conn: &Connection) -> bool {
-    conn.query_row(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()
-           AND schema_name = 'main' AND table_name IN ('write_layout', 'ordinals')",
-        [],
-        |r| r.get::<_, i64>(0),
-    )
-    .is_ok_and(|n| n == 2)
+    use crate::steps::Made;
+    crate::steps::relations(conn).is_ok_and(|made| {
+        ["write_layout", "ordinals"]
+            .iter()
+            .all(|t| made.iter().any(|(m, n)| *m == Made::Table && n == t))
+    })
 }
 
 pub(super) fn seen_list(prefix: &str) -> String {

@@ -202,13 +202,7 @@ pub fn explain(e: &duckdb::Error) -> (Fault, String) {
 /// DuckDB's own sentence of an error, on one line, without its type or
 /// the statement it was in.
 fn duckdb_message(e: &duckdb::Error) -> String {
-    match e {
-        duckdb::Error::DuckDBFailure(_, Some(text)) => match crate::engine::duckdb_json(text) {
-            Some(j) => one_line(j["exception_message"].as_str().unwrap_or(text)),
-            None => one_line(text),
-        },
-        other => one_line(&other.to_string()),
-    }
+    crate::engine::classify(e).1
 }
 
 /// Why `path` (a view's Parquet file) could not be read, in the user's

@@ -149,8 +149,9 @@ pub fn declared(sql: &str) -> Vec<(Made, String)> {
     made
 }
 
-/// The tables and views of the engine's own catalog (temporary ones too).
-fn relations(conn: &Connection) -> duckdb::Result<Vec<(Made, String)>> {
+/// The tables and views of the engine's own catalog (temporary ones too),
+/// sorted.
+pub fn relations(conn: &Connection) -> duckdb::Result<Vec<(Made, String)>> {
     let mut stmt = conn.prepare(
         "SELECT 'table', table_name FROM duckdb_tables()
            WHERE NOT internal AND database_name IN (current_database(), 'temp')
