@@ -504,7 +504,8 @@ impl Engine {
     }
 
     /// Every SQL step, in order; `starting(index, count, name)` is called
-    /// before each (`kinds`, then `V001__…` without `.sql`). The events
+    /// before each (`kinds`, then `V001__…` without `.sql`) and returns
+    /// whether it made tables or views itself ([`crate::steps::run_all`]). The events
     /// chain is kept as the staged rows and bytes say
     /// ([`Chain::for_stage`]; `NANOLOAD_TEST_SQL_CHAIN=views|tables` forces
     /// one, for the tests that compare the two), V016 joins its plan as
@@ -517,7 +518,7 @@ impl Engine {
     /// ran ([`Timings::sql_plan`]).
     pub fn run_steps(
         &self,
-        mut starting: impl FnMut(usize, usize, &str),
+        mut starting: impl FnMut(usize, usize, &str) -> bool,
     ) -> Result<Timings, EngineError> {
         let count = crate::steps::STEPS.len() + 1;
         let mut tell = |i: usize, file: &str| starting(i, count, file.trim_end_matches(".sql"));

@@ -180,7 +180,10 @@ fn load_and_run_steps(
         tried.time("load", || {
             engine.load(staged, config.utc_offset_minutes, load_id, &config.prices)
         })?;
-        tried.extend(engine.run_steps(|i, n, step| progress.sql_step(i, n, step))?);
+        tried.extend(engine.run_steps(|i, n, step| {
+            progress.sql_step(i, n, step);
+            false
+        })?);
         Ok(engine)
     })?)
 }

@@ -130,9 +130,11 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             engine.load(&staged, None, &load_id, prices)?;
             placed = None;
             engine.run_steps(|_, _, _| {
-                if !args.snapshot && placed.is_none() && laid_out(engine.conn()) {
+                let place = !args.snapshot && placed.is_none() && laid_out(engine.conn());
+                if place {
                     placed = Some(place_seen(engine.conn(), &seen).map_err(Into::into));
                 }
+                place
             })?;
             Ok(engine)
         })

@@ -384,22 +384,33 @@ impl PlanJoin {
 
 /// Run the `kinds` prelude, then every step in order, keeping the events
 /// chain as `chain` says and joining V016's plan as `plan` says; `starting`
-/// is told each one's index and file name (`kinds` first) before it runs.
+/// is told each one's index and file name (`kinds` first) before it runs,
+/// and returns whether it made tables or views itself (the catalog is then
+/// read again before the step: what a step made is checked against what
+/// existed right before it).
 /// Returns each one's wall and CPU time, named by its file (`kinds` first).
 pub fn run_all(
     conn: &Connection,
     (chain, plan): (Chain, PlanJoin),
-    starting: &mut dyn FnMut(usize, &'static str),
+    starting: &mut dyn FnMut(usize, &'static str) -> bool,
 ) -> Result<Vec<Phase>, StepError> {
     let mut times = Vec::with_capacity(STEPS.len() + 1);
     let started = Clock::start();
     starting(0, "kinds");
     run_kinds(conn, plan)?;
     times.push(started.phase("kinds"));
+    let catalog = |file| {
+        move |conn: &Connection| relations(conn).map_err(|source| StepError::Sql { file, source })
+    };
+    // the catalog after one step is the one before the next, unless a hook
+    // between them made something
+    let mut known = catalog(KINDS)(conn)?;
     for (i, step) in STEPS.iter().enumerate() {
         let started = Clock::start();
-        starting(i + 1, step.0);
-        run_step(conn, step)?;
+        if starting(i + 1, step.0) {
+            known = catalog(step.0)(conn)?;
+        }
+        known = run_step_after(conn, step, &known)?;
         if chain == Chain::Tables {
             for layer in chain_layers(step.1) {
                 conn.execute_batch(&format!(
@@ -411,7 +422,10 @@ pub fn run_all(
                     file: step.0,
                     source,
                 })?;
+                known.retain(|(_, n)| n != layer);
+                known.push((Made::Table, layer.to_string()));
             }
+            known.sort();
         }
         times.push(started.phase(step.0));
     }
@@ -437,18 +451,31 @@ fn run_kinds(conn: &Connection, plan: PlanJoin) -> Result<(), StepError> {
 }
 
 /// Run one step and check it made exactly the tables and views its header
-/// declares ([`declared`]).
-fn run_step(
+/// declares ([`declared`]), the catalog read before it (the step tests'
+/// harness, which makes tables of its own between steps).
+#[cfg(test)]
+fn run_step(conn: &Connection, step: &(&'static str, &'static str)) -> Result<(), StepError> {
+    let before = relations(conn).map_err(|source| StepError::Sql {
+        file: step.0,
+        source,
+    })?;
+    run_step_after(conn, step, &before).map(|_| ())
+}
+
+/// [`run_step`] given the catalog as it is before the step (`before`,
+/// sorted): the catalog after it.
+fn run_step_after(
     conn: &Connection,
     (file, sql): &(&'static str, &'static str),
-) -> Result<(), StepError> {
+    before: &[(Made, String)],
+) -> Result<Vec<(Made, String)>, StepError> {
     let sql_err = |source| StepError::Sql { file, source };
-    let before = relations(conn).map_err(sql_err)?;
     conn.execute_batch(&step_sql(sql)).map_err(sql_err)?;
-    let made: Vec<(Made, String)> = relations(conn)
-        .map_err(sql_err)?
-        .into_iter()
+    let after = relations(conn).map_err(sql_err)?;
+    let made: Vec<(Made, String)> = after
+        .iter()
         .filter(|r| before.binary_search(r).is_err())
+        .cloned()
         .collect();
     let declared = declared(sql);
     if made != declared {
@@ -458,7 +485,7 @@ fn run_step(
             declared: listed(&declared),
         });
     }
-    Ok(())
+    Ok(after)
 }
 
 /// One trait column of `kinds`: name, SQL type, its value in a registry entry.
