@@ -752,6 +752,37 @@ pub struct Settings<'a> {
 /// and `settings`.
 pub fn open_in_memory(settings: &Settings) -> Result<Connection, duckdb::Error> {
     let conn = Connection::open_in_memory()?;
+    set_up(&conn, settings)?;
+    Ok(conn)
+}
+
+/// How [`open_file`] opens a database file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadOnly,
+    ReadWrite,
+}
+
+/// The one place nanoload opens a DuckDB database file as its main
+/// database (a ledger to export from or to prune; a sync attaches its
+/// ledger to an [`open_in_memory`] one instead): the settings block of
+/// every in-memory one, and `settings`.
+pub fn open_file(
+    path: &Path,
+    access: Access,
+    settings: &Settings,
+) -> Result<Connection, duckdb::Error> {
+    let mode = match access {
+        Access::ReadOnly => duckdb::AccessMode::ReadOnly,
+        Access::ReadWrite => duckdb::AccessMode::ReadWrite,
+    };
+    let conn = Connection::open_with_flags(path, duckdb::Config::default().access_mode(mode)?)?;
+    set_up(&conn, settings)?;
+    Ok(conn)
+}
+
+/// The settings every DuckDB of nanoload runs with, and `settings`.
+fn set_up(conn: &Connection, settings: &Settings) -> Result<(), duckdb::Error> {
     let spill = settings
         .spill
         .map(|p| format!("SET temp_directory = {};", sql_str(p)))
@@ -770,8 +801,7 @@ pub fn open_in_memory(settings: &Settings) -> Result<Connection, duckdb::Error> 
          {threads}
          {SESSION_UTC}",
         settings.memory_limit.div_ceil(1 << 20)
-    ))?;
-    Ok(conn)
+    ))
 }
 
 /// The write-ahead log DuckDB keeps beside a database file (`FILE.wal`).

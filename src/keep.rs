@@ -32,6 +32,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{ConfigError, Options};
 use crate::ledger::SyncError;
+use crate::pipeline::FrontError;
 use crate::summary::ExitCode;
 
 /// What every name nanoload writes in the cache directory starts with.
@@ -289,12 +290,10 @@ fn kept(home: &Path, dir: &Path) -> Result<Served, Unkept> {
         Err(e) => {
             forget();
             return Err(match e {
-                SyncError::NoStores { .. } => Unkept::Fail(KeepError::Neither {
+                SyncError::Front(FrontError::NoStores { .. }) => Unkept::Fail(KeepError::Neither {
                     path: home.to_path_buf(),
                 }),
-                SyncError::Config(_) | SyncError::Extract(_) | SyncError::Discover(_) => {
-                    Unkept::Fail(KeepError::Sync(e))
-                }
+                SyncError::Config(_) | SyncError::Front(_) => Unkept::Fail(KeepError::Sync(e)),
                 other => Unkept::Fallback(other.to_string()),
             });
         }
@@ -439,7 +438,7 @@ fn temp_load(home: &Path, notes: Vec<String>) -> Result<Served, KeepError> {
     o.quiet = true;
     let summary = match crate::run::run(&o) {
         Ok(s) => s,
-        Err(crate::run::RunError::NoStores { .. }) => {
+        Err(crate::run::RunError::Front(FrontError::NoStores { .. })) => {
             return Err(KeepError::Neither {
                 path: home.to_path_buf(),
             });

@@ -97,6 +97,8 @@ pub mod mcp;
 #[cfg(feature = "engine")]
 pub mod otlp;
 #[cfg(feature = "engine")]
+pub mod pipeline;
+#[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod run;
@@ -253,6 +255,97 @@ mod tests {
                 if LOAD.contains(&d.as_str()) || (READERS.contains(&d.as_str()) && d != reader) {
                     wrong.push(format!("{reader} imports {d}"));
                 }
+            }
+        }
+        assert_eq!(wrong, Vec::<String>::new());
+        Ok(())
+    }
+
+    /// Each production file of `src/` (`lib.rs`, `main.rs` and the test
+    /// modules left out) as its path under `src/` and its code up to its
+    /// `#[cfg(test)]` module, comment lines left out.
+    fn production_code() -> std::io::Result<Vec<(String, String)>> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        for e in walkdir::WalkDir::new(&src).sort_by_file_name() {
+            let e = e?;
+            let rel = e.path().strip_prefix(&src).unwrap_or(e.path());
+            let name = rel.to_string_lossy().into_owned();
+            let test = rel.iter().any(|c| c == "tests" || c == "tests.rs");
+            if !e.file_type().is_file() || !name.ends_with(".rs") || test {
+                continue;
+            }
+            if name == "lib.rs" || name == "main.rs" {
+                continue;
+            }
+            let code = std::fs::read_to_string(e.path())?
+                .lines()
+                .take_while(|l| l.trim() != "#[cfg(test)]")
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            files.push((name, code));
+        }
+        Ok(files)
+    }
+
+    /// The names `code` takes from `crate::<module>`: `crate::m::f` and each
+    /// name of `crate::m::{f, g}`.
+    fn names_from(code: &str, module: &str) -> BTreeSet<String> {
+        let word = |s: &str| -> String {
+            s.trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        };
+        let path = format!("crate::{module}::");
+        let mut names = BTreeSet::new();
+        for (i, _) in code.match_indices(&path) {
+            let rest = &code[i + path.len()..];
+            match rest.strip_prefix('{') {
+                Some(list) => names.extend(
+                    list.split('}')
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(word),
+                ),
+                None => {
+                    names.insert(word(rest));
+                }
+            }
+        }
+        names
+    }
+
+    /// The pipeline's halves are driven, not copied: a load, a sync and an
+    /// export reach discovery, extraction and the engine's retried run
+    /// through `crate::pipeline` only; and every DuckDB nanoload opens, in
+    /// memory or a database file, is opened by `crate::engine`
+    /// (`open_in_memory`, `open_file`: one settings block).
+    #[cfg(feature = "engine")]
+    #[test]
+    fn the_pipeline_and_duckdb_are_each_opened_in_one_place() -> std::io::Result<()> {
+        let mut wrong = Vec::new();
+        for (file, code) in production_code()? {
+            let own = |m: &str| file == format!("{m}.rs") || file.starts_with(&format!("{m}/"));
+            if own("pipeline") {
+                continue;
+            }
+            for (module, f) in [("discover", "discover"), ("extract", "extract")] {
+                if !own(module) && names_from(&code, module).contains(f) {
+                    wrong.push(format!("{file} calls {module}::{f}"));
+                }
+            }
+            for call in ["Engine::open(", "with_memory_retries(", "RunDir::create("] {
+                if code.contains(call) && !own("rundir") {
+                    wrong.push(format!("{file} calls {call}…)"));
+                }
+            }
+            // rusqlite's connections are SQLite's (the stores' snapshots)
+            let duckdb = !code.contains("rusqlite");
+            if duckdb && !own("engine") && code.contains("Connection::open") {
+                wrong.push(format!("{file} opens a DuckDB itself"));
             }
         }
         assert_eq!(wrong, Vec::<String>::new());

@@ -317,7 +317,7 @@ fn load_id_names_every_option_that_changes_the_output() -> TestResult {
 /// A HOME without agent state is refused: exit 4, one line naming HOME and
 /// where nanoload looks, nothing written; given an agent's own directory
 /// (`~/.nanobot`, a nanoclaw install's `data/`) the line names the
-/// directory to give instead.
+/// directory to give instead; a sync says the same.
 #[test]
 fn a_home_without_agent_state_exits_4_and_says_where_nanoload_looked() -> TestResult {
     let looked = "(nanoload reads nanobot instances, the .nanobot* directories directly under HOME, and nanoclaw install roots, directories under HOME holding data/v2.db)";
@@ -356,6 +356,28 @@ fn a_home_without_agent_state_exits_4_and_says_where_nanoload_looked() -> TestRe
             )
         );
         assert_eq!(std::fs::read_dir(out.path())?.count(), 0, "written");
+        // a sync says the same, and leaves no ledger behind
+        let o = assert_cmd::Command::cargo_bin("nanoload")?
+            .arg("sync")
+            .arg(&home)
+            .arg(out.path().join("history.duckdb"))
+            .output()?;
+        assert_eq!(
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned()
+            ),
+            (
+                Some(4),
+                format!(
+                    "nanoload: error: {}: no agent state found {looked}{instead}\n",
+                    home.display()
+                )
+            ),
+            "sync {}",
+            home.display()
+        );
+        assert_eq!(std::fs::read_dir(out.path())?.count(), 0, "written by sync");
     }
     Ok(())
 }

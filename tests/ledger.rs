@@ -1186,7 +1186,7 @@ fn a_ledger_of_an_earlier_build_sees_its_rows_again() -> TestResult {
 }
 
 /// An export that runs out of memory goes on at twice the limit, as a load
-/// does (`run::with_memory_retries`): a warning per retry, the rows placed
+/// does (`pipeline::engine`): a warning per retry, the rows placed
 /// again, the same outputs as an export that did not run out.
 #[test]
 fn an_export_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {

@@ -44,7 +44,6 @@ pub const SEEN_COLUMNS: [(&str, &str); 3] = [
 /// `events` with [`SEEN_COLUMNS`] appended unless `snapshot`.
 pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
     use crate::config::OutputPaths;
-    use crate::engine::Engine;
     use crate::sink::Outputs;
     let ledger = std::path::absolute(&args.ledger).map_err(|e| SyncError::Ledger {
         path: args.ledger.clone(),
@@ -60,14 +59,16 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             &"no such ledger (nanoload sync HOME LEDGER.duckdb makes one)",
         ));
     }
-    let conn = Connection::open_with_flags(
-        &ledger,
-        duckdb::Config::default()
-            .access_mode(duckdb::AccessMode::ReadOnly)
-            .map_err(|e| fail(&ledger, &e))?,
-    )
-    .map_err(|e| unopened(&ledger, &e, false))?;
-    crate::engine::in_utc(&conn).map_err(|e| fail(&ledger, &e))?;
+    let front = Front::create(&ledger)?;
+    let (run_dir, spill) = (front.run_dir(), front.run_dir().spill_dir());
+    // the rows stream out; what sorts (the calls, the stores) spills
+    let settings = crate::engine::Settings {
+        memory_limit: crate::engine::READER_MEMORY_LIMIT,
+        spill: Some(&spill),
+        threads: Some(args.threads),
+    };
+    let conn = crate::engine::open_file(&ledger, crate::engine::Access::ReadOnly, &settings)
+        .map_err(|e| unopened(&ledger, &e, false))?;
     ours(&conn).map_err(|e| fail(&ledger, &e))?;
     let (sync, latest): (i64, String) = conn
         .query_row(
@@ -90,7 +91,6 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
             p.unwrap_or_default()
         )),
     };
-    let run_dir = RunDir::create(&ledger)?;
     let stage = run_dir.stage_dir();
     std::fs::create_dir_all(&stage).map_err(|e| fail(&stage, &e))?;
     let filter = if args.snapshot { "present" } else { "true" };
@@ -115,40 +115,35 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         summary_json: None,
     })
     .map_err(|e| fail(&args.out, &e))?;
-    let prices = &args.prices;
-    // each row's place in OUT is known once a step has made `write_layout`,
-    // and its x_row only until a later step drops `ordinals`: the rows'
-    // seen columns are taken by place before the step after the layout
-    let mut placed: Option<Result<(), crate::engine::EngineError>> = None;
-    // as a load's: an attempt that runs out of memory starts over at twice
-    // the limit, and its rows are placed again
+    let mut hook = PlaceSeen {
+        seen: &seen,
+        placed: if args.snapshot {
+            Placed::Never
+        } else {
+            Placed::NotYet
+        },
+    };
     let warn = |w: &str| eprintln!("{w}");
-    let mut timings = crate::timings::Timings::default();
-    let engine =
-        crate::run::with_memory_retries(args.memory_limit, &warn, &mut timings, |limit, _| {
-            let engine = Engine::open(&run_dir.spill_dir(), args.threads, limit)?;
-            engine.load(&staged, None, &load_id, prices)?;
-            placed = None;
-            engine.run_steps(|_, _, _| {
-                let place = !args.snapshot && placed.is_none() && laid_out(engine.conn());
-                if place {
-                    placed = Some(place_seen(engine.conn(), &seen).map_err(Into::into));
-                }
-                place
-            })?;
-            Ok(engine)
-        })
+    let run = crate::pipeline::EngineRun {
+        spill: &spill,
+        threads: args.threads,
+        memory_limit: args.memory_limit,
+        staged: &staged,
+        utc_offset_minutes: None,
+        load_id: &load_id,
+        prices: &args.prices,
+    };
+    let engine = crate::pipeline::engine(&run, &mut hook, &warn, &mut Default::default())
         .map_err(|e| fail(&ledger, &e))?;
-    if !args.snapshot {
-        match placed {
-            Some(Ok(())) => append_seen(engine.conn()).map_err(|e| fail(&ledger, &e))?,
-            Some(Err(e)) => return Err(fail(&ledger, &e)),
-            None => {
-                return Err(fail(
-                    &ledger,
-                    &"internal: no step after the one that makes write_layout to place the rows at",
-                ));
-            }
+    match hook.placed {
+        Placed::Never => {}
+        Placed::Done(Ok(())) => append_seen(engine.conn()).map_err(|e| fail(&ledger, &e))?,
+        Placed::Done(Err(e)) => return Err(fail(&ledger, &e)),
+        Placed::NotYet => {
+            return Err(fail(
+                &ledger,
+                &"internal: no step after the one that makes write_layout to place the rows at",
+            ));
         }
     }
     let events: i64 = engine
@@ -164,6 +159,41 @@ pub fn export(args: &ExportArgs) -> Result<Exported, SyncError> {
         sync,
         events: events as u64,
     })
+}
+
+/// Where the export's rows are in placing their seen columns.
+enum Placed {
+    /// A snapshot: no seen columns.
+    Never,
+    /// Not yet: the steps have not laid the rows out.
+    NotYet,
+    Done(Result<(), duckdb::Error>),
+}
+
+/// The export's hook into the engine half: each row's place in OUT is
+/// known once a step has made `write_layout`, and its x_row only until a
+/// later step drops `ordinals`, so the rows' seen columns are taken by
+/// place before the step after the layout; an attempt that runs out of
+/// memory starts over, and its rows are placed again.
+struct PlaceSeen<'a> {
+    seen: &'a Path,
+    placed: Placed,
+}
+
+impl crate::pipeline::Steps for PlaceSeen<'_> {
+    fn before(&mut self, conn: &Connection, _: usize, _: usize, _: &str) -> bool {
+        let place = matches!(self.placed, Placed::NotYet) && laid_out(conn);
+        if place {
+            self.placed = Placed::Done(place_seen(conn, self.seen));
+        }
+        place
+    }
+
+    fn again(&mut self) {
+        if matches!(self.placed, Placed::Done(_)) {
+            self.placed = Placed::NotYet;
+        }
+    }
 }
 
 /// The ledger's rows (those `filter` keeps) staged as a load stages a

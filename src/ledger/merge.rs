@@ -202,7 +202,7 @@ pub(super) fn merged(
         ],
     )?;
     conn.execute_batch(VERSIONS)?;
-    crate::run::test_pause("merged");
+    crate::pipeline::test_pause("merged");
     conn.execute_batch("COMMIT;")?;
     Ok((sync, events, calls))
 }

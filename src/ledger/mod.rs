@@ -56,11 +56,9 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigError, Options};
 use crate::diag::diagnostics_schema;
-use crate::discover::discover;
 use crate::engine::{sql_list, sql_str};
-use crate::extract::{ExtractError, extract};
-use crate::progress::Progress;
-use crate::rundir::{RunDir, RunDirError};
+use crate::pipeline::Front;
+use crate::rundir::RunDirError;
 use crate::schema::{events_schema, llm_calls_schema, sources_schema};
 use crate::stage::STAGE_ONLY;
 use crate::summary::ExitCode;
@@ -107,10 +105,10 @@ pub enum SyncError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     RunDir(#[from] RunDirError),
-    #[error("internal: {0}")]
-    Discover(#[from] globset::Error),
+    /// Discovery or extraction failed, or HOME holds no store of either
+    /// agent (exit code 4).
     #[error(transparent)]
-    Extract(#[from] ExtractError),
+    Front(#[from] crate::pipeline::FrontError),
     #[error("{}: {message}", path.display())]
     Ledger { path: PathBuf, message: String },
     /// Another sync holds the ledger (exit code 5).
@@ -151,8 +149,6 @@ pub enum SyncError {
         /// nanoload, which did not record what they could read.
         syncs: String,
     },
-    #[error("{}: no agent state found", home.display())]
-    NoStores { home: PathBuf },
     /// A sync of a HOME the ledger does not keep, without `--add-home`
     /// (exit code 2): its stores would be taken for the others' and their
     /// rows for deleted.
@@ -186,7 +182,7 @@ impl SyncError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             SyncError::Busy { .. } | SyncError::InUse { .. } => ExitCode::Busy,
-            SyncError::NoStores { .. } => ExitCode::NoStores,
+            SyncError::Front(crate::pipeline::FrontError::NoStores { .. }) => ExitCode::NoStores,
             _ => ExitCode::Failed,
         }
     }

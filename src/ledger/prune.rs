@@ -33,9 +33,15 @@ pub fn prune(ledger: &Path, before: &str, force: bool) -> Result<Pruned, SyncErr
         return Err(fail(&"no such ledger"));
     }
     let _lock = lock(&ledger)?;
-    let conn = Connection::open(&ledger).map_err(|e| unopened(&ledger, &e, true))?;
-    // `--before` is a UTC date or instant
-    crate::engine::in_utc(&conn).map_err(|e| fail(&e))?;
+    // what sorts spills beside the ledger, DuckDB's own place for a file's
+    let settings = crate::engine::Settings {
+        memory_limit: crate::engine::READER_MEMORY_LIMIT,
+        spill: None,
+        threads: None,
+    };
+    // `--before` is a UTC date or instant: the connection runs in UTC
+    let conn = crate::engine::open_file(&ledger, crate::engine::Access::ReadWrite, &settings)
+        .map_err(|e| unopened(&ledger, &e, true))?;
     ours(&conn).map_err(|e| fail(&e))?;
     compress_strings(&conn).map_err(|e| fail(&e))?;
     let cutoff: i64 = conn

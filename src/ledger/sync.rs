@@ -23,16 +23,19 @@ pub fn sync(opts: &Options, add_home: bool) -> Result<SyncSummary, SyncError> {
     let new = !ledger.exists();
     let result = not_a_ledger_file(&ledger)
         .and_then(|()| sync_locked(opts, config, &ledger, started, add_home));
-    if matches!(result, Err(SyncError::NotALedger { .. })) && !lock_existed {
-        // nothing is left beside a file that is not ours
-        drop(lock_file);
-        let _ = std::fs::remove_file(lock_path(&ledger));
-    }
     if result.is_err() && new {
         // a first sync that failed leaves no ledger behind (an existing
         // one is as it was: the merge is one transaction)
         let _ = std::fs::remove_file(&ledger);
         let _ = std::fs::remove_file(crate::engine::wal_of(&ledger));
+    }
+    // nothing is left beside a file that is not ours, nor where a first
+    // sync failed; the lock is only ever tried, never waited for, so no
+    // other sync holds the removed name
+    let refused = matches!(result, Err(SyncError::NotALedger { .. }));
+    if !lock_existed && (refused || (result.is_err() && new)) {
+        drop(lock_file);
+        let _ = std::fs::remove_file(lock_path(&ledger));
     }
     result
 }
@@ -67,7 +70,7 @@ pub(super) fn sync_locked(
         path: ledger.clone(),
         message: crate::diag::one_line(&e.to_string()),
     };
-    let run_dir = RunDir::create(&config.home)?;
+    let mut front = Front::create(&config.home)?;
     // a new ledger in storage version v1.2.0, the first whose strings zstd
     // compresses (docs/design.md "The ledger": its size); an existing one
     // keeps the version it has
@@ -80,7 +83,7 @@ pub(super) fn sync_locked(
 
     let conn = crate::engine::open_in_memory(&crate::engine::Settings {
         memory_limit: config.memory_limit,
-        spill: Some(&run_dir.spill_dir()),
+        spill: Some(&front.run_dir().spill_dir()),
         threads: Some(config.threads),
     })
     .map_err(fail)?;
@@ -133,13 +136,13 @@ pub(super) fn sync_locked(
             });
         }
     }
-    let progress = Progress::start(opts.progress_shown());
-    let mut discovery = discover(&config.home, config.follow_links)?;
-    if discovery.stores.is_empty() && discovery.diagnostics.is_empty() {
-        return Err(SyncError::NoStores {
-            home: opts.home.clone(),
-        });
-    }
+    let mut discovery = front.discover(
+        &config.home,
+        &opts.home,
+        config.follow_links,
+        opts.progress_shown(),
+        &mut Default::default(),
+    )?;
     // what could not be seen keeps its rows: said once per place, on the
     // line of its diagnostic
     let not_seen = unseen(&conn, has_rows, &config.home, &mut discovery).map_err(fail)?;
@@ -202,16 +205,13 @@ pub(super) fn sync_locked(
     config.extract.stage_all_wide = true;
     config.extract.keys = crate::store::KeyDigest::Sha256;
     config.extract.content_digests = true;
-    let extraction = extract(
+    let extraction = front.extract(
         &to_read,
         &config.home,
         &config.extract,
-        &run_dir,
         config.threads,
         None,
-        &progress,
     )?;
-    crate::run::test_pause("staged");
     let staged = &extraction.staged;
     let stores = Stores {
         unchanged: &unchanged,
