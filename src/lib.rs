@@ -77,6 +77,8 @@ pub mod atomic;
 #[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]
+pub mod commands;
+#[cfg(feature = "engine")]
 pub mod config;
 #[cfg(feature = "engine")]
 pub mod dataset;

@@ -953,16 +953,29 @@ pub struct Endpoint {
     pub url: String,
 }
 
+/// Why `--endpoint` is not a URL `otlp` sends to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    #[error(
+        "https is not supported: send to a collector on this machine over http (e.g. http://127.0.0.1:4318/v1/traces) and let it forward over TLS"
+    )]
+    Https,
+    #[error("an endpoint is a URL: http://HOST:PORT/PATH")]
+    NotHttp,
+    #[error("{0} is not a port number")]
+    Port(String),
+    #[error("the endpoint names no host")]
+    NoHost,
+}
+
 impl Endpoint {
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
+    pub fn parse(url: &str) -> Result<Endpoint, EndpointError> {
         let rest = if let Some(r) = url.strip_prefix("http://") {
             r
         } else if url.starts_with("https://") {
-            return Err(
-                "https is not supported: send to a collector on this machine over http (e.g. http://127.0.0.1:4318/v1/traces) and let it forward over TLS".into(),
-            );
+            return Err(EndpointError::Https);
         } else {
-            return Err("an endpoint is a URL: http://HOST:PORT/PATH".into());
+            return Err(EndpointError::NotHttp);
         };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -972,12 +985,12 @@ impl Endpoint {
             Some((h, p)) => (
                 h,
                 p.parse::<u16>()
-                    .map_err(|_| format!("{p} is not a port number"))?,
+                    .map_err(|_| EndpointError::Port(p.to_string()))?,
             ),
             None => (authority, 80),
         };
         if host.is_empty() {
-            return Err("the endpoint names no host".into());
+            return Err(EndpointError::NoHost);
         }
         Ok(Endpoint {
             host: host.trim_matches(['[', ']']).to_string(),
