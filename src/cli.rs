@@ -209,7 +209,7 @@ pub struct OtlpArgs {
 }
 
 /// `--host NAME`, checked as a dataset partition's name.
-fn host_name(s: &str) -> Result<String, String> {
+fn host_name(s: &str) -> Result<String, crate::dataset::HostError> {
     crate::dataset::check_host(s).map(|()| s.to_string())
 }
 

@@ -36,7 +36,7 @@ pub fn run(a: McpCallArgs) -> Result<ExitCode, CommandError> {
     let result = crate::source::within(a.timeout, move || {
         server.call_here(&name, &args, Some(&spill))
     })
-    .unwrap_or_else(|e| Err(e.to_string()));
+    .unwrap_or_else(|e| Err(e.into()));
     let line = format!("{}\n", crate::mcp::call_result_json(&result));
     super::print(&line).map_err(CommandError::Stdout)?;
     Ok(ExitCode::Ok)

@@ -92,18 +92,29 @@ pub enum Zone {
     Named(chrono_tz::Tz),
 }
 
+/// Why `--timezone` names no zone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZoneError {
+    #[error(transparent)]
+    Offset(#[from] crate::config::OffsetError),
+    #[error(
+        "{0:?} is no time zone: give UTC, an offset (+05:30) or a tz database name (Europe/Berlin)"
+    )]
+    Unknown(String),
+}
+
 impl Zone {
     /// `UTC`, `Z`, `+HH:MM`/`-HH:MM` or a tz database name.
-    pub fn parse(s: &str) -> Result<Zone, String> {
+    pub fn parse(s: &str) -> Result<Zone, ZoneError> {
         if s.eq_ignore_ascii_case("utc") || s == "Z" {
             return Ok(Zone::Fixed(0));
         }
         if s.starts_with(['+', '-']) {
-            return crate::config::parse_offset(s).map(Zone::Fixed);
+            return Ok(Zone::Fixed(crate::config::parse_offset(s)?));
         }
-        s.parse::<chrono_tz::Tz>().map(Zone::Named).map_err(|_| {
-            format!("{s:?} is no time zone: give UTC, an offset (+05:30) or a tz database name (Europe/Berlin)")
-        })
+        (s.parse::<chrono_tz::Tz>())
+            .map(Zone::Named)
+            .map_err(|_| ZoneError::Unknown(s.to_string()))
     }
     pub fn label(&self) -> String {
         match self {
