@@ -4,10 +4,38 @@
 //! computing.
 
 use std::io::Read as _;
+use std::path::PathBuf;
 
 use super::CommandError;
-use crate::cli::McpCallArgs;
+use crate::config::Pricing;
 use crate::summary::ExitCode;
+
+/// `nanoload mcp-call SOURCE …`: one tool call, read as JSON from stdin
+/// (`{"name", "arguments"}`), its result as JSON on stdout.
+#[derive(Debug, clap::Args)]
+pub struct McpCallArgs {
+    /// The server's SOURCE.
+    #[arg(value_name = "SOURCE")]
+    pub source: PathBuf,
+    /// The server's --tables.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+    /// The server's --max-rows.
+    #[arg(long, value_name = "N")]
+    pub max_rows: usize,
+    /// The server's --timeout: the call answers the timeout at it.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: u64,
+    /// The server's --memory-limit, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub memory_limit: u64,
+    /// The directory DuckDB spills to (the server removes it).
+    #[arg(long, value_name = "DIR")]
+    pub spill: PathBuf,
+    /// The server's pricing flags.
+    #[command(flatten)]
+    pub pricing: Pricing,
+}
 
 pub fn run(a: McpCallArgs) -> Result<ExitCode, CommandError> {
     let mut request = Vec::new();

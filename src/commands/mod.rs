@@ -4,8 +4,12 @@
 //! [`CommandError`]'s lines once ([`CommandError::stderr_lines`]) and exits
 //! with its code ([`CommandError::exit_code`]).
 //!
+//! Each module holds its command's arguments (the clap struct, whose doc
+//! comments are its `--help`) beside its `run`; `src/cli.rs` holds the
+//! load's and the list of commands.
+//!
 //! - `mod.rs`: [`CommandError`] and what several commands share (a reader's
-//!   SOURCE as its outputs, stdout, the terminal's width).
+//!   SOURCE as its outputs, `--no-keep`, stdout, the terminal's width).
 //! - `load.rs`, `sync.rs`, `export.rs`, `prune.rs`: the load and the ledger.
 //! - `report.rs`, `usage.rs`, `sql.rs`, `mcp.rs`, `mcp_call.rs`, `otlp.rs`:
 //!   the readers.
@@ -50,8 +54,10 @@ pub enum CommandError {
     /// `sync`, `export` or `prune` failed on the ledger.
     #[error("error: {0}")]
     Ledger(#[from] crate::ledger::SyncError),
+    /// `report` could not read SOURCE or write the page.
     #[error("error: {0}")]
     Report(#[from] crate::report::ReportError),
+    /// `usage` could not read SOURCE's calls.
     #[error("error: {0}")]
     Usage(#[from] crate::usage::UsageError),
     /// `usage --breakdown --by model`.
@@ -66,11 +72,8 @@ pub enum CommandError {
     #[error("{0}")]
     Query(#[from] crate::source::QueryError),
     /// `sql` could not make the directory DuckDB spills to.
-    #[error("{}: {source}", .dir.display())]
-    Spill {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("{}: {}", .0.display(), .1)]
+    Spill(PathBuf, #[source] std::io::Error),
     /// `mcp` cannot name its own executable, which runs each tool call.
     #[error("mcp: cannot find this program to run tool calls with: {0}")]
     McpProgram(#[source] std::io::Error),
@@ -87,11 +90,8 @@ pub enum CommandError {
     #[error("{0}")]
     Otlp(#[from] crate::otlp::OtlpError),
     /// `otlp`'s TRACES.jsonl could not be written.
-    #[error("error: cannot write {}: {source}", .path.display())]
-    Traces {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("error: cannot write {}: {}", .0.display(), .1)]
+    Traces(PathBuf, #[source] std::io::Error),
     /// A POST to `otlp --endpoint` failed; `written`: TRACES.jsonl was
     /// written first.
     #[error("error: sending to {url} failed: {source}")]
@@ -104,11 +104,8 @@ pub enum CommandError {
     #[error("error: no cache directory: XDG_CACHE_HOME and HOME are not set to absolute paths")]
     NoCacheDir,
     /// `cache list` could not read the cache directory.
-    #[error("error: {}: {source}", .dir.display())]
-    CacheList {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("error: {}: {}", .0.display(), .1)]
+    CacheList(PathBuf, #[source] std::io::Error),
     /// `cache clear` failed.
     #[error("error: {0}")]
     Keep(#[from] crate::keep::KeepError),
@@ -161,6 +158,17 @@ impl CommandError {
     }
 }
 
+/// Whether a reader given a HOME keeps its ledger (`nanoload cache`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Keeping {
+    /// With a HOME: answer from a private temp load, removed after, and
+    /// keep nothing. Without it a HOME is answered from the ledger nanoload
+    /// keeps for it in the user's cache directory ($XDG_CACHE_HOME/nanoload,
+    /// else ~/.cache/nanoload; `nanoload cache --help`).
+    #[arg(long)]
+    pub no_keep: bool,
+}
+
 /// SOURCE of a reader as the outputs it reads
 /// ([`crate::source::outputs`]: a HOME served, its stderr lines printed,
 /// priced with the built-in table, so pricing flags price its calls again
@@ -169,10 +177,10 @@ impl CommandError {
 fn outputs(
     source: &Path,
     tables: Option<&Path>,
-    no_keep: bool,
+    keeping: &Keeping,
     ledger: crate::source::LedgerAs,
 ) -> Result<crate::source::Outputs, crate::source::SourceError> {
-    let o = crate::source::outputs(source, tables, !no_keep, ledger)?;
+    let o = crate::source::outputs(source, tables, !keeping.no_keep, ledger)?;
     for line in &o.lines {
         eprintln!("{line}");
     }
