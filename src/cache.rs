@@ -46,7 +46,7 @@ use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{EventRow, LlmCallRow};
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError};
-use crate::store::{ExtractOptions, Reads, RowWriter, Store, StoreReport, hex};
+use crate::store::{ExtractOptions, Reads, RowWriter, Store, StoreReport, WriteError, hex};
 
 /// Bumped whenever what an entry holds changes shape.
 const FORMAT: &str = "nanoload-cache 1";
@@ -334,13 +334,13 @@ impl RowWriter for Tee<'_> {
         kind: &'static str,
         rows: &[EventRow],
         natives: &[Option<String>],
-    ) -> Result<(), StageError> {
+    ) -> Result<(), WriteError> {
         self.0.write_events(kind, rows, natives)?;
-        self.1.write_events(kind, rows, natives)
+        Ok(self.1.write_events(kind, rows, natives)?)
     }
-    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), WriteError> {
         self.0.write_llm_calls(rows)?;
-        self.1.write_llm_calls(rows)
+        Ok(self.1.write_llm_calls(rows)?)
     }
 }
 

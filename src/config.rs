@@ -689,9 +689,18 @@ impl When {
     }
 }
 
+/// Why a UTC offset (`--utc-offset`, a reader's `--timezone`) is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OffsetError {
+    #[error("{0:?} is not an offset of the form +HH:MM or -HH:MM")]
+    Form(String),
+    #[error("{0:?} is out of range: an offset runs from -14:00 to +14:00, minutes below 60")]
+    Range(String),
+}
+
 /// Parse `±HH:MM` (or `Z`) to minutes.
-pub fn parse_offset(s: &str) -> Result<i32, String> {
-    let bad = || format!("{s:?} is not an offset of the form +HH:MM or -HH:MM");
+pub fn parse_offset(s: &str) -> Result<i32, OffsetError> {
+    let bad = || OffsetError::Form(s.to_string());
     if s == "Z" {
         return Ok(0);
     }
@@ -707,21 +716,26 @@ pub fn parse_offset(s: &str) -> Result<i32, String> {
     }
     let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
     if m >= 60 || h > 14 || (h == 14 && m > 0) {
-        return Err(format!(
-            "{s:?} is out of range: an offset runs from -14:00 to +14:00, minutes below 60"
-        ));
+        return Err(OffsetError::Range(s.to_string()));
     }
     Ok(sign * (h * 60 + m))
 }
 
+/// Why a byte size (`--memory-limit`) is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("{0:?} is not a size such as 256MiB")]
+    Form(String),
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Parse a byte size: `<n>[B|KB|MB|GB|KiB|MiB|GiB]` (case-insensitive).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size such as 256MiB"))?;
+    let n: u64 = num.parse().map_err(|_| SizeError::Form(s.to_string()))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "kb" => 1000,
@@ -730,10 +744,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "kib" => 1 << 10,
         "mib" => 1 << 20,
         "gib" => 1 << 30,
-        _ => return Err(format!("{s:?} is not a size such as 256MiB")),
+        _ => return Err(SizeError::Form(s.to_string())),
     };
     n.checked_mul(mult)
-        .ok_or_else(|| format!("{s:?} is too large"))
+        .ok_or_else(|| SizeError::TooLarge(s.to_string()))
 }
 
 #[cfg(test)]

@@ -27,8 +27,13 @@ use duckdb::Connection;
 
 use crate::engine::{TABLES, sql_str};
 
+/// A `--host` that cannot name a partition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("host name {0:?} must match [A-Za-z0-9._-]+ and not be . or ..")]
+pub struct HostError(pub String);
+
 /// An invalid `--host` (exit code 2).
-pub fn check_host(host: &str) -> Result<(), String> {
+pub fn check_host(host: &str) -> Result<(), HostError> {
     let ok = !host.is_empty()
         && host != "."
         && host != ".."
@@ -38,9 +43,7 @@ pub fn check_host(host: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "host name {host:?} must match [A-Za-z0-9._-]+ and not be . or .."
-        ))
+        Err(HostError(host.to_string()))
     }
 }
 

@@ -19,7 +19,7 @@ use crate::rundir::RunDir;
 use crate::schema::{EventRow, LlmCallRow, SourceRow};
 use crate::sources::REGISTRY;
 use crate::stage::{Stage, StageError, Staged};
-use crate::store::{ExtractOptions, RowWriter, Store, StoreOutput, StoreReport};
+use crate::store::{ExtractOptions, RowWriter, Store, StoreOutput, StoreReport, WriteError};
 use crate::timings::Timings;
 
 /// Extraction that cannot go on (exit code 2).
@@ -147,14 +147,14 @@ impl RowWriter for Counted<'_> {
         kind: &'static str,
         rows: &[EventRow],
         natives: &[Option<String>],
-    ) -> Result<(), StageError> {
+    ) -> Result<(), WriteError> {
         self.rows_to.write_events(kind, rows, natives)?;
         let n = rows.len() as u64;
         self.rows.fetch_add(n, Ordering::Relaxed);
         self.progress.rows(n);
         Ok(())
     }
-    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), WriteError> {
         self.rows_to.write_llm_calls(rows)
     }
     fn read_bytes(&self, n: u64) {

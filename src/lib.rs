@@ -77,6 +77,8 @@ pub mod atomic;
 #[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]
+pub mod commands;
+#[cfg(feature = "engine")]
 pub mod config;
 #[cfg(feature = "engine")]
 pub mod dataset;
@@ -346,6 +348,73 @@ mod tests {
             let duckdb = !code.contains("rusqlite");
             if duckdb && !own("engine") && code.contains("Connection::open") {
                 wrong.push(format!("{file} opens a DuckDB itself"));
+            }
+        }
+        assert_eq!(wrong, Vec::<String>::new());
+        Ok(())
+    }
+
+    /// The directions the layers keep, as "A must not import B": the
+    /// extractors' API is implemented by the stage, not built on it; the
+    /// readers read outputs, never the load's engine; `report` and `mcp`
+    /// answer from the outputs, not through `usage`'s tables.
+    const MUST_NOT_IMPORT: [(&str, &str); 7] = [
+        ("store", "stage"),
+        ("report", "engine"),
+        ("usage", "engine"),
+        ("mcp", "engine"),
+        ("otlp", "engine"),
+        ("report", "usage"),
+        ("mcp", "usage"),
+    ];
+
+    #[test]
+    fn no_module_imports_what_its_direction_forbids() -> std::io::Result<()> {
+        let graph = imports()?;
+        let mut wrong = Vec::new();
+        for (a, b) in MUST_NOT_IMPORT {
+            assert!(graph.contains_key(a), "no module {a}");
+            if graph[a].contains(b) {
+                wrong.push(format!("{a} imports {b}"));
+            }
+        }
+        assert_eq!(wrong, Vec::<String>::new());
+        Ok(())
+    }
+
+    /// A provider's sources (`src/sources/<provider>/`) reach another
+    /// provider's only through `sources::shared`: none names another
+    /// provider's module, by `crate::sources::` or by `super::super::`.
+    #[test]
+    fn sources_never_import_another_providers_modules() -> std::io::Result<()> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sources");
+        let providers: Vec<String> = std::fs::read_dir(&root)?
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(providers.len() >= 2, "{providers:?}");
+        let mut wrong = Vec::new();
+        for e in walkdir::WalkDir::new(&root).sort_by_file_name() {
+            let e = e?;
+            let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+            let Some(own) = rel.iter().next().and_then(|c| c.to_str()) else {
+                continue;
+            };
+            if !e.file_type().is_file() || rel.components().count() < 2 {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path())?;
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for other in providers.iter().filter(|p| *p != own) {
+                    let named = [
+                        format!("sources::{other}"),
+                        format!("super::super::{other}"),
+                    ];
+                    if named.iter().any(|n| line.contains(n.as_str())) {
+                        wrong.push(format!("{}: {}", rel.display(), line.trim()));
+                    }
+                }
             }
         }
         assert_eq!(wrong, Vec::<String>::new());

@@ -127,9 +127,61 @@ pub fn tools() -> Value {
     ])
 }
 
-/// A tool call's outcome: a JSON answer, or an error message the agent
+/// A tool call's outcome: a JSON answer, or an error whose text the agent
 /// reads (`isError`).
-pub type ToolResult = Result<Value, String>;
+pub type ToolResult = Result<Value, ToolError>;
+
+/// Why a tool call has no answer; its text is what the agent reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// SOURCE could not be opened.
+    #[error("error: {0}")]
+    Open(#[source] QueryError),
+    /// A query (the agent's, or one of a ready answer's) failed.
+    #[error("{0}")]
+    Query(#[from] QueryError),
+    /// A ready answer asked of a ledger, which keeps rows as staged.
+    #[error(
+        "error: a ledger keeps rows as staged, before dedup and pricing; export it (`nanoload export LEDGER OUT.parquet --tables DIR`) and serve the export for {0}, or query the ledger_* tables"
+    )]
+    Ledger(&'static str),
+    /// A ready answer's table is not in SOURCE.
+    #[error(
+        "error: this source has no {0} table (serve OUT.parquet with --tables DIR, a tables directory or a --db file)"
+    )]
+    NoTable(&'static str),
+    #[error("error: describe_table needs a table name (`table`)")]
+    NoTableName,
+    #[error("error: no table {0} here (list_tables names them)")]
+    UnknownTable(String),
+    #[error("error: query needs the SQL text (`sql`)")]
+    NoSql,
+    /// `since` or `until` is not a string.
+    #[error("error: {0} is a date, YYYY-MM-DD")]
+    DateType(&'static str),
+    /// `since` or `until` is no date.
+    #[error("error: {0}: {1}")]
+    Date(&'static str, #[source] crate::readout::DateError),
+    /// The directory the call's process spills to could not be made.
+    #[error("error: {}: {source}", .dir.display())]
+    Spill {
+        dir: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// The call's process could not be started.
+    #[error("error: cannot start {}: {source}", .program.display())]
+    Start {
+        program: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// The call's process answered this error (its text is all that
+    /// crosses the pipe).
+    #[error("{0}")]
+    Answered(String),
+    /// The call's process ended without an answer (its exit status).
+    #[error("error: the tool call's process ended without an answer ({0})")]
+    NoAnswer(String),
+}
 
 /// The limits of every tool call (`nanoload mcp` flags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,9 +273,9 @@ impl Server {
         }
     }
 
-    fn open(&self, spill: Option<&Path>) -> Result<Source, String> {
+    fn open(&self, spill: Option<&Path>) -> Result<Source, ToolError> {
         Source::open_with(&self.source, self.tables.as_deref(), &self.reader(spill))
-            .map_err(|e| format!("error: {e}"))
+            .map_err(ToolError::Open)
     }
 
     fn limits(&self, asked: Option<u64>, default: usize) -> Limits {
@@ -240,34 +292,26 @@ impl Server {
     }
 
     fn answer(r: Result<Answer, QueryError>) -> ToolResult {
-        r.map(|a| a.to_json()).map_err(|e| e.to_string())
+        Ok(r?.to_json())
     }
 
-    fn has_table(src: &Source, t: &str) -> Result<bool, String> {
-        Ok(src
-            .table_names()
-            .map_err(|e| e.to_string())?
-            .iter()
-            .any(|n| n == t))
+    fn has_table(src: &Source, t: &str) -> Result<bool, QueryError> {
+        Ok(src.table_names()?.iter().any(|n| n == t))
     }
 
     /// The table a ready answer reads, or why this SOURCE has none.
-    fn need(src: &Source, table: &str) -> Result<(), String> {
+    fn need(src: &Source, table: &'static str) -> Result<(), ToolError> {
         if src.kind == SourceKind::Ledger {
-            return Err(format!(
-                "error: a ledger keeps rows as staged, before dedup and pricing; export it (`nanoload export LEDGER OUT.parquet --tables DIR`) and serve the export for {table}, or query the ledger_* tables"
-            ));
+            return Err(ToolError::Ledger(table));
         }
         if !Self::has_table(src, table)? {
-            return Err(format!(
-                "error: this source has no {table} table (serve OUT.parquet with --tables DIR, a tables directory or a --db file)"
-            ));
+            return Err(ToolError::NoTable(table));
         }
         Ok(())
     }
 
     fn list_tables(src: &Source) -> ToolResult {
-        let tables = src.tables().map_err(|e| e.to_string())?;
+        let tables = src.tables()?;
         Ok(json!({"tables": tables.iter().map(|(n, rows)| json!({
             "name": n,
             "rows": rows,
@@ -277,12 +321,10 @@ impl Server {
 
     fn describe_table(src: &Source, args: &Value) -> ToolResult {
         let Some(table) = args["table"].as_str() else {
-            return Err("error: describe_table needs a table name (`table`)".into());
+            return Err(ToolError::NoTableName);
         };
-        let Some(cols) = src.columns(table).map_err(|e| e.to_string())? else {
-            return Err(format!(
-                "error: no table {table} here (list_tables names them)"
-            ));
+        let Some(cols) = src.columns(table)? else {
+            return Err(ToolError::UnknownTable(table.to_string()));
         };
         let catalogued = crate::catalog::table(table);
         Ok(json!({
@@ -298,7 +340,7 @@ impl Server {
 
     fn query(&self, src: &Source, args: &Value) -> ToolResult {
         let Some(sql) = args["sql"].as_str() else {
-            return Err("error: query needs the SQL text (`sql`)".into());
+            return Err(ToolError::NoSql);
         };
         Self::answer(src.query(sql, self.limits(args["limit"].as_u64(), 100)))
     }
@@ -308,12 +350,9 @@ impl Server {
         let mut filter = vec!["started_at_ms IS NOT NULL".to_string()];
         for (key, op) in [("since", ">="), ("until", "<=")] {
             if let Some(d) = args.get(key).filter(|v| !v.is_null()) {
-                let d = d
-                    .as_str()
-                    .ok_or_else(|| format!("error: {key} is a date, YYYY-MM-DD"))
-                    .and_then(|s| {
-                        crate::readout::parse_date(s).map_err(|e| format!("error: {key}: {e}"))
-                    })?;
+                let d = d.as_str().ok_or(ToolError::DateType(key)).and_then(|s| {
+                    crate::readout::parse_date(s).map_err(|e| ToolError::Date(key, e))
+                })?;
                 filter.push(format!("day {op} DATE '{d}'"));
             }
         }
@@ -334,9 +373,7 @@ impl Server {
             total = crate::readout::CALL_TOTAL_TOKENS,
             filter = filter.join(" AND "),
         );
-        let answer = src
-            .query(&sql, self.limits(None, usize::MAX))
-            .map_err(|e| e.to_string())?;
+        let answer = src.query(&sql, self.limits(None, usize::MAX))?;
         // what the cost of these days is of: their calls, priced or not
         let mut sums = crate::readout::CallSums::default();
         let mut cost = 0.0;
@@ -366,8 +403,7 @@ impl Server {
         // a session's title beside its id (sessions of a load before titles
         // have none)
         let titled = src
-            .columns("sessions")
-            .map_err(|e| e.to_string())?
+            .columns("sessions")?
             .is_some_and(|c| c.iter().any(|(n, _)| n == "title"));
         let sql = format!(
             "SELECT session_uid, {title} AS title, agent, instance, session_id,
@@ -382,19 +418,15 @@ impl Server {
                 "CAST(NULL AS VARCHAR)"
             }
         );
-        let answer = src
-            .query(&sql, self.limits(args["limit"].as_u64(), 10))
-            .map_err(|e| e.to_string())?;
+        let answer = src.query(&sql, self.limits(args["limit"].as_u64(), 10))?;
         // a session's cost is unknown when one of its calls has no price:
         // say how many are left out
-        let counts = src
-            .query(
-                "SELECT count(*) FILTER (WHERE llm_calls > 0),
+        let counts = src.query(
+            "SELECT count(*) FILTER (WHERE llm_calls > 0),
                         count(*) FILTER (WHERE llm_calls > 0 AND cost_usd IS NOT NULL)
                  FROM sessions",
-                self.limits(None, 1),
-            )
-            .map_err(|e| e.to_string())?;
+            self.limits(None, 1),
+        )?;
         let n = |i: usize| {
             counts
                 .rows
@@ -485,18 +517,23 @@ impl Server {
     /// of the call runs on, and its spill directory is removed either way.
     fn call_in_child(&self, program: &Path, name: &str, args: &Value) -> ToolResult {
         use std::process::{Command, Stdio};
-        let failed = |m: String| format!("error: {m}");
         let spill = tempfile::Builder::new()
             .prefix("nanoload-mcp-")
             .tempdir()
-            .map_err(|e| failed(format!("{}: {e}", std::env::temp_dir().display())))?;
+            .map_err(|source| ToolError::Spill {
+                dir: std::env::temp_dir(),
+                source,
+            })?;
         let mut child = Command::new(program)
             .args(self.call_args(spill.path()))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| failed(format!("cannot start {}: {e}", program.display())))?;
+            .map_err(|source| ToolError::Start {
+                program: program.to_path_buf(),
+                source,
+            })?;
         let request = json!({"name": name, "arguments": args}).to_string();
         let (tx, rx) = std::sync::mpsc::channel();
         let stdin = child.stdin.take();
@@ -524,19 +561,18 @@ impl Server {
         let status = child.wait();
         drop(spill);
         let Some(out) = out else {
-            return Err(QueryError::Timeout(secs).to_string());
+            return Err(QueryError::Timeout(secs).into());
         };
         match serde_json::from_slice::<Value>(&out) {
             Ok(Value::Object(mut o)) if o.contains_key("result") => {
                 Ok(o.remove("result").unwrap_or(Value::Null))
             }
-            Ok(Value::Object(o)) if o.get("error").is_some_and(Value::is_string) => {
-                Err(o["error"].as_str().unwrap_or_default().to_string())
-            }
-            _ => Err(failed(format!(
-                "the tool call's process ended without an answer ({})",
-                status.map_or_else(|e| e.to_string(), |s| s.to_string())
-            ))),
+            Ok(Value::Object(o)) if o.get("error").is_some_and(Value::is_string) => Err(
+                ToolError::Answered(o["error"].as_str().unwrap_or_default().to_string()),
+            ),
+            _ => Err(ToolError::NoAnswer(
+                status.map_or_else(|e| e.to_string(), |s| s.to_string()),
+            )),
         }
     }
 
@@ -609,9 +645,9 @@ impl Server {
                             "isError": false,
                         }),
                     ),
-                    Some(Err(message)) => ok(
+                    Some(Err(e)) => ok(
                         id,
-                        json!({"content": [{"type": "text", "text": message}], "isError": true}),
+                        json!({"content": [{"type": "text", "text": e.to_string()}], "isError": true}),
                     ),
                 }
             }
@@ -724,7 +760,7 @@ pub fn read_line<'a>(
 pub fn call_result_json(r: &ToolResult) -> Value {
     match r {
         Ok(v) => json!({"result": v}),
-        Err(m) => json!({"error": m}),
+        Err(e) => json!({"error": e.to_string()}),
     }
 }
 

@@ -523,36 +523,7 @@ fn session_trace(
                     counts.untimed_tools += 1;
                     continue;
                 };
-                let tool = r.tool_name.clone().unwrap_or_default();
-                let call_id = r.tool_use_id.clone().unwrap_or_default();
-                let mut attrs = vec![
-                    ("gen_ai.operation.name", Attr::Str("execute_tool".into())),
-                    ("gen_ai.agent.name", Attr::Str(r.agent.clone())),
-                    ("gen_ai.tool.name", Attr::Str(tool.clone())),
-                    ("openinference.span.kind", Attr::Str("TOOL".into())),
-                    ("tool.name", Attr::Str(tool.clone())),
-                    ("session.id", Attr::Str(uid.to_string())),
-                    ("gen_ai.conversation.id", Attr::Str(uid.to_string())),
-                ];
-                if !call_id.is_empty() {
-                    attrs.push(("gen_ai.tool.call.id", Attr::Str(call_id.clone())));
-                    attrs.push(("tool_call.id", Attr::Str(call_id.clone())));
-                }
-                if let Some(text) = &r.text {
-                    attrs.push(("gen_ai.tool.call.arguments", Attr::Str(text.clone())));
-                    attrs.push(("input.value", Attr::Str(text.clone())));
-                }
-                let k = k.to_string();
-                turn.tools.push(Span {
-                    span_id: id8(&["tool", uid, &call_id, &k]),
-                    parent: Some(turn.span_id),
-                    name: format!("execute_tool {tool}"),
-                    kind: KIND_INTERNAL,
-                    start_ns: t,
-                    end_ns: t,
-                    attrs,
-                    error: None,
-                });
+                turn.tools.push(tool_span(r, uid, k, turn.span_id, t));
                 if let Some(id) = r.tool_use_id.as_deref() {
                     open.insert(id, (ti, turn.tools.len() - 1));
                 }
@@ -575,7 +546,66 @@ fn session_trace(
             _ => {}
         }
     }
-    // each call in the last turn that started at or before it (else the first)
+    let loose = place_calls(calls, &mut turns, uid, counts);
+    let mut spans = Vec::new();
+    for (n, mut t) in turns.into_iter().enumerate() {
+        let (Some(start), Some(end)) = (t.start, t.end) else {
+            counts.untimed_turns += 1;
+            continue;
+        };
+        counts.turns += 1;
+        counts.tools += t.tools.len();
+        spans.push(turn_span(&mut t, n, (start, end), first, title));
+        spans.extend(t.chats);
+        spans.extend(t.tools);
+    }
+    spans.extend(loose);
+    Trace {
+        trace_id: id16(&["session", uid]),
+        resource: resource(&first.agent, &first.instance, opts),
+        spans,
+    }
+}
+
+/// The span of one `tool_use` row at `t`, in the turn `parent`; its end is
+/// its result's time, when one comes.
+fn tool_span(r: &Row, uid: &str, k: usize, parent: [u8; 8], t: u64) -> Span {
+    let tool = r.tool_name.clone().unwrap_or_default();
+    let call_id = r.tool_use_id.clone().unwrap_or_default();
+    let mut attrs = vec![
+        ("gen_ai.operation.name", Attr::Str("execute_tool".into())),
+        ("gen_ai.agent.name", Attr::Str(r.agent.clone())),
+        ("gen_ai.tool.name", Attr::Str(tool.clone())),
+        ("openinference.span.kind", Attr::Str("TOOL".into())),
+        ("tool.name", Attr::Str(tool.clone())),
+        ("session.id", Attr::Str(uid.to_string())),
+        ("gen_ai.conversation.id", Attr::Str(uid.to_string())),
+    ];
+    if !call_id.is_empty() {
+        attrs.push(("gen_ai.tool.call.id", Attr::Str(call_id.clone())));
+        attrs.push(("tool_call.id", Attr::Str(call_id.clone())));
+    }
+    if let Some(text) = &r.text {
+        attrs.push(("gen_ai.tool.call.arguments", Attr::Str(text.clone())));
+        attrs.push(("input.value", Attr::Str(text.clone())));
+    }
+    let k = k.to_string();
+    Span {
+        span_id: id8(&["tool", uid, &call_id, &k]),
+        parent: Some(parent),
+        name: format!("execute_tool {tool}"),
+        kind: KIND_INTERNAL,
+        start_ns: t,
+        end_ns: t,
+        attrs,
+        error: None,
+    }
+}
+
+/// Each call in the last turn that started at or before it (else the
+/// first), widening it; the calls no turn can hold (no turn has a time)
+/// stand alone in the trace.
+fn place_calls(calls: &[&Call], turns: &mut [Turn], uid: &str, counts: &mut Counts) -> Vec<Span> {
     let mut loose = Vec::new();
     for c in calls {
         let Some(start) = c.start_ns else {
@@ -603,52 +633,47 @@ fn session_trace(
             None => loose.extend(chat_span(c, None, Some(uid), counts)),
         }
     }
-    let mut spans = Vec::new();
-    for (n, t) in turns.into_iter().enumerate() {
-        let (Some(start), Some(end)) = (t.start, t.end) else {
-            counts.untimed_turns += 1;
-            continue;
-        };
-        counts.turns += 1;
-        counts.tools += t.tools.len();
-        let mut attrs = vec![
-            ("gen_ai.operation.name", Attr::Str("invoke_agent".into())),
-            ("gen_ai.agent.name", Attr::Str(first.agent.clone())),
-            ("gen_ai.conversation.id", Attr::Str(uid.to_string())),
-            ("openinference.span.kind", Attr::Str("AGENT".into())),
-            ("session.id", Attr::Str(uid.to_string())),
-            ("nanoload.instance", Attr::Str(first.instance.clone())),
-            ("nanoload.turn", Attr::Int(n as i64)),
-        ];
-        if let Some(id) = &first.session_id {
-            attrs.push(("nanoload.session_id", Attr::Str(id.clone())));
-        }
-        if let Some(i) = t.input {
-            attrs.push(("input.value", Attr::Str(i)));
-        }
-        if let Some(o) = t.output {
-            attrs.push(("output.value", Attr::Str(o)));
-        }
-        spans.push(Span {
-            span_id: t.span_id,
-            parent: None,
-            // the session's title names each turn (Phoenix names a trace by
-            // its root span): `invoke_agent {agent}` where it has none
-            name: title.map_or_else(|| format!("invoke_agent {}", first.agent), String::clone),
-            kind: KIND_INTERNAL,
-            start_ns: start,
-            end_ns: end,
-            attrs,
-            error: None,
-        });
-        spans.extend(t.chats);
-        spans.extend(t.tools);
+    loose
+}
+
+/// The root span of turn `n` of a session: named by the session's title.
+fn turn_span(
+    t: &mut Turn,
+    n: usize,
+    (start, end): (u64, u64),
+    first: &Row,
+    title: Option<&String>,
+) -> Span {
+    let uid = first.session_uid.as_str();
+    let mut attrs = vec![
+        ("gen_ai.operation.name", Attr::Str("invoke_agent".into())),
+        ("gen_ai.agent.name", Attr::Str(first.agent.clone())),
+        ("gen_ai.conversation.id", Attr::Str(uid.to_string())),
+        ("openinference.span.kind", Attr::Str("AGENT".into())),
+        ("session.id", Attr::Str(uid.to_string())),
+        ("nanoload.instance", Attr::Str(first.instance.clone())),
+        ("nanoload.turn", Attr::Int(n as i64)),
+    ];
+    if let Some(id) = &first.session_id {
+        attrs.push(("nanoload.session_id", Attr::Str(id.clone())));
     }
-    spans.extend(loose);
-    Trace {
-        trace_id: id16(&["session", uid]),
-        resource: resource(&first.agent, &first.instance, opts),
-        spans,
+    if let Some(i) = t.input.take() {
+        attrs.push(("input.value", Attr::Str(i)));
+    }
+    if let Some(o) = t.output.take() {
+        attrs.push(("output.value", Attr::Str(o)));
+    }
+    Span {
+        span_id: t.span_id,
+        parent: None,
+        // the session's title names each turn (Phoenix names a trace by
+        // its root span): `invoke_agent {agent}` where it has none
+        name: title.map_or_else(|| format!("invoke_agent {}", first.agent), String::clone),
+        kind: KIND_INTERNAL,
+        start_ns: start,
+        end_ns: end,
+        attrs,
+        error: None,
     }
 }
 
@@ -953,16 +978,29 @@ pub struct Endpoint {
     pub url: String,
 }
 
+/// Why `--endpoint` is not a URL `otlp` sends to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    #[error(
+        "https is not supported: send to a collector on this machine over http (e.g. http://127.0.0.1:4318/v1/traces) and let it forward over TLS"
+    )]
+    Https,
+    #[error("an endpoint is a URL: http://HOST:PORT/PATH")]
+    NotHttp,
+    #[error("{0} is not a port number")]
+    Port(String),
+    #[error("the endpoint names no host")]
+    NoHost,
+}
+
 impl Endpoint {
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
+    pub fn parse(url: &str) -> Result<Endpoint, EndpointError> {
         let rest = if let Some(r) = url.strip_prefix("http://") {
             r
         } else if url.starts_with("https://") {
-            return Err(
-                "https is not supported: send to a collector on this machine over http (e.g. http://127.0.0.1:4318/v1/traces) and let it forward over TLS".into(),
-            );
+            return Err(EndpointError::Https);
         } else {
-            return Err("an endpoint is a URL: http://HOST:PORT/PATH".into());
+            return Err(EndpointError::NotHttp);
         };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -972,12 +1010,12 @@ impl Endpoint {
             Some((h, p)) => (
                 h,
                 p.parse::<u16>()
-                    .map_err(|_| format!("{p} is not a port number"))?,
+                    .map_err(|_| EndpointError::Port(p.to_string()))?,
             ),
             None => (authority, 80),
         };
         if host.is_empty() {
-            return Err("the endpoint names no host".into());
+            return Err(EndpointError::NoHost);
         }
         Ok(Endpoint {
             host: host.trim_matches(['[', ']']).to_string(),

@@ -31,13 +31,18 @@ pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// A text that is no date a reader takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is no date: give YYYY-MM-DD (or YYYYMMDD)")]
+pub struct DateError(pub String);
+
 /// A date a reader is given (`--since`, `--until`, the MCP tools'
 /// `since`, `until`): `YYYY-MM-DD` or `YYYYMMDD`.
-pub fn parse_date(s: &str) -> Result<chrono::NaiveDate, String> {
+pub fn parse_date(s: &str) -> Result<chrono::NaiveDate, DateError> {
     use chrono::NaiveDate;
     NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .or_else(|_| NaiveDate::parse_from_str(s, "%Y%m%d"))
-        .map_err(|_| format!("{s:?} is no date: give YYYY-MM-DD (or YYYYMMDD)"))
+        .map_err(|_| DateError(s.to_string()))
 }
 
 /// Thousands separated: 1,234,567.

@@ -30,6 +30,7 @@ use crate::schema::{
     EventRow, LlmCallRow, SourceRow, WideRef, events_batch, events_schema, llm_calls_batch,
     llm_calls_schema, read_wide, sources_batch, steps_read_wide,
 };
+use crate::store::WriteError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StageError {
@@ -49,6 +50,27 @@ pub enum StageError {
     Poisoned,
     #[error("{0}: not a staged events file (column {1})")]
     NotStaged(PathBuf, &'static str),
+}
+
+/// The extractors write their rows here in a run.
+impl crate::store::RowWriter for Stage {
+    fn write_events(
+        &self,
+        kind: &'static str,
+        rows: &[EventRow],
+        natives: &[Option<String>],
+    ) -> Result<(), WriteError> {
+        Ok(Stage::write_events(self, kind, rows, natives)?)
+    }
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), WriteError> {
+        Ok(Stage::write_llm_calls(self, rows)?)
+    }
+}
+
+impl From<StageError> for WriteError {
+    fn from(e: StageError) -> WriteError {
+        WriteError::new(e)
+    }
 }
 
 struct Writer {

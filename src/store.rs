@@ -10,6 +10,8 @@
 //!                                                       ▼
 //!                                              [`RowWriter`] (the stage: Parquet per kind)
 //! ```
+//! The stage implements [`RowWriter`] (its errors as a [`WriteError`]'s
+//! source); this module never names it.
 //! An extractor returns `Err(StoreError)` only when the whole store (or the
 //! rest of it) cannot be read; rows pushed before that are kept.
 
@@ -22,7 +24,6 @@ use crate::diag::{DiagKind, Diagnostic};
 use crate::schema::{Agent, EventRow, LlmCallRow, Role, TurnType, native_json};
 use crate::secrets::{Counts, Scanner};
 use crate::snapshot::{Snapshot, open_snapshot};
-use crate::stage::{Stage, StageError};
 
 /// Whether a glob names a store, or a further file of a store (whose main
 /// path the function computes).
@@ -203,24 +204,23 @@ pub trait RowWriter: Sync {
         kind: &'static str,
         rows: &[EventRow],
         natives: &[Option<String>],
-    ) -> Result<(), StageError>;
-    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError>;
+    ) -> Result<(), WriteError>;
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), WriteError>;
     /// `bytes` more of the store were read (`--progress`); nothing by
     /// default.
     fn read_bytes(&self, _bytes: u64) {}
 }
 
-impl RowWriter for Stage {
-    fn write_events(
-        &self,
-        kind: &'static str,
-        rows: &[EventRow],
-        natives: &[Option<String>],
-    ) -> Result<(), StageError> {
-        Stage::write_events(self, kind, rows, natives)
-    }
-    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
-        Stage::write_llm_calls(self, rows)
+/// Why a [`RowWriter`] could not take rows: the writer's own error (the
+/// stage's, in a run), kept as the source. It ends the whole load, so no
+/// caller looks inside.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct WriteError(#[source] Box<dyn std::error::Error + Send + Sync>);
+
+impl WriteError {
+    pub fn new(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> WriteError {
+        WriteError(e.into())
     }
 }
 
@@ -342,7 +342,7 @@ pub enum StoreError {
     #[error("{0}")]
     Unreadable(String),
     #[error("staging failed: {0}")]
-    Stage(#[from] StageError),
+    Stage(#[from] WriteError),
 }
 
 impl StoreError {
@@ -646,14 +646,14 @@ mod tests {
             _kind: &'static str,
             rows: &[EventRow],
             _natives: &[Option<String>],
-        ) -> Result<(), StageError> {
+        ) -> Result<(), WriteError> {
             self.0
                 .lock()
-                .map_err(|_| StageError::Poisoned)?
+                .map_err(|_| WriteError::new("a test writer was poisoned by a panic"))?
                 .extend_from_slice(rows);
             Ok(())
         }
-        fn write_llm_calls(&self, _rows: &[LlmCallRow]) -> Result<(), StageError> {
+        fn write_llm_calls(&self, _rows: &[LlmCallRow]) -> Result<(), WriteError> {
             Ok(())
         }
     }

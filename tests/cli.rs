@@ -403,3 +403,101 @@ fn an_out_not_ending_in_parquet_is_written_with_a_warning() -> TestResult {
     assert!(std::fs::read(&out)?.starts_with(b"PAR1"));
     Ok(())
 }
+
+/// The commands' own refusals, each as it was before the commands had a
+/// module each: one stderr line (or none, where the answer is on stdout or
+/// nobody reads stderr) and the exit code, nothing else.
+#[test]
+fn each_command_refuses_with_its_own_line_and_code() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let tables = dir.path().join("tables");
+    std::fs::create_dir(&tables)?;
+    std::fs::write(tables.join("llm_calls.parquet"), b"")?;
+    let cache = dir.path().join("cache");
+    let missing = dir.path().join("missing.parquet");
+    let traces = dir.path().join("traces.jsonl");
+    let d = |p: &Path| p.display().to_string();
+    let json = format!(
+        "{{\"error\":{{\"kind\":\"input\",\"message\":\"{}: No such file or directory (os error 2)\"}}}}\n",
+        d(&missing)
+    );
+    /// The arguments, stdin; then stdout, stderr and the exit code.
+    type Case<'a> = (Vec<String>, &'a [u8], String, String, i32);
+    let cases: Vec<Case> = vec![
+        (
+            vec!["usage".into(), d(&tables), "--tables".into(), d(&tables)],
+            b"",
+            String::new(),
+            format!(
+                "nanoload: error: {}: is a tables directory; --tables goes with OUT.parquet\n",
+                d(&tables)
+            ),
+            2,
+        ),
+        (
+            vec![
+                "otlp".into(),
+                d(&missing),
+                d(&traces),
+                "--header".into(),
+                "X-Key: v".into(),
+            ],
+            b"",
+            String::new(),
+            "nanoload: --header: expected NAME=VALUE (a name without ':', no line breaks)\n".into(),
+            2,
+        ),
+        (
+            vec!["cache".into(), "clear".into(), "/nonexistent/home".into()],
+            b"",
+            String::new(),
+            format!(
+                "nanoload: nothing kept for /nonexistent/home in {}\n",
+                d(&cache.join("nanoload"))
+            ),
+            0,
+        ),
+        (
+            vec![
+                "mcp-call".into(),
+                d(&missing),
+                "--spill".into(),
+                d(&dir.path().join("spill")),
+                "--max-rows".into(),
+                "1".into(),
+                "--timeout".into(),
+                "1".into(),
+                "--memory-limit".into(),
+                "100000000".into(),
+            ],
+            b"not json",
+            String::new(),
+            String::new(),
+            2,
+        ),
+        (
+            vec![
+                "sql".into(),
+                d(&missing),
+                "select 1".into(),
+                "--json".into(),
+            ],
+            b"",
+            json,
+            String::new(),
+            2,
+        ),
+    ];
+    for (args, stdin, stdout, stderr, code) in cases {
+        let o = assert_cmd::Command::cargo_bin("nanoload")?
+            .args(&args)
+            .env("XDG_CACHE_HOME", &cache)
+            .write_stdin(stdin)
+            .output()?;
+        assert_eq!(String::from_utf8_lossy(&o.stderr), stderr, "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), stdout, "{args:?}");
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+    }
+    assert!(!traces.exists());
+    Ok(())
+}

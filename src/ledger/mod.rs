@@ -465,17 +465,32 @@ fn user_tables(conn: &Connection) -> duckdb::Result<Vec<String>> {
     names.collect()
 }
 
+/// Why an existing database is not a ledger this build reads.
+#[derive(Debug, thiserror::Error)]
+enum NotOurs {
+    #[error("{0}")]
+    Unread(#[from] duckdb::Error),
+    #[error("not a nanoload ledger (no ledger_meta table)")]
+    Absent,
+    #[error(
+        "a ledger of format {}, which the next `nanoload sync` of this nanoload {} upgrades to format {}; nothing done",
+        EARLIER_FORMAT,
+        env!("CARGO_PKG_VERSION"),
+        FORMAT
+    )]
+    Earlier,
+    #[error("{0}")]
+    Other(String),
+}
+
 /// Whether an existing database is a ledger this build reads (export and
 /// prune: neither creates one); the error says why not.
-fn ours(conn: &Connection) -> Result<(), String> {
-    match state(conn).map_err(|e| e.to_string())? {
+fn ours(conn: &Connection) -> Result<(), NotOurs> {
+    match state(conn)? {
         State::Ours => Ok(()),
-        State::Absent => Err("not a nanoload ledger (no ledger_meta table)".into()),
-        State::Earlier => Err(format!(
-            "a ledger of format {EARLIER_FORMAT}, which the next `nanoload sync` of this nanoload {} upgrades to format {FORMAT}; nothing done",
-            env!("CARGO_PKG_VERSION")
-        )),
-        State::Other(refused) => Err(refused),
+        State::Absent => Err(NotOurs::Absent),
+        State::Earlier => Err(NotOurs::Earlier),
+        State::Other(refused) => Err(NotOurs::Other(refused)),
     }
 }
 

@@ -92,18 +92,29 @@ pub enum Zone {
     Named(chrono_tz::Tz),
 }
 
+/// Why `--timezone` names no zone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZoneError {
+    #[error(transparent)]
+    Offset(#[from] crate::config::OffsetError),
+    #[error(
+        "{0:?} is no time zone: give UTC, an offset (+05:30) or a tz database name (Europe/Berlin)"
+    )]
+    Unknown(String),
+}
+
 impl Zone {
     /// `UTC`, `Z`, `+HH:MM`/`-HH:MM` or a tz database name.
-    pub fn parse(s: &str) -> Result<Zone, String> {
+    pub fn parse(s: &str) -> Result<Zone, ZoneError> {
         if s.eq_ignore_ascii_case("utc") || s == "Z" {
             return Ok(Zone::Fixed(0));
         }
         if s.starts_with(['+', '-']) {
-            return crate::config::parse_offset(s).map(Zone::Fixed);
+            return Ok(Zone::Fixed(crate::config::parse_offset(s)?));
         }
-        s.parse::<chrono_tz::Tz>().map(Zone::Named).map_err(|_| {
-            format!("{s:?} is no time zone: give UTC, an offset (+05:30) or a tz database name (Europe/Berlin)")
-        })
+        (s.parse::<chrono_tz::Tz>())
+            .map(Zone::Named)
+            .map_err(|_| ZoneError::Unknown(s.to_string()))
     }
     pub fn label(&self) -> String {
         match self {
@@ -399,72 +410,17 @@ fn placed(conn: &Connection, zone: &Zone) -> Result<String, UsageError> {
 /// The view `q` of the calls in `conn` ([`open`]).
 pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
     let sums = CallSums::SQL;
-    let placed = placed(conn, &q.zone)?;
-    let mut filter = Vec::new();
-    if let Some(d) = q.since {
-        filter.push(format!("CAST(t AS DATE) >= DATE '{d}'"));
-    }
-    if let Some(d) = q.until {
-        filter.push(format!("CAST(t AS DATE) <= DATE '{d}'"));
-    }
-    if let Some(a) = &q.agent {
-        filter.push(format!("agent = {}", sql_text(a)));
-    }
-    if let Some(i) = &q.instance {
-        filter.push(format!("instance = {}", sql_text(i)));
-    }
-    let filter = if filter.is_empty() {
-        String::new()
-    } else {
-        format!("WHERE {}", filter.join(" AND "))
-    };
-    conn.execute_batch(&format!(
-        "CREATE OR REPLACE TEMP VIEW shown AS SELECT * FROM ({placed}) {filter}"
-    ))?;
+    show(conn, q)?;
     let total_tokens = CALL_TOTAL_TOKENS;
     let by_cost = format!(
         "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, coalesce(sum({total_tokens}), 0) DESC"
     );
-    // key, detail columns, group, order
-    let (key, detail, order): (String, &[&'static str], String) = match q.view {
-        View::Daily => ("strftime(t, '%Y-%m-%d')".into(), &[], "1 NULLS LAST".into()),
-        View::Weekly => (
-            "strftime(date_trunc('week', t), '%Y-%m-%d')".into(),
-            &[],
-            "1 NULLS LAST".into(),
-        ),
-        View::Monthly => ("strftime(t, '%Y-%m')".into(), &[], "1 NULLS LAST".into()),
-        View::Session => (
-            "session_uid".into(),
-            &[
-                "agent",
-                "session_id",
-                "session_uid",
-                "started",
-                "title",
-                "instance",
-                "last",
-            ],
-            "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, max(t) DESC NULLS LAST, 1 NULLS LAST"
-                .into(),
-        ),
-        View::Model => (
-            MODEL_KEY.into(),
-            &["agent", "provider", "model"],
-            format!("{by_cost}, 1"),
-        ),
-    };
-    let detail_sql = match q.view {
-        View::Session => {
-            "string_agg(DISTINCT agent, ',' ORDER BY agent), min(session_id), min(session_uid),
-             strftime(min(t), '%Y-%m-%d %H:%M'),
-             (SELECT min(s.title) FROM session_titles s WHERE s.session_uid = shown.session_uid),
-             string_agg(DISTINCT instance, ',' ORDER BY instance),
-             strftime(max(t), '%Y-%m-%d %H:%M')"
-        }
-        View::Model => "string_agg(DISTINCT agent, ',' ORDER BY agent), min(provider), min(model)",
-        _ => "",
-    };
+    let Grouping {
+        key,
+        detail,
+        order,
+        detail_sql,
+    } = Grouping::of(q.view, &by_cost);
     let sep = if detail_sql.is_empty() { "" } else { "," };
     let models = "CAST(to_json(list(DISTINCT coalesce(model, '(none)') ORDER BY coalesce(model, '(none)'))) AS VARCHAR)";
     let sql = format!(
@@ -477,23 +433,7 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         }
     }
     if q.breakdown && q.view != View::Model {
-        let parts = read_rows(
-            conn,
-            &format!(
-                "SELECT {MODEL_KEY} AS mk, {key} AS k, {sums} FROM shown
-                 GROUP BY k, mk ORDER BY k NULLS LAST, {by_cost}, mk"
-            ),
-            &["k"],
-            false,
-        )?;
-        for part in parts {
-            let k = part.detail.first().and_then(|(_, v)| v.clone());
-            if let Some(row) = rows.iter_mut().find(|r| r.key == k) {
-                let mut part = part;
-                part.detail.clear();
-                row.breakdown.push(part);
-            }
-        }
+        break_down(conn, &mut rows, &key, &by_cost)?;
     }
     if q.view == View::Session {
         for r in &mut rows {
@@ -543,6 +483,122 @@ pub fn usage(conn: &Connection, q: &Query) -> Result<Usage, UsageError> {
         undated: count("SELECT count(*) FILTER (WHERE t IS NULL) FROM shown")?,
         prices: None,
     })
+}
+
+/// The temp view `shown`: the calls placed in the query's zone, filtered by
+/// its dates, agent and instance.
+fn show(conn: &Connection, q: &Query) -> Result<(), UsageError> {
+    let placed = placed(conn, &q.zone)?;
+    let mut filter = Vec::new();
+    if let Some(d) = q.since {
+        filter.push(format!("CAST(t AS DATE) >= DATE '{d}'"));
+    }
+    if let Some(d) = q.until {
+        filter.push(format!("CAST(t AS DATE) <= DATE '{d}'"));
+    }
+    if let Some(a) = &q.agent {
+        filter.push(format!("agent = {}", sql_text(a)));
+    }
+    if let Some(i) = &q.instance {
+        filter.push(format!("instance = {}", sql_text(i)));
+    }
+    let filter = if filter.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", filter.join(" AND "))
+    };
+    conn.execute_batch(&format!(
+        "CREATE OR REPLACE TEMP VIEW shown AS SELECT * FROM ({placed}) {filter}"
+    ))?;
+    Ok(())
+}
+
+/// What a view groups by: its key, its detail columns and their SQL, its
+/// order.
+struct Grouping {
+    key: String,
+    detail: &'static [&'static str],
+    order: String,
+    detail_sql: &'static str,
+}
+
+impl Grouping {
+    fn of(view: View, by_cost: &str) -> Grouping {
+        // key, detail columns, group, order
+        let (key, detail, order): (String, &'static [&'static str], String) = match view {
+            View::Daily => ("strftime(t, '%Y-%m-%d')".into(), &[], "1 NULLS LAST".into()),
+            View::Weekly => (
+                "strftime(date_trunc('week', t), '%Y-%m-%d')".into(),
+                &[],
+                "1 NULLS LAST".into(),
+            ),
+            View::Monthly => ("strftime(t, '%Y-%m')".into(), &[], "1 NULLS LAST".into()),
+            View::Session => (
+                "session_uid".into(),
+                &[
+                    "agent",
+                    "session_id",
+                    "session_uid",
+                    "started",
+                    "title",
+                    "instance",
+                    "last",
+                ],
+                "sum(cost_usd::DECIMAL(38, 12)) DESC NULLS LAST, max(t) DESC NULLS LAST, 1 NULLS LAST"
+                    .into(),
+            ),
+            View::Model => (
+                MODEL_KEY.into(),
+                &["agent", "provider", "model"],
+                format!("{by_cost}, 1"),
+            ),
+        };
+        let detail_sql = match view {
+            View::Session => {
+                "string_agg(DISTINCT agent, ',' ORDER BY agent), min(session_id), min(session_uid),
+                 strftime(min(t), '%Y-%m-%d %H:%M'),
+                 (SELECT min(s.title) FROM session_titles s WHERE s.session_uid = shown.session_uid),
+                 string_agg(DISTINCT instance, ',' ORDER BY instance),
+                 strftime(max(t), '%Y-%m-%d %H:%M')"
+            }
+            View::Model => "string_agg(DISTINCT agent, ',' ORDER BY agent), min(provider), min(model)",
+            _ => "",
+        };
+        Grouping {
+            key,
+            detail,
+            order,
+            detail_sql,
+        }
+    }
+}
+
+/// Each row's calls split by model, in `rows`' `breakdown`.
+fn break_down(
+    conn: &Connection,
+    rows: &mut [Row],
+    key: &str,
+    by_cost: &str,
+) -> Result<(), UsageError> {
+    let sums = CallSums::SQL;
+    let parts = read_rows(
+        conn,
+        &format!(
+            "SELECT {MODEL_KEY} AS mk, {key} AS k, {sums} FROM shown
+             GROUP BY k, mk ORDER BY k NULLS LAST, {by_cost}, mk"
+        ),
+        &["k"],
+        false,
+    )?;
+    for part in parts {
+        let k = part.detail.first().and_then(|(_, v)| v.clone());
+        if let Some(row) = rows.iter_mut().find(|r| r.key == k) {
+            let mut part = part;
+            part.detail.clear();
+            row.breakdown.push(part);
+        }
+    }
+    Ok(())
 }
 
 /// `NULL` for each detail column.
