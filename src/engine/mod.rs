@@ -9,7 +9,7 @@
 //! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first;
 //!                one thread on a small stage, crate::steps::StepThreads); then the
 //!                titles of the sessions whose first user message is in a blob file
-//!                (V020's session_title over its first bytes)
+//!                (V023's session_title over its first bytes)
 //! for_writing    a lower memory limit for the sink's ordered read of the plan
 //! reprice        a reader's llm_calls and sessions priced again at read, by the
 //!                load's rules (sql/shared/pricing.sql) in a database of their own
@@ -62,7 +62,7 @@ fn load_prices(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
     Ok(())
 }
 
-/// A call's cost from its tokens and its `model_prices` row `m`, as V017
+/// A call's cost from its tokens and its `model_prices` row `m`, as V020
 /// gives `llm_calls.cost_usd` (`l`: the call; the macro qualified by where
 /// the rules ran).
 fn call_cost_of(l: &str, m: &str, rules: &str) -> String {
@@ -118,7 +118,7 @@ pub fn reprice(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
     }
     conn.execute_batch("USE nanoload_pricing;")?;
     // the rules' inputs as a load has them: the price table, the models the
-    // calls name (as V017 counts them), the diagnostics they append to and
+    // calls name (as V019 counts them), the diagnostics they append to and
     // the diag_code() macro of the steps' prelude
     let priced = load_prices(conn, table).and_then(|()| {
         conn.execute_batch(&format!(
@@ -403,10 +403,10 @@ impl Engine {
         })
     }
 
-    /// Title the sessions V020 left without one whose first user message
+    /// Title the sessions V023 left without one whose first user message
     /// is in a blob file of the stage (nanobot rows: no step reads their
     /// text): the first [`TITLE_TEXT_BYTES`] of that text (cut back to a
-    /// character boundary) through V020's `session_title`, told whether the
+    /// character boundary) through V023's `session_title`, told whether the
     /// text goes on past them. The text is as the stage wrote it: redacted.
     fn title_from_blobs(&self) -> Result<(), EngineError> {
         use std::os::unix::fs::FileExt;
