@@ -164,7 +164,7 @@ CREATE MACRO switch_offset(t, last_before, first_after, before_offset, after_off
 -- time on its local day (given first; on a switch day, compared with the
 -- switch's pairs in UTC; between them the nearer pair's); NULL when the
 -- instance has no evidence. V016 gives the rows their timestamp_local and
--- V017 the calls their started_at_local from it.
+-- V020 the calls their started_at_local from it.
 CREATE TABLE utc_locals AS
 SELECT i.instance, i.t,
     CAST(CASE WHEN p.given_offset_minutes IS NOT NULL THEN p.given_offset_minutes

@@ -27,7 +27,7 @@
 --          agent, instance, session_id, session_uid), plan_stores (store_id
 --          → source_kind, source_role, source_path, load_id), events_plan
 --          (out_pos, sess_id, store_id, the other contract columns, x_start
---          for V018, and where the row's text and native are: x_wide, x_blob, x_off,
+--          for V021, and where the row's text and native are: x_wide, x_blob, x_off,
 --          x_text_len, x_native_len, x_bytes = their sum; stored in out_pos
 --          order, what the writer reads), events (view: the contract
 --          columns of events_plan with the ids looked up).

@@ -16,7 +16,7 @@
 //!                    the overlay formats
 //! ```
 //! Matching a call's model to a row and the cost arithmetic are SQL
-//! (`sql/V017__llm_calls.sql`, `sql/V018__sessions.sql`). No DuckDB here: the
+//! (`sql/V019__call_prices.sql`, `sql/V021__sessions.sql`). No DuckDB here: the
 //! table is parsed and checked in Rust, so a bad `--prices` file is a usage
 //! error before anything runs.
 
@@ -80,7 +80,7 @@ pub struct PriceTable {
     pub models: BTreeMap<String, Price>,
     /// `--free` patterns: a model one matches costs 0, whatever `models`
     /// says (case-insensitive globs over the call's model and its
-    /// `provider/model`; `sql/V017__llm_calls.sql`).
+    /// `provider/model`; `sql/V019__call_prices.sql`).
     pub free: Vec<String>,
 }
 

@@ -209,7 +209,7 @@ pub struct EventRow {
     pub x_rounds: Option<String>,
     /// The row that starts a session: a session's metadata line or record
     /// (nanobot), its `sessions` row (nanoclaw), whose text reads
-    /// `session start: …`. V018 takes the session's facts from its native;
+    /// `session start: …`. V021 takes the session's facts from its native;
     /// its text and native are staged ([`steps_read_wide`]).
     pub x_start: bool,
     /// `nanoload sync` only: a digest of the row's text and native as read,

@@ -186,9 +186,9 @@ fn progress_in_a_terminal_shows_stores_rows_steps_and_leaves_the_summary() -> Te
         assert!(pty.contains(&want), "{want:?} not drawn: {}", tail(&pty));
     }
     let names = step_names();
-    assert_eq!(names.len(), 21);
+    assert_eq!(names.len(), 24);
     for (i, name) in names.iter().enumerate() {
-        let want = format!("] {}/21 {name} ", i + 1);
+        let want = format!("] {}/24 {name} ", i + 1);
         assert!(pty.contains(&want), "{want:?} not drawn: {}", tail(&pty));
     }
     // the phases come in the run's order
@@ -198,8 +198,8 @@ fn progress_in_a_terminal_shows_stores_rows_steps_and_leaves_the_summary() -> Te
         at("stores discovered"),
         at("stage    "),
         at("load     "),
-        at("1/21 kinds"),
-        at("21/21 V020__session_titles"),
+        at("1/24 kinds"),
+        at("24/24 V023__session_titles"),
         at("6 files"),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
@@ -220,7 +220,7 @@ fn auto_progress_honours_no_color_quiet_and_never() -> TestResult {
     let home = fixture("nanobot/home-a");
     let (_, _, pty) = run_in_pty(&home, &[], Some("1"))?;
     assert!(
-        pty.contains("1/21 kinds"),
+        pty.contains("1/24 kinds"),
         "auto draws in a terminal: {pty:?}"
     );
     assert!(pty.contains("19 stores discovered"), "{pty:?}");

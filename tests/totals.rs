@@ -895,8 +895,8 @@ fn sql_of_an_output_prices_its_calls_again_as_a_load_would() -> TestResult {
     let o = nanoload(&["sql", &s(&db), "--json", qwen, "--free", "qwen*"])?;
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(rows(&stdout(&o))?, serde_json::json!([[6, 0.0]]));
-    // both agents' calls (nanoclaw's Claude Code usage priced as V017 and
-    // V018 price it) on the mixed home
+    // both agents' calls (nanoclaw's Claude Code usage priced as V019 and
+    // V021 price it) on the mixed home
     let mixed = mixed_home()?;
     let plain = run_home(mixed.path(), &[])?;
     let mixed_flags = [

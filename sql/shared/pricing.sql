@@ -2,9 +2,9 @@
 -- Purpose: the pricing rules (docs/design.md "Cost"), in one place: how a
 --          call's model finds its price row, what one call costs from its
 --          tokens, and what a group of calls (a session) costs. Run by the
---          step V017 (in place of its `-- @pricing` line) and by every
+--          step V019 (in place of its `-- @pricing` line) and by every
 --          reader that prices a load's output again at read
---          (src/engine.rs `reprice`), so both price alike.
+--          (src/engine/mod.rs `reprice`), so both price alike.
 -- Grain:   price_names: one row per name a price row answers to;
 --          model_prices: one row per (agent, provider, model) of model_uses.
 -- Inputs:  prices, free_models (crate::prices: the price table and the

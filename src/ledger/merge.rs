@@ -14,52 +14,9 @@ pub(super) fn merged(
     config: &Config,
     started: SystemTime,
 ) -> Result<(i64, Merged, Merged), duckdb::Error> {
-    conn.execute_batch(&format!(
-        "CREATE TEMP TABLE cur_sources AS SELECT * FROM read_parquet({});
-         CREATE TEMP TABLE unchanged_stores (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR);
-         CREATE TEMP TABLE store_keys (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR, state_key VARCHAR);
-         CREATE TEMP TABLE store_files (instance VARCHAR, store_path VARCHAR, file_path VARCHAR);
-         CREATE TEMP TABLE unseen_places (rel VARCHAR);",
-        sql_str(&staged.sources)
-    ))?;
-    {
-        let mut app = conn.appender("unchanged_stores")?;
-        for (k, i, p) in stores.unchanged {
-            app.append_row([k, i, p])?;
-        }
-        app.flush()?;
-        let mut app = conn.appender("store_keys")?;
-        for ((k, i, p), key) in stores.keys {
-            app.append_row([k, i, p, key])?;
-        }
-        app.flush()?;
-        let mut app = conn.appender("store_files")?;
-        for (i, store, file) in stores.files {
-            app.append_row([i, store, file])?;
-        }
-        app.flush()?;
-        let mut app = conn.appender("unseen_places")?;
-        for rel in stores.unseen {
-            app.append_row([rel])?;
-        }
-        app.flush()?;
-    }
-    // the HOME of this sync is one the ledger keeps (recorded at its first
-    // sync; a ledger of an earlier build records those its syncs read)
+    store_facts(conn, staged, stores)?;
     let home = config.home.to_string_lossy().into_owned();
-    conn.execute(
-        "INSERT INTO ledger_meta
-         SELECT 'home', h FROM (SELECT DISTINCT home AS h FROM loads WHERE home IS NOT NULL
-                                UNION SELECT ?)
-         WHERE h NOT IN (SELECT value FROM ledger_meta WHERE key = 'home')
-         ORDER BY h",
-        [&home],
-    )?;
-    let kept_homes: i64 = conn.query_row(
-        "SELECT count(*) FROM ledger_meta WHERE key = 'home'",
-        [],
-        |r| r.get(0),
-    )?;
+    let kept_homes = record_home(conn, &home)?;
     // in a ledger of several HOMEs a sync settles only what its own HOME's
     // syncs first saw: the others' stores have the same relative paths
     let mine = |col: &str| {
@@ -150,19 +107,109 @@ pub(super) fn merged(
         &format!("{}{}", seen("source_path"), mine("first_seen_load")),
     )?;
     if legacy {
-        // every row of the earlier format seen again has its new identity:
-        // no sync need compute the earlier one any more
-        let left: i64 = conn.query_row(
-            &format!("SELECT count(*) FROM ledger_events WHERE {CONTENT} IS NULL"),
-            [],
-            |r| r.get(0),
-        )?;
-        if left == 0 {
-            conn.execute_batch("DELETE FROM ledger_meta WHERE key = 'legacy_row_keys';")?;
-        }
+        forget_legacy_keys(conn)?;
     }
-    // the diagnostics of reading HOME: the unchanged stores' as the ledger
-    // has them, the rest this sync's (what an export stages, as a load does)
+    record_sync(
+        conn,
+        staged,
+        sync,
+        load_id,
+        config,
+        started,
+        (&events, &calls),
+    )?;
+    conn.execute_batch(VERSIONS)?;
+    crate::pipeline::test_pause("merged");
+    conn.execute_batch("COMMIT;")?;
+    Ok((sync, events, calls))
+}
+
+/// Once every row of the earlier format seen again has its new identity,
+/// no sync need compute the earlier one any more.
+fn forget_legacy_keys(conn: &Connection) -> Result<(), duckdb::Error> {
+    let left: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM ledger_events WHERE {CONTENT} IS NULL"),
+        [],
+        |r| r.get(0),
+    )?;
+    if left == 0 {
+        conn.execute_batch("DELETE FROM ledger_meta WHERE key = 'legacy_row_keys';")?;
+    }
+    Ok(())
+}
+
+/// The HOME of this sync is one the ledger keeps (recorded at its first
+/// sync; a ledger of an earlier build records those its syncs read): how
+/// many it keeps now.
+fn record_home(conn: &Connection, home: &str) -> Result<i64, duckdb::Error> {
+    conn.execute(
+        "INSERT INTO ledger_meta
+         SELECT 'home', h FROM (SELECT DISTINCT home AS h FROM loads WHERE home IS NOT NULL
+                                UNION SELECT ?)
+         WHERE h NOT IN (SELECT value FROM ledger_meta WHERE key = 'home')
+         ORDER BY h",
+        [home],
+    )?;
+    conn.query_row(
+        "SELECT count(*) FROM ledger_meta WHERE key = 'home'",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// The temp tables the merge reads besides the staged rows: this sync's
+/// `sources` rows, its unchanged stores, every store's key and files, and
+/// the places it could not see.
+fn store_facts(
+    conn: &Connection,
+    staged: &crate::stage::Staged,
+    stores: &Stores,
+) -> Result<(), duckdb::Error> {
+    conn.execute_batch(&format!(
+        "CREATE TEMP TABLE cur_sources AS SELECT * FROM read_parquet({});
+         CREATE TEMP TABLE unchanged_stores (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR);
+         CREATE TEMP TABLE store_keys (source_kind VARCHAR, instance VARCHAR, source_path VARCHAR, state_key VARCHAR);
+         CREATE TEMP TABLE store_files (instance VARCHAR, store_path VARCHAR, file_path VARCHAR);
+         CREATE TEMP TABLE unseen_places (rel VARCHAR);",
+        sql_str(&staged.sources)
+    ))?;
+    {
+        let mut app = conn.appender("unchanged_stores")?;
+        for (k, i, p) in stores.unchanged {
+            app.append_row([k, i, p])?;
+        }
+        app.flush()?;
+        let mut app = conn.appender("store_keys")?;
+        for ((k, i, p), key) in stores.keys {
+            app.append_row([k, i, p, key])?;
+        }
+        app.flush()?;
+        let mut app = conn.appender("store_files")?;
+        for (i, store, file) in stores.files {
+            app.append_row([i, store, file])?;
+        }
+        app.flush()?;
+        let mut app = conn.appender("unseen_places")?;
+        for rel in stores.unseen {
+            app.append_row([rel])?;
+        }
+        app.flush()?;
+    }
+    Ok(())
+}
+
+/// What the sync read, recorded: the diagnostics of reading HOME (the
+/// unchanged stores' as the ledger has them, the rest this sync's: what
+/// an export stages, as a load does) and its `loads` row.
+fn record_sync(
+    conn: &Connection,
+    staged: &crate::stage::Staged,
+    sync: i64,
+    load_id: &str,
+    config: &Config,
+    started: SystemTime,
+    (events, calls): (&Merged, &Merged),
+) -> Result<(), duckdb::Error> {
     conn.execute_batch(&format!(
         "DELETE FROM ledger_diagnostics
          WHERE instance IS NULL OR (instance || chr(31) || source_path) NOT IN
@@ -201,10 +248,7 @@ pub(super) fn merged(
             unreadable,
         ],
     )?;
-    conn.execute_batch(VERSIONS)?;
-    crate::pipeline::test_pause("merged");
-    conn.execute_batch("COMMIT;")?;
-    Ok((sync, events, calls))
+    Ok(())
 }
 
 /// `ledger_versions`: a record the agent rewrote in place, as the pair of
@@ -334,20 +378,19 @@ pub(super) fn upgrade(conn: &Connection) -> Result<(), duckdb::Error> {
     Ok(())
 }
 
-/// Merge one table's staged rows into its ledger table (inside the sync's
-/// transaction): identity, then rows of the earlier format found again,
-/// rows gone, rows seen again (their place and rendering taken), new rows.
-pub(super) fn merge_table(
+/// `cur`: this sync's staged rows of `t` (from `files`), each with its
+/// identity (`row_key`: the agent's record and its occurrence; with
+/// `legacy`, the earlier format's key too) and its store's main path.
+fn stage_cur(
     conn: &Connection,
     t: &Table,
     files: &[PathBuf],
-    sync: i64,
-) -> Result<Merged, duckdb::Error> {
+    legacy: bool,
+) -> Result<(), duckdb::Error> {
     let ledger = t.name;
     let schema = &t.schema;
     let cols = kept(schema);
     let all = column_list(schema, "");
-    let has = |c: &str| cols.iter().any(|(n, _)| n == c);
     let json_of = |leave: &dyn Fn(&str) -> bool| {
         joined(
             cols.iter().filter(|(n, _)| !leave(n.as_str())),
@@ -359,11 +402,6 @@ pub(super) fn merge_table(
     let identity = json_of(&|n| PLACE.contains(&n) || RENDERED.contains(&n));
     // format 2's: its content was the rendering itself
     let legacy_identity = json_of(&|n| PLACE.contains(&n) || n == CONTENT);
-    let place: Vec<&str> = PLACE.iter().copied().filter(|c| has(c)).collect();
-    let rendered: Vec<&str> = RENDERED.iter().copied().filter(|c| has(c)).collect();
-    let legacy = t.legacy && has(CONTENT);
-    let load = sync;
-    let rows_before = count_rows(conn, ledger)?;
     let occurrence = if schema.fields().iter().any(|f| f.name() == "x_row") {
         t.occurrence.to_string()
     } else {
@@ -420,6 +458,28 @@ pub(super) fn merge_table(
             all_s = column_list(schema, "s."),
         ))?;
     }
+    Ok(())
+}
+
+/// Merge one table's staged rows into its ledger table (inside the sync's
+/// transaction): identity, then rows of the earlier format found again,
+/// rows gone, rows seen again (their place and rendering taken), new rows.
+pub(super) fn merge_table(
+    conn: &Connection,
+    t: &Table,
+    files: &[PathBuf],
+    sync: i64,
+) -> Result<Merged, duckdb::Error> {
+    let ledger = t.name;
+    let schema = &t.schema;
+    let cols = kept(schema);
+    let has = |c: &str| cols.iter().any(|(n, _)| n == c);
+    let place: Vec<&str> = PLACE.iter().copied().filter(|c| has(c)).collect();
+    let rendered: Vec<&str> = RENDERED.iter().copied().filter(|c| has(c)).collect();
+    let legacy = t.legacy && has(CONTENT);
+    let load = sync;
+    let rows_before = count_rows(conn, ledger)?;
+    stage_cur(conn, t, files, legacy)?;
     let count = |sql: &str| -> Result<u64, duckdb::Error> {
         conn.query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)

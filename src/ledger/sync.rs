@@ -64,173 +64,58 @@ pub(super) fn sync_locked(
     started: SystemTime,
     add_home: bool,
 ) -> Result<SyncSummary, SyncError> {
-    use rayon::prelude::*;
-    let ledger = ledger.to_path_buf();
-    let fail = |e: duckdb::Error| SyncError::Ledger {
-        path: ledger.clone(),
-        message: crate::diag::one_line(&e.to_string()),
-    };
+    let fail = failing(ledger);
     let mut front = Front::create(&config.home)?;
-    // a new ledger in storage version v1.2.0, the first whose strings zstd
-    // compresses (docs/design.md "The ledger": its size); an existing one
-    // keeps the version it has
-    let existed = ledger.exists();
-    let version = if existed {
-        ""
-    } else {
-        " (STORAGE_VERSION 'v1.2.0')"
-    };
-
-    let conn = crate::engine::open_in_memory(&crate::engine::Settings {
-        memory_limit: config.memory_limit,
-        spill: Some(&front.run_dir().spill_dir()),
-        threads: Some(config.threads),
-    })
-    .map_err(fail)?;
-    conn.execute_batch(&format!(
-        "ATTACH {} AS ledger{version}; USE ledger;",
-        sql_str(&ledger)
-    ))
-    .map_err(|e| {
-        if existed {
-            unopened(&ledger, &e, true)
-        } else {
-            fail(e)
-        }
-    })?;
-    compress_strings(&conn).map_err(fail)?;
-    // a ledger of another format is refused before anything is read
-    let ledger_state = state(&conn).map_err(fail)?;
-    let known = match &ledger_state {
-        State::Other(refused) => {
-            return Err(SyncError::Ledger {
-                path: ledger.clone(),
-                message: refused.clone(),
-            });
-        }
-        // a database that holds anything is someone else's: never given
-        // the ledger's tables
-        State::Absent if existed => match user_tables(&conn).map_err(fail)? {
-            tables if tables.is_empty() => Default::default(),
-            tables => {
-                return Err(SyncError::NotALedger {
-                    path: ledger.clone(),
-                    what: crate::dest::What::DuckDb { tables: Ok(tables) },
-                });
-            }
-        },
-        State::Absent => Default::default(),
-        State::Ours | State::Earlier => known_stores(&conn).map_err(fail)?,
-    };
-    let has_rows = !matches!(ledger_state, State::Absent);
+    let opened = open_ledger(&config, ledger, &front)?;
+    let conn = &opened.conn;
+    let has_rows = !matches!(opened.state, State::Absent);
     // another HOME's stores have the same relative paths (every home has
     // a `.nanobot`): its sync would mark this HOME's rows gone
     if has_rows && !add_home {
-        let homes = homes(&conn).map_err(fail)?;
+        let homes = homes(conn).map_err(fail)?;
         let home = config.home.to_string_lossy();
         if !homes.is_empty() && !homes.iter().any(|h| *h == home) {
             return Err(SyncError::OtherHome {
-                path: ledger.clone(),
+                path: ledger.to_path_buf(),
                 homes,
                 home: config.home.clone(),
             });
         }
     }
-    let mut discovery = front.discover(
-        &config.home,
-        &opts.home,
-        config.follow_links,
-        opts.progress_shown(),
-        &mut Default::default(),
-    )?;
+    let shown = opts.progress_shown();
+    let (home, follow) = (&config.home, config.follow_links);
+    let mut discovery = front.discover(home, &opts.home, follow, shown, &mut Default::default())?;
     // what could not be seen keeps its rows: said once per place, on the
     // line of its diagnostic
-    let not_seen = unseen(&conn, has_rows, &config.home, &mut discovery).map_err(fail)?;
+    let not_seen = unseen(conn, has_rows, &config.home, &mut discovery).map_err(fail)?;
     let load_id = discovery.load_id(&config.load_options);
-    // a store whose files are as the ledger last read them (the key of
-    // `--cache`: every byte hashed) is not read again
-    let options = crate::cache::options_key(&config.extract, config.follow_links);
-    let keys: Vec<String> = discovery
-        .stores
-        .par_iter()
-        .map(|s| crate::cache::store_key(&options, s, &config.home))
-        .collect();
-    let mut unchanged = Vec::new();
-    let mut read = Vec::new();
-    let mut store_keys = Vec::new();
-    let crate::discover::Discovery {
-        stores,
-        diagnostics: found,
-        links_skipped,
-        files_seen,
-        unseen: places,
-    } = discovery;
-    let mut files = Vec::new();
-    let mut held = 0;
-    for (k, (store, key)) in stores.into_iter().zip(keys).enumerate() {
-        let id = (
-            store.kind.to_string(),
-            store.instance.clone(),
-            store.rel.clone(),
-        );
-        for f in std::iter::once(store.rel.clone())
-            .chain(store.parts.iter().map(|p| p.rel.clone()))
-            .chain(store.sidecars.iter().map(|p| p.rel.clone()))
-        {
-            files.push((store.instance.clone(), store.rel.clone(), f));
-        }
-        // a store that reads a file in a place not seen is not read: its
-        // rows stay as they were
-        if not_seen.held.contains(&k) {
-            held += 1;
-            continue;
-        }
-        let same = known.get(&id) == Some(&key);
-        store_keys.push((id.clone(), key));
-        if same {
-            unchanged.push(id);
-        } else {
-            read.push(store);
-        }
-    }
-    let to_read = crate::discover::Discovery {
-        stores: read,
-        diagnostics: found,
-        links_skipped,
-        files_seen,
-        unseen: places,
-    };
+    let split = split_stores(discovery, &config, &opened.known, &not_seen);
     // the ledger keeps every row's text and native itself, the keys every
     // earlier build staged, and each row's content as read (its identity)
     config.extract.stage_all_wide = true;
     config.extract.keys = crate::store::KeyDigest::Sha256;
     config.extract.content_digests = true;
-    let extraction = front.extract(
-        &to_read,
-        &config.home,
-        &config.extract,
-        config.threads,
-        None,
-    )?;
-    let staged = &extraction.staged;
+    let (to_read, threads) = (&split.to_read, config.threads);
+    let extraction = front.extract(to_read, &config.home, &config.extract, threads, None)?;
     let stores = Stores {
-        unchanged: &unchanged,
-        keys: &store_keys,
-        files: &files,
+        unchanged: &split.unchanged,
+        keys: &split.keys,
+        files: &split.files,
         unseen: &not_seen.places,
     };
     let merge = || -> Result<(i64, Merged, Merged), SyncError> {
         conn.execute_batch("BEGIN TRANSACTION;").map_err(fail)?;
-        if matches!(ledger_state, State::Earlier) {
-            upgrade(&conn).map_err(fail)?;
+        if matches!(opened.state, State::Earlier) {
+            upgrade(conn).map_err(fail)?;
         }
-        if let Some(refused) = prepare(&conn).map_err(fail)? {
+        if let Some(refused) = prepare(conn).map_err(fail)? {
             return Err(SyncError::Ledger {
-                path: ledger.clone(),
+                path: ledger.to_path_buf(),
                 message: refused,
             });
         }
-        merged(&conn, staged, &stores, &load_id, &config, started).map_err(fail)
+        let staged = &extraction.staged;
+        merged(conn, staged, &stores, &load_id, &config, started).map_err(fail)
     };
     let (sync, events, llm_calls) = match merge() {
         Ok(m) => m,
@@ -242,7 +127,7 @@ pub(super) fn sync_locked(
     conn.execute_batch("CHECKPOINT;").map_err(fail)?;
     // what HOME holds that could not be read: this sync's and the unchanged
     // stores' (a load would read and report them again)
-    let all = crate::engine::read_diagnostics(&conn, "ledger_diagnostics").map_err(fail)?;
+    let all = crate::engine::read_diagnostics(conn, "ledger_diagnostics").map_err(fail)?;
     let exit = ExitCode::of(&all);
     let diagnostics = all
         .iter()
@@ -255,10 +140,162 @@ pub(super) fn sync_locked(
         llm_calls,
         exit,
         diagnostics,
-        stores_read: to_read.stores.len(),
-        stores_unchanged: unchanged.len(),
-        stores_held: held,
+        stores_read: split.to_read.stores.len(),
+        stores_unchanged: split.unchanged.len(),
+        stores_held: split.held,
     })
+}
+
+/// A DuckDB error of the ledger at `ledger`, on one line.
+fn failing(ledger: &Path) -> impl Fn(duckdb::Error) -> SyncError + Copy + '_ {
+    move |e| SyncError::Ledger {
+        path: ledger.to_path_buf(),
+        message: crate::diag::one_line(&e.to_string()),
+    }
+}
+
+/// The ledger attached to a sync's connection, as it was found.
+struct Opened {
+    conn: Connection,
+    state: State,
+    /// The key of each store as the ledger last read it.
+    known: std::collections::HashMap<StoreId, String>,
+}
+
+/// Attach `ledger` (a new one in storage version v1.2.0, the first whose
+/// strings zstd compresses — docs/design.md "The ledger": its size; an
+/// existing one keeps the version it has) to an in-memory DuckDB spilling
+/// into the run dir; a ledger of another format, and a database that holds
+/// anything but a ledger, are refused before anything is read.
+fn open_ledger(config: &Config, ledger: &Path, front: &Front) -> Result<Opened, SyncError> {
+    let fail = failing(ledger);
+    let existed = ledger.exists();
+    let version = if existed {
+        ""
+    } else {
+        " (STORAGE_VERSION 'v1.2.0')"
+    };
+    let conn = crate::engine::open_in_memory(&crate::engine::Settings {
+        memory_limit: config.memory_limit,
+        spill: Some(&front.run_dir().spill_dir()),
+        threads: Some(config.threads),
+    })
+    .map_err(fail)?;
+    conn.execute_batch(&format!(
+        "ATTACH {} AS ledger{version}; USE ledger;",
+        sql_str(ledger)
+    ))
+    .map_err(|e| {
+        if existed {
+            unopened(ledger, &e, true)
+        } else {
+            fail(e)
+        }
+    })?;
+    compress_strings(&conn).map_err(fail)?;
+    let state = state(&conn).map_err(fail)?;
+    let known = match &state {
+        State::Other(refused) => {
+            return Err(SyncError::Ledger {
+                path: ledger.to_path_buf(),
+                message: refused.clone(),
+            });
+        }
+        // a database that holds anything is someone else's: never given
+        // the ledger's tables
+        State::Absent if existed => match user_tables(&conn).map_err(fail)? {
+            tables if tables.is_empty() => Default::default(),
+            tables => {
+                return Err(SyncError::NotALedger {
+                    path: ledger.to_path_buf(),
+                    what: crate::dest::What::DuckDb { tables: Ok(tables) },
+                });
+            }
+        },
+        State::Absent => Default::default(),
+        State::Ours | State::Earlier => known_stores(&conn).map_err(fail)?,
+    };
+    Ok(Opened { conn, state, known })
+}
+
+/// Discovery's stores, told apart for a sync.
+struct Split {
+    /// The stores to read: their files changed since the ledger read them
+    /// (or it never did), with discovery's diagnostics and places.
+    to_read: crate::discover::Discovery,
+    /// The stores whose files are as the ledger last read them: not read.
+    unchanged: Vec<StoreId>,
+    /// The key of every store not held back.
+    keys: Vec<(StoreId, String)>,
+    /// (instance, store path, file path) of every file of every store.
+    files: Vec<(String, String, String)>,
+    /// How many stores are held back: they read a file in a place not seen.
+    held: usize,
+}
+
+/// Tell `discovery`'s stores apart: a store whose files are as the ledger
+/// last read them (`known`: the key of `--cache`, every byte hashed) is
+/// not read again; one that reads a file in a place not seen is not read,
+/// its rows staying as they were.
+fn split_stores(
+    discovery: crate::discover::Discovery,
+    config: &Config,
+    known: &std::collections::HashMap<StoreId, String>,
+    not_seen: &NotSeen,
+) -> Split {
+    use rayon::prelude::*;
+    let options = crate::cache::options_key(&config.extract, config.follow_links);
+    let keys: Vec<String> = discovery
+        .stores
+        .par_iter()
+        .map(|s| crate::cache::store_key(&options, s, &config.home))
+        .collect();
+    let crate::discover::Discovery {
+        stores,
+        diagnostics,
+        links_skipped,
+        files_seen,
+        unseen,
+    } = discovery;
+    let (mut unchanged, mut read, mut store_keys) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut files, mut held) = (Vec::new(), 0);
+    for (k, (store, key)) in stores.into_iter().zip(keys).enumerate() {
+        let id = (
+            store.kind.to_string(),
+            store.instance.clone(),
+            store.rel.clone(),
+        );
+        for f in std::iter::once(store.rel.clone())
+            .chain(store.parts.iter().map(|p| p.rel.clone()))
+            .chain(store.sidecars.iter().map(|p| p.rel.clone()))
+        {
+            files.push((store.instance.clone(), store.rel.clone(), f));
+        }
+        if not_seen.held.contains(&k) {
+            held += 1;
+            continue;
+        }
+        let same = known.get(&id) == Some(&key);
+        store_keys.push((id.clone(), key));
+        if same {
+            unchanged.push(id);
+        } else {
+            read.push(store);
+        }
+    }
+    Split {
+        to_read: crate::discover::Discovery {
+            stores: read,
+            diagnostics,
+            links_skipped,
+            files_seen,
+            unseen,
+        },
+        unchanged,
+        keys: store_keys,
+        files,
+        held,
+    }
 }
 
 /// The HOMEs a ledger keeps: those `ledger_meta` records (key `home`), or,
@@ -328,53 +365,10 @@ pub(super) fn unseen(
     } else {
         Vec::new()
     };
-    // an instance the ledger holds of which nothing is found, whose root —
-    // or a directory above it, or a nanoclaw install's `data/` — is an
-    // empty directory: a disk not mounted there, not an agent that deleted
-    // its history (which leaves its instance's own files; an instance
-    // removed whole leaves no directory, and its rows are gone)
     let found: std::collections::BTreeSet<&str> =
         d.stores.iter().map(|s| s.instance.as_str()).collect();
-    let mut instances: Vec<&str> = present.iter().map(|(i, _)| i.as_str()).collect();
-    instances.dedup();
-    for i in instances {
-        if found.contains(i) || places.iter().any(|(p, _)| p.holds(i)) {
-            continue;
-        }
-        let mut dirs: Vec<String> = Vec::new();
-        if i != "." {
-            let parts: Vec<&str> = i.split('/').collect();
-            dirs.extend((1..=parts.len()).map(|k| parts[..k].join("/")));
-        }
-        let data = if i == "." {
-            "data".to_string()
-        } else {
-            format!("{i}/data")
-        };
-        if present
-            .iter()
-            .any(|(_, p)| p.starts_with(&format!("{data}/")))
-        {
-            dirs.push(data);
-        }
-        for dir in dirs {
-            let Ok(mut entries) = std::fs::read_dir(home.join(&dir)) else {
-                break;
-            };
-            if entries.next().is_none() {
-                places.push((
-                        Unseen {
-                            rel: dir,
-                            why: "an empty directory where the ledger's stores were (a disk not mounted?)"
-                                .into(),
-                            link: false,
-                        },
-                    DiagKind::Unreadable,
-                ));
-                break;
-            }
-        }
-    }
+    let empty = unmounted(home, &present, &found, &places);
+    places.extend(empty.into_iter().map(|u| (u, DiagKind::Unreadable)));
     // the files stores read besides their own (`Reads::Also`); one that is
     // there but cannot be opened is a place not seen too (a load reads it
     // as absent: the rows would lose what it tells them)
@@ -425,44 +419,9 @@ pub(super) fn unseen(
     }
     for ((place, kind), held) in places.iter().zip(held_in) {
         out.places.push(place.rel.clone());
-        // what the ledger keeps there: counted only where it holds a store
-        let (mut rows, mut calls) = (0u64, 0u64);
-        if present.iter().any(|(_, p)| place.holds(p)) {
-            let count = |table: &str| -> Result<u64, duckdb::Error> {
-                conn.query_row(
-                    &format!(
-                        "SELECT count(*) FROM {table} WHERE present
-                           AND ($1 = '' OR source_path = $1 OR starts_with(source_path, $1 || '/')
-                                OR store_path = $1 OR starts_with(store_path, $1 || '/'))"
-                    ),
-                    [&place.rel],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map(|n| n as u64)
-            };
-            rows = count("ledger_events")?;
-            calls = count("ledger_llm_calls")?;
-        }
-        if rows + calls == 0 && held == 0 {
+        let Some(said) = kept_there(conn, place, &present, held)? else {
             continue;
-        }
-        let mut said = Vec::new();
-        if rows + calls > 0 {
-            let what = match (rows, calls) {
-                (r, 0) => format!("{r} rows"),
-                (0, c) => format!("{c} usage records"),
-                (r, c) => format!("{r} rows and {c} usage records"),
-            };
-            said.push(format!(
-                "the ledger keeps its {what} there as they were, none marked gone"
-            ));
-        }
-        if held > 0 {
-            said.push(format!(
-                "{held} stores that read a file there are not read this time (their rows stay as they were)"
-            ));
-        }
-        let said = said.join("; ");
+        };
         // HOME is named `.` on a line
         let path = if place.rel.is_empty() {
             "."
@@ -489,6 +448,111 @@ pub(super) fn unseen(
     }
     d.diagnostics.sort();
     Ok(out)
+}
+
+/// An instance the ledger holds of which nothing is found, whose root —
+/// or a directory above it, or a nanoclaw install's `data/` — is an empty
+/// directory: a disk not mounted there, not an agent that deleted its
+/// history (which leaves its instance's own files; an instance removed
+/// whole leaves no directory, and its rows are gone). `present`: the
+/// stores the ledger holds as present, (instance, path); `found`: the
+/// instances discovery found; `places`: those already not seen.
+fn unmounted(
+    home: &Path,
+    present: &[(String, String)],
+    found: &std::collections::BTreeSet<&str>,
+    places: &[(crate::discover::Unseen, crate::diag::DiagKind)],
+) -> Vec<crate::discover::Unseen> {
+    let mut instances: Vec<&str> = present.iter().map(|(i, _)| i.as_str()).collect();
+    instances.dedup();
+    let mut empty: Vec<crate::discover::Unseen> = Vec::new();
+    for i in instances {
+        let seen_as_unseen =
+            places.iter().any(|(p, _)| p.holds(i)) || empty.iter().any(|u| u.holds(i));
+        if found.contains(i) || seen_as_unseen {
+            continue;
+        }
+        let mut dirs: Vec<String> = Vec::new();
+        if i != "." {
+            let parts: Vec<&str> = i.split('/').collect();
+            dirs.extend((1..=parts.len()).map(|k| parts[..k].join("/")));
+        }
+        let data = if i == "." {
+            "data".to_string()
+        } else {
+            format!("{i}/data")
+        };
+        if present
+            .iter()
+            .any(|(_, p)| p.starts_with(&format!("{data}/")))
+        {
+            dirs.push(data);
+        }
+        for dir in dirs {
+            let Ok(mut entries) = std::fs::read_dir(home.join(&dir)) else {
+                break;
+            };
+            if entries.next().is_none() {
+                empty.push(crate::discover::Unseen {
+                    rel: dir,
+                    why: "an empty directory where the ledger's stores were (a disk not mounted?)"
+                        .into(),
+                    link: false,
+                });
+                break;
+            }
+        }
+    }
+    empty
+}
+
+/// What the ledger keeps at a place not seen, as the end of its line: its
+/// rows and usage records there (counted only where it holds a store),
+/// and the `held` stores not read because they read a file there; `None`
+/// when it keeps nothing there.
+fn kept_there(
+    conn: &Connection,
+    place: &crate::discover::Unseen,
+    present: &[(String, String)],
+    held: usize,
+) -> Result<Option<String>, duckdb::Error> {
+    let (mut rows, mut calls) = (0u64, 0u64);
+    if present.iter().any(|(_, p)| place.holds(p)) {
+        let count = |table: &str| -> Result<u64, duckdb::Error> {
+            conn.query_row(
+                &format!(
+                    "SELECT count(*) FROM {table} WHERE present
+                       AND ($1 = '' OR source_path = $1 OR starts_with(source_path, $1 || '/')
+                            OR store_path = $1 OR starts_with(store_path, $1 || '/'))"
+                ),
+                [&place.rel],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+        };
+        rows = count("ledger_events")?;
+        calls = count("ledger_llm_calls")?;
+    }
+    if rows + calls == 0 && held == 0 {
+        return Ok(None);
+    }
+    let mut said = Vec::new();
+    if rows + calls > 0 {
+        let what = match (rows, calls) {
+            (r, 0) => format!("{r} rows"),
+            (0, c) => format!("{c} usage records"),
+            (r, c) => format!("{r} rows and {c} usage records"),
+        };
+        said.push(format!(
+            "the ledger keeps its {what} there as they were, none marked gone"
+        ));
+    }
+    if held > 0 {
+        said.push(format!(
+            "{held} stores that read a file there are not read this time (their rows stay as they were)"
+        ));
+    }
+    Ok(Some(said.join("; ")))
 }
 
 /// What a sync knows of the stores besides their staged rows.

@@ -106,6 +106,104 @@ pub enum LedgerAs {
     Export,
 }
 
+/// SOURCE, or a file it names, that cannot be read as one: `message` says why.
+fn input(path: &Path, message: &str) -> QueryError {
+    QueryError::Input {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
+}
+
+/// The source's calls priced again with `prices` (a source without
+/// `llm_calls`, an events file alone, is refused).
+fn reprice_calls(
+    conn: &Connection,
+    source: &Path,
+    prices: &crate::prices::PriceTable,
+) -> Result<(), QueryError> {
+    let has_calls: i64 = conn.query_row(
+        "SELECT count(*) FROM (SELECT view_name AS n FROM duckdb_views()
+                               WHERE database_name = current_database() AND NOT internal
+                               UNION ALL
+                               SELECT table_name FROM duckdb_tables()
+                               WHERE database_name = current_database())
+         WHERE n = 'llm_calls'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_calls == 0 {
+        return Err(input(
+            source,
+            "--prices, --price and --free price llm_calls again, which this source has not: give the load's side tables (--tables DIR)",
+        ));
+    }
+    crate::engine::reprice(conn, prices)?;
+    Ok(())
+}
+
+/// A DuckDB file (a `--db` file or a ledger) attached read-only to the
+/// reader's `conn`, its files allowed: its tables as the reader's (as views
+/// when its calls are priced again; a ledger refuses prices).
+fn attach(
+    conn: &Connection,
+    source: &Path,
+    reader: &Reader,
+    allowed: &mut Vec<PathBuf>,
+) -> Result<SourceKind, QueryError> {
+    conn.execute_batch(&format!(
+        "ATTACH {} AS source (READ_ONLY);",
+        sql_str(source)
+    ))
+    .map_err(|e| {
+        use crate::dbfile::Unopened;
+        let m = match crate::dbfile::why_unopened(source, &e, false) {
+            Unopened::Busy(pid) => format!(
+                "another process{} has it open for writing (a `nanoload sync` running?); try again when it has finished",
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            ),
+            Unopened::Corrupt(what) => format!("corrupt: {what}"),
+            Unopened::Io(io) => io.to_string(),
+            Unopened::Other(m) => m,
+        };
+        input(source, &m)
+    })?;
+    allowed.push(source.to_path_buf());
+    allowed.push(crate::engine::wal_of(source));
+    let ledger: i64 = conn.query_row(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'source' AND table_name = 'ledger_meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if ledger > 0 && reader.prices.is_some() {
+        return Err(input(source, LEDGER_HOLDS_NO_COSTS));
+    }
+    if reader.prices.is_some() {
+        // its tables as views here, where the calls priced
+        // again can take llm_calls' and sessions' place
+        let names: Vec<String> = {
+            let mut s = conn.prepare(
+                "SELECT table_name FROM duckdb_tables()
+                 WHERE database_name = 'source' AND schema_name = 'main' ORDER BY 1",
+            )?;
+            s.query_map([], |r| r.get(0))?
+                .collect::<duckdb::Result<_>>()?
+        };
+        for n in names {
+            conn.execute_batch(&format!(
+                "CREATE VIEW {n} AS FROM source.main.{n};",
+                n = ident(&n)
+            ))?;
+        }
+    } else {
+        conn.execute_batch("USE source;")?;
+    }
+    if ledger > 0 {
+        Ok(SourceKind::Ledger)
+    } else {
+        Ok(SourceKind::Database)
+    }
+}
+
 /// Why SOURCE gave nothing to read.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -301,10 +399,6 @@ impl Source {
         tables: Option<&Path>,
         reader: &Reader,
     ) -> Result<Source, QueryError> {
-        let input = |path: &Path, message: &str| QueryError::Input {
-            path: path.to_path_buf(),
-            message: message.to_string(),
-        };
         let source = std::path::absolute(source).map_err(|e| input(source, &e.to_string()))?;
         let tables = tables
             .map(std::path::absolute)
@@ -350,58 +444,7 @@ impl Source {
                         "is a DuckDB database: --tables goes with an events file (OUT.parquet)",
                     ));
                 }
-                conn.execute_batch(&format!(
-                    "ATTACH {} AS source (READ_ONLY);",
-                    sql_str(&source)
-                ))
-                .map_err(|e| {
-                    use crate::dbfile::Unopened;
-                    let m = match crate::dbfile::why_unopened(&source, &e, false) {
-                        Unopened::Busy(pid) => format!(
-                            "another process{} has it open for writing (a `nanoload sync` running?); try again when it has finished",
-                            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-                        ),
-                        Unopened::Corrupt(what) => format!("corrupt: {what}"),
-                        Unopened::Io(io) => io.to_string(),
-                        Unopened::Other(m) => m,
-                    };
-                    input(&source, &m)
-                })?;
-                allowed.push(source.clone());
-                allowed.push(crate::engine::wal_of(&source));
-                let ledger: i64 = conn.query_row(
-                    "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'source' AND table_name = 'ledger_meta'",
-                    [],
-                    |r| r.get(0),
-                )?;
-                if ledger > 0 && reader.prices.is_some() {
-                    return Err(input(&source, LEDGER_HOLDS_NO_COSTS));
-                }
-                if reader.prices.is_some() {
-                    // its tables as views here, where the calls priced
-                    // again can take llm_calls' and sessions' place
-                    let names: Vec<String> = {
-                        let mut s = conn.prepare(
-                            "SELECT table_name FROM duckdb_tables()
-                             WHERE database_name = 'source' AND schema_name = 'main' ORDER BY 1",
-                        )?;
-                        s.query_map([], |r| r.get(0))?
-                            .collect::<duckdb::Result<_>>()?
-                    };
-                    for n in names {
-                        conn.execute_batch(&format!(
-                            "CREATE VIEW {n} AS FROM source.main.{n};",
-                            n = ident(&n)
-                        ))?;
-                    }
-                } else {
-                    conn.execute_batch("USE source;")?;
-                }
-                if ledger > 0 {
-                    SourceKind::Ledger
-                } else {
-                    SourceKind::Database
-                }
+                attach(&conn, &source, reader, &mut allowed)?
             } else if n >= 4 && &head[..4] == b"PAR1" {
                 views.push(("events".into(), source.clone()));
                 if let Some(dir) = &tables {
@@ -435,23 +478,7 @@ impl Source {
         // what the calls priced again hold spills there too
         conn.execute_batch(&format!("SET temp_directory = {spill_sql};"))?;
         if let Some(prices) = &reader.prices {
-            let has_calls: i64 = conn.query_row(
-                "SELECT count(*) FROM (SELECT view_name AS n FROM duckdb_views()
-                                       WHERE database_name = current_database() AND NOT internal
-                                       UNION ALL
-                                       SELECT table_name FROM duckdb_tables()
-                                       WHERE database_name = current_database())
-                 WHERE n = 'llm_calls'",
-                [],
-                |r| r.get(0),
-            )?;
-            if has_calls == 0 {
-                return Err(input(
-                    &source,
-                    "--prices, --price and --free price llm_calls again, which this source has not: give the load's side tables (--tables DIR)",
-                ));
-            }
-            crate::engine::reprice(&conn, prices)?;
+            reprice_calls(&conn, &source, prices)?;
         }
         conn.execute_batch(&format!(
             "SET allowed_paths = {paths};

@@ -58,10 +58,13 @@ pub const STEPS: &[(&str, &str)] = &[
     step!("V014__linked_events.sql"),
     step!("V015__events.sql"),
     step!("V016__write_layout.sql"),
-    step!("V017__llm_calls.sql"),
-    step!("V018__sessions.sql"),
-    step!("V019__install_versions.sql"),
-    step!("V020__session_titles.sql"),
+    step!("V017__call_attribution.sql"),
+    step!("V018__nanoclaw_calls.sql"),
+    step!("V019__call_prices.sql"),
+    step!("V020__llm_calls.sql"),
+    step!("V021__sessions.sql"),
+    step!("V022__install_versions.sql"),
+    step!("V023__session_titles.sql"),
 ];
 
 /// The pricing rules (`sql/shared/pricing.sql`: the macros price_name,

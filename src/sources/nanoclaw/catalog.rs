@@ -8,7 +8,7 @@
 //!     messaging_groups row its messaging_group_id names: a candidate, joined
 //!     (` channel=… platform=…` after agent_group) only when the session's route matches (V010);
 //!     native.nanoclaw_version = the install's version, put in by the steps
-//!     (V019) from the upgrade marker's row: this store reads only v2.db
+//!     (V022) from the upgrade marker's row: this store reads only v2.db
 //! every other table (enumerated from sqlite_master: installs add module tables)
 //!   known ([`KNOWN_TABLES`], by allow-list of columns)
 //!   → `nanoclaw <table>: <primary key>`, native {"table","record"}, session_id when the

@@ -25,7 +25,7 @@
 //! another — a session database without its sibling, a continuation whose
 //! transcript is absent, the install's version on the session start rows —
 //! the steps derive from `sources` and the rows (sql/V013__nanoclaw_losses.sql,
-//! sql/V019__install_versions.sql).
+//! sql/V022__install_versions.sql).
 
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};

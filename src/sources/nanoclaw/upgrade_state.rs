@@ -11,7 +11,7 @@
 //! ```
 //! The install's version also reaches `sources.agent_version` of every store
 //! of the install and `native.nanoclaw_version` of its catalog's session
-//! start rows, both from this row (sql/V019__install_versions.sql): no other
+//! start rows, both from this row (sql/V022__install_versions.sql): no other
 //! store reads the marker. A marker that is not a JSON object is a
 //! `bad_record` with the `parser: unparseable record` row.
 

@@ -25,10 +25,13 @@ mod v013_nanoclaw_losses;
 mod v014_linked_events;
 mod v015_events;
 mod v016_write_layout;
-mod v017_llm_calls;
-mod v018_sessions;
-mod v019_install_versions;
-mod v020_session_titles;
+mod v017_call_attribution;
+mod v018_nanoclaw_calls;
+mod v019_call_prices;
+mod v020_llm_calls;
+mod v021_sessions;
+mod v022_install_versions;
+mod v023_session_titles;
 
 /// A quoted source-kind name (`'nanobot.session_db'`).
 fn kind_literal() -> regex::Regex {
@@ -226,7 +229,7 @@ fn one_step_runs_the_shared_pricing_rules() {
         .filter(|(_, sql)| sql.contains(PRICING_AT))
         .map(|(n, _)| *n)
         .collect();
-    assert_eq!(holders, ["V017__llm_calls.sql"]);
+    assert_eq!(holders, ["V019__call_prices.sql"]);
     for (_, sql) in STEPS {
         assert!(sql.matches(PRICING_AT).count() <= 1);
         let run = step_sql(sql);

@@ -1,4 +1,4 @@
-//! The tests of `sql/V018__sessions.sql`.
+//! The tests of `sql/V021__sessions.sql`.
 
 use super::*;
 

@@ -9,17 +9,19 @@
 //! run_steps      sql/V###__*.sql in order (crate::steps; the `kinds` table first;
 //!                one thread on a small stage, crate::steps::StepThreads); then the
 //!                titles of the sessions whose first user message is in a blob file
-//!                (V020's session_title over its first bytes)
+//!                (V023's session_title over its first bytes)
 //! for_writing    a lower memory limit for the sink's ordered read of the plan
 //! reprice        a reader's llm_calls and sessions priced again at read, by the
 //!                load's rules (sql/shared/pricing.sql) in a database of their own
+//! error.rs       EngineError: DuckDB's failures classified once, where they enter
+//! open.rs        every DuckDB nanoload opens, in memory or a file: one settings block
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use duckdb::Connection;
 
-use crate::diag::{DiagKind, Diagnostic, one_line};
+use crate::diag::{DiagKind, Diagnostic};
 use crate::prices::PriceTable;
 pub use crate::readout::sql_str;
 use crate::readout::{ACTIVITY, CallSums};
@@ -27,6 +29,15 @@ use crate::schema::Agent;
 use crate::stage::Staged;
 use crate::steps::{Chain, PlanJoin, StepThreads};
 use crate::timings::{Phase, SqlPlan, Timings};
+
+mod error;
+mod open;
+
+pub use error::{EngineError, classify, duckdb_json};
+pub use open::{
+    Access, READER_MEMORY_LIMIT, SESSION_UTC, Settings, in_utc, open_file, open_in_memory, reader,
+    reader_with, wal_of,
+};
 
 /// The tables `prices` and `free_models` of `table` in the current
 /// database of `conn` (what the pricing rules read, sql/shared/pricing.sql).
@@ -51,7 +62,7 @@ fn load_prices(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
     Ok(())
 }
 
-/// A call's cost from its tokens and its `model_prices` row `m`, as V017
+/// A call's cost from its tokens and its `model_prices` row `m`, as V020
 /// gives `llm_calls.cost_usd` (`l`: the call; the macro qualified by where
 /// the rules ran).
 fn call_cost_of(l: &str, m: &str, rules: &str) -> String {
@@ -107,7 +118,7 @@ pub fn reprice(conn: &Connection, table: &PriceTable) -> duckdb::Result<()> {
     }
     conn.execute_batch("USE nanoload_pricing;")?;
     // the rules' inputs as a load has them: the price table, the models the
-    // calls name (as V017 counts them), the diagnostics they append to and
+    // calls name (as V019 counts them), the diagnostics they append to and
     // the diag_code() macro of the steps' prelude
     let priced = load_prices(conn, table).and_then(|()| {
         conn.execute_batch(&format!(
@@ -209,171 +220,6 @@ pub fn side_table_rows(t: &str, load_id: &str) -> String {
 /// a `--memory-limit` is at least twice it, so only the tests' hook for a
 /// smaller limit meets it.
 pub const WRITE_FLOOR: u64 = 32 << 20;
-
-/// The session settings of every connection nanoload opens: times with a
-/// zone are read, shown, truncated and cast to a date in UTC. The bundled
-/// engine has ICU, whose default zone is the host's: without this a cast
-/// of a naive time to TIMESTAMPTZ (V016's `timestamp_utc`), a load's
-/// output bytes and a query's answer would depend on where they ran.
-pub const SESSION_UTC: &str = "SET TimeZone = 'UTC'; SET Calendar = 'gregorian';";
-
-/// [`SESSION_UTC`] on `conn`.
-pub fn in_utc(conn: &Connection) -> duckdb::Result<()> {
-    conn.execute_batch(SESSION_UTC)
-}
-
-/// What went wrong in the engine. DuckDB's failures are classified once,
-/// where they enter (`From<duckdb::Error>`, `From<StepError>`), by the
-/// exception type DuckDB gives with each error while the engine loads and
-/// runs the steps (`errors_as_json`, [`Engine::open`]): callers decide by
-/// variant, never by the words of a message. Each displays on one line.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// DuckDB ran out of memory within its limit, in a step (`step`: its
-    /// file) or loading the staged rows: the one failure a higher limit
-    /// can cure. `message` is DuckDB's, without its advice (its `SET`
-    /// statements are not nanoload's options).
-    #[error("{}: Out of Memory Error: {message}", match step {
-        Some(file) => format!("sql/{file}"),
-        None => "loading the staged rows".to_string(),
-    })]
-    OutOfMemory {
-        step: Option<&'static str>,
-        message: String,
-        #[source]
-        source: duckdb::Error,
-    },
-    /// Still out of memory at the last limit tried.
-    #[error(
-        "{cause} (the SQL steps ran out of memory at {limit}, four times the limit; give a larger --memory-limit)"
-    )]
-    ResourcesExhausted {
-        limit: String,
-        #[source]
-        cause: Box<EngineError>,
-    },
-    /// A step failed otherwise (`message`: DuckDB's, with its type).
-    #[error("sql/{file}: {message}")]
-    Step {
-        file: &'static str,
-        message: String,
-        #[source]
-        source: duckdb::Error,
-    },
-    /// DuckDB failed outside the steps.
-    #[error("{message}")]
-    Database {
-        message: String,
-        #[source]
-        source: duckdb::Error,
-    },
-    /// A blob file of the stage could not be read.
-    #[error("{}: {source}", path.display())]
-    Blob {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// Not DuckDB's: a variable of the tests set to what it cannot be, a
-    /// stage that does not hold what the engine was told it does.
-    #[error("{0}")]
-    Invalid(String),
-}
-
-impl EngineError {
-    /// Whether a higher memory limit can cure this.
-    pub fn is_out_of_memory(&self) -> bool {
-        matches!(self, EngineError::OutOfMemory { .. })
-    }
-}
-
-/// DuckDB's class of an error and its sentence on one line: the type and
-/// message of its JSON (`errors_as_json`), or, from a connection that does
-/// not give JSON, the text as it is and no class.
-pub fn classify(e: &duckdb::Error) -> (Option<String>, String) {
-    match e {
-        duckdb::Error::DuckDBFailure(_, Some(text)) => match duckdb_json(text) {
-            Some(j) => {
-                let field = |k: &str| j.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
-                let kind = field("exception_type").to_string();
-                let message = match field("exception_message") {
-                    "" => one_line(text),
-                    m => one_line(m),
-                };
-                (Some(kind), message)
-            }
-            None => (None, one_line(text)),
-        },
-        other => (None, one_line(&other.to_string())),
-    }
-}
-
-/// DuckDB's JSON error in `text` (`errors_as_json`): the object itself, or
-/// (as a prepared statement's error comes) after the `<Type> Error: `
-/// DuckDB puts before it.
-pub fn duckdb_json(text: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
-    let start = text.find('{')?;
-    let before = &text[..start];
-    if !(before.is_empty() || before.ends_with(" Error: ")) {
-        return None;
-    }
-    match serde_json::from_str::<serde_json::Value>(&text[start..]) {
-        Ok(serde_json::Value::Object(j)) if j.contains_key("exception_type") => Some(j),
-        _ => None,
-    }
-}
-
-/// DuckDB's exception type of running out of memory.
-const OUT_OF_MEMORY: &str = "Out of Memory";
-
-/// `e` of a step (`step`: its file) or of the load (`None`), classified.
-fn engine_error(step: Option<&'static str>, source: duckdb::Error) -> EngineError {
-    let (kind, message) = classify(&source);
-    match (kind.as_deref(), step) {
-        (Some(OUT_OF_MEMORY), _) => EngineError::OutOfMemory {
-            step,
-            message: message
-                .split("Possible solutions")
-                .next()
-                .unwrap_or_default()
-                .trim_end()
-                .to_string(),
-            source,
-        },
-        (kind, Some(file)) => EngineError::Step {
-            file,
-            message: typed(kind, message),
-            source,
-        },
-        (kind, None) => EngineError::Database {
-            message: typed(kind, message),
-            source,
-        },
-    }
-}
-
-/// A message after its DuckDB type, as DuckDB prints it (`Binder Error: …`).
-fn typed(kind: Option<&str>, message: String) -> String {
-    match kind {
-        Some(k) if !k.is_empty() => format!("{k} Error: {message}"),
-        _ => message,
-    }
-}
-
-impl From<duckdb::Error> for EngineError {
-    fn from(e: duckdb::Error) -> EngineError {
-        engine_error(None, e)
-    }
-}
-
-impl From<crate::steps::StepError> for EngineError {
-    fn from(e: crate::steps::StepError) -> EngineError {
-        match e {
-            crate::steps::StepError::Sql { file, source } => engine_error(Some(file), source),
-            undeclared => EngineError::Invalid(undeclared.to_string()),
-        }
-    }
-}
 
 /// What the engine counted for the summary.
 #[derive(Debug, Clone, Default)]
@@ -557,10 +403,10 @@ impl Engine {
         })
     }
 
-    /// Title the sessions V020 left without one whose first user message
+    /// Title the sessions V023 left without one whose first user message
     /// is in a blob file of the stage (nanobot rows: no step reads their
     /// text): the first [`TITLE_TEXT_BYTES`] of that text (cut back to a
-    /// character boundary) through V020's `session_title`, told whether the
+    /// character boundary) through V023's `session_title`, told whether the
     /// text goes on past them. The text is as the stage wrote it: redacted.
     fn title_from_blobs(&self) -> Result<(), EngineError> {
         use std::os::unix::fs::FileExt;
@@ -690,12 +536,6 @@ impl Engine {
     }
 }
 
-/// The memory a reader connection may use unless told otherwise (`nanoload
-/// sql` and `nanoload mcp` take `--memory-limit`): DuckDB's own default is
-/// 80 % of the machine's memory, which one query of an agent over MCP
-/// should not be able to take.
-pub const READER_MEMORY_LIMIT: u64 = 1 << 30;
-
 /// The value of the test variable `var` (a mode of the SQL steps the tests
 /// force): `None` when it is not set; a value `parse` does not know is an
 /// error naming the variable and the `known` values, never a silent fall
@@ -714,101 +554,6 @@ fn forced<T>(
             value.to_string_lossy()
         ))
     })
-}
-
-/// An in-memory DuckDB to read a load's output back with (`nanoload
-/// report`, `nanoload usage`): no extension installed or loaded on its own,
-/// no progress bar on the terminal, [`READER_MEMORY_LIMIT`].
-pub fn reader() -> Result<Connection, duckdb::Error> {
-    reader_with(READER_MEMORY_LIMIT)
-}
-
-/// [`reader`] with a memory limit of `memory_limit` bytes (DuckDB spills
-/// what does not fit to its temp directory, or fails the query).
-pub fn reader_with(memory_limit: u64) -> Result<Connection, duckdb::Error> {
-    open_in_memory(&Settings {
-        memory_limit,
-        spill: None,
-        threads: None,
-    })
-}
-
-/// How an in-memory DuckDB of nanoload is set up beyond the settings every
-/// one has ([`open_in_memory`]).
-pub struct Settings<'a> {
-    /// `memory_limit`, in bytes (rounded up to MiB).
-    pub memory_limit: u64,
-    /// `temp_directory`, where what does not fit spills (DuckDB's own
-    /// default beside the process otherwise).
-    pub spill: Option<&'a Path>,
-    /// `threads` (DuckDB's default, the CPUs, otherwise).
-    pub threads: Option<usize>,
-}
-
-/// The one place nanoload opens an in-memory DuckDB (the load's engine, the
-/// readers, a ledger's merge, the probes of a database file): no extension
-/// installed or loaded on its own, no progress bar on the terminal, rows
-/// kept in the order they were inserted, times in UTC ([`SESSION_UTC`]),
-/// and `settings`.
-pub fn open_in_memory(settings: &Settings) -> Result<Connection, duckdb::Error> {
-    let conn = Connection::open_in_memory()?;
-    set_up(&conn, settings)?;
-    Ok(conn)
-}
-
-/// How [`open_file`] opens a database file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    ReadOnly,
-    ReadWrite,
-}
-
-/// The one place nanoload opens a DuckDB database file as its main
-/// database (a ledger to export from or to prune; a sync attaches its
-/// ledger to an [`open_in_memory`] one instead): the settings block of
-/// every in-memory one, and `settings`.
-pub fn open_file(
-    path: &Path,
-    access: Access,
-    settings: &Settings,
-) -> Result<Connection, duckdb::Error> {
-    let mode = match access {
-        Access::ReadOnly => duckdb::AccessMode::ReadOnly,
-        Access::ReadWrite => duckdb::AccessMode::ReadWrite,
-    };
-    let conn = Connection::open_with_flags(path, duckdb::Config::default().access_mode(mode)?)?;
-    set_up(&conn, settings)?;
-    Ok(conn)
-}
-
-/// The settings every DuckDB of nanoload runs with, and `settings`.
-fn set_up(conn: &Connection, settings: &Settings) -> Result<(), duckdb::Error> {
-    let spill = settings
-        .spill
-        .map(|p| format!("SET temp_directory = {};", sql_str(p)))
-        .unwrap_or_default();
-    let threads = settings
-        .threads
-        .map(|t| format!("SET threads = {t};"))
-        .unwrap_or_default();
-    conn.execute_batch(&format!(
-        "SET autoinstall_known_extensions = false;
-         SET autoload_known_extensions = false;
-         SET enable_progress_bar = false;
-         SET preserve_insertion_order = true;
-         SET memory_limit = '{}MiB';
-         {spill}
-         {threads}
-         {SESSION_UTC}",
-        settings.memory_limit.div_ceil(1 << 20)
-    ))
-}
-
-/// The write-ahead log DuckDB keeps beside a database file (`FILE.wal`).
-pub fn wal_of(db: &Path) -> PathBuf {
-    let mut wal = db.as_os_str().to_owned();
-    wal.push(".wal");
-    PathBuf::from(wal)
 }
 
 /// Paths as a SQL list of string literals.

@@ -1,4 +1,4 @@
-//! The tests of `sql/V020__session_titles.sql`.
+//! The tests of `sql/V023__session_titles.sql`.
 
 use super::*;
 

@@ -1,4 +1,4 @@
--- V018 sessions
+-- V021 sessions
 -- Purpose: one row per session (session_uid, docs/design.md "Session
 --          identity"; two namespaces' `cli:direct` are two rows): channel
 --          and chat, the session's own created/updated times (as written),
@@ -6,7 +6,7 @@
 --          calls, parent, model preset, project, whether the primary store
 --          still has the session (deleted sessions survive only in
 --          secondary copies), the llm_calls attributed to it (both
---          agents': V017) with their token sums (NULL when nothing is
+--          agents': V020) with their token sums (NULL when nothing is
 --          reported: not reported is not zero), and for nanoclaw the agent group (the
 --          catalog's, else the session folder's), messaging group,
 --          thread, status, message counts, the backing continuation and
@@ -25,7 +25,7 @@
 -- Grain:   one row per session_uid.
 -- Inputs:  events, events_plan (x_start, the counts), plan_sessions and plan_stores
 --          (V016), llm_calls and model_prices and the macros call_cost
---          and calls_cost (V017, by sql/shared/pricing.sql),
+--          and calls_cost (V019, by sql/shared/pricing.sql),
 --          session_identity (V001), diagnostics, kinds.
 -- Output:  session_starts (j: the native of a row that starts the session,
 --          x_start, its text `session start: …`; pick = 1:

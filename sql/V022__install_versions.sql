@@ -1,4 +1,4 @@
--- V019 install_versions
+-- V022 install_versions
 -- Purpose: the version of the agent that wrote each store, where the
 --          install records it on disk: a nanoclaw install's upgrade marker
 --          (`data/upgrade-state.json`, nanoclaw ≥ 2.1.0: the version its

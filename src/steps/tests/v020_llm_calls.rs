@@ -1,4 +1,4 @@
-//! The tests of `sql/V017__llm_calls.sql`.
+//! The tests of `sql/V020__llm_calls.sql`.
 
 use super::*;
 

@@ -1,29 +1,18 @@
--- V017 llm_calls
--- Purpose: nanobot's llm_usage rows with `instance`, `started_at` as UTC and
---          the attributed session (docs/design.md "LLM call attribution").
---          A call belongs to the session whose turn (V007) contains its
---          start, up to 2 s after its final answer, and whose calls carry
---          its source; where turns overlap: its own source, the WebUI turn
---          whose rounds name it (round_claims), the WebUI chat whose title
---          call it is (title_calls), the one saved when it returned
---          (call_answers), the latest start. A failed attempt goes where
---          its retry goes (retries); a call in no turn has session NULL; a
---          subagent task's usage (source `subagent`) goes to the session
---          whose task it was (its record rows' session).
---          Then (appended) `cost_usd` ("Cost"): each call's model (a
---          nanoclaw call's: its transcript's provider) matched to `prices`
---          by `provider/model`, `model`, both normalised (`price_name`),
---          by the rules of sql/shared/pricing.sql, run in place of this
---          step's `-- @pricing` line; unmatched: NULL, one `price_unknown`
---          per (agent, provider, model). Then (appended) nanoclaw's calls, one per counted
---          transcript response ("LLM calls of both agents"), and `agent`.
--- Grain:   one row per llm_calls row of each nanobot instance and per
---          counted transcript response of nanoclaw; turns: one per turn;
---          model_prices: one row per (agent, provider, model) priced.
--- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), utc_locals (V006), session_turns (V007),
+-- V017 call_attribution
+-- Purpose: each nanobot llm_usage call's session (docs/design.md "LLM call
+--          attribution"). A call belongs to the session whose turn (V007)
+--          contains its start, up to 2 s after its final answer, and whose
+--          calls carry its source; where turns overlap: its own source, the
+--          WebUI turn whose rounds name it (round_claims), the WebUI chat
+--          whose title call it is (title_calls), the one saved when it
+--          returned (call_answers), the latest start. A failed attempt goes
+--          where its retry goes (retries); a call in no turn has session
+--          NULL; a subagent task's usage (source `subagent`) goes to the
+--          session whose task it was (its record rows' session).
+-- Grain:   turns: one per turn; llm_attribution: one per stage_llm_calls row.
+-- Inputs:  stage_llm_calls, raw_events (V003: x_rounds), session_turns (V007),
 --          copy_rows, copy_turns, copy_turn_matches (V008), order_sessions
---          (V015), events (V016's view: Claude Code rows with counted
---          usage; its tables), prices, free_models, diagnostics; drops ordinals (V015).
+--          (V015), events (V016's view: a subagent task's rows).
 -- Output:  turns (instance, session_id, session_uid, call_source,
 --          turn_start, turn_end: the span, end + 10 s; answered_at: its
 --          end, the final answer's time), turn_hours (a turn
@@ -37,27 +26,11 @@
 --          span, its rounds and the calls they name), accounted_turns,
 --          turn_attribution (a call's turn by the rules above), retries
 --          (failed_id, next_id: a failed attempt and the next),
---          llm_attribution (a failed attempt goes where its last retry does),
---          transcript_usage (the counted Claude Code responses with their
---          usage as numbers; V018 reads it),
---          model_uses (agent, provider, model: the models to price, with
---          the first instance and source_path using them and uses),
---          from sql/shared/pricing.sql: price_names (name, norm: the names
---          each price row answers to), model_prices (price_model: the
---          prices row, price_step: 1–4 the rule that matched, 0 a --free
---          pattern (cost 0), NULL unmatched; its prices), the macros
---          price_name(s), call_cost(…) and calls_cost(…) (V018 prices
---          Claude Code usage and sums sessions with them), llm_calls (the output table; cost_usd, then
---          started_at_local and utc_offset_minutes appended: the local time
---          by utc_locals of V006; then agent, message_id, request_id), and
---          rows appended to diagnostics
---          (`price_unknown`; `local_time_unknown`: per instance, the events
---          and llm_calls rows left without a local time).
+--          llm_attribution (instance, source_path, id, session_id,
+--          session_uid: a failed attempt goes where its last retry does).
 -- Creates: table accounted_turns, table call_answers, table llm_attribution,
--- Creates: table llm_calls, table model_prices, table model_uses,
--- Creates: table price_names, table retries, table round_claims,
--- Creates: table title_calls, table transcript_usage, table turn_attribution,
--- Creates: table turn_hours, table turns
+-- Creates: table retries, table round_claims, table title_calls,
+-- Creates: table turn_attribution, table turn_hours, table turns
 -- Every turn of the session stores (V007), and each copy turn that mirrors
 -- none (a chat /new erased), as spans with the source of their calls.
 CREATE TABLE turns AS
@@ -296,123 +269,3 @@ LEFT JOIN (SELECT e.instance, e.source_path, e.source_line,
            GROUP BY ALL) o
   ON c.source = 'subagent' AND o.instance = c.instance AND o.source_path = c.source_path
  AND o.source_line = c.id;
-
--- ---- cost (docs/design.md "Cost") ----------------------------------------
-
--- nanoclaw's calls: each Claude Code response with counted usage (the row
--- that keeps `native.usage`, one per usage identity: docs/design.md
--- "nanoclaw: Claude Code transcripts"), with its usage as numbers
-CREATE TABLE transcript_usage AS
-SELECT instance, session_id, session_uid, source_path, source_line, timestamp_utc,
-    timestamp_local, utc_offset_minutes, model,
-    -- Claude Code's responses go to Anthropic's API; a Codex rollout names its provider
-    coalesce(j->>'provider', 'anthropic') AS provider,
-    j->>'message_id' AS message_id, j->>'requestId' AS request_id, j->>'stop_reason' AS stop_reason,
-    TRY_CAST(j->'usage'->>'input_tokens' AS BIGINT) AS input,
-    TRY_CAST(j->'usage'->>'output_tokens' AS BIGINT) AS output,
-    TRY_CAST(j->'usage'->>'cache_read_input_tokens' AS BIGINT) AS cache_read,
-    TRY_CAST(j->'usage'->>'cache_creation_input_tokens' AS BIGINT) AS cache_write
-FROM (SELECT instance, session_id, session_uid, source_path, source_line, timestamp_utc,
-          timestamp_local, utc_offset_minutes, model, native::JSON AS j
-      FROM events
-      WHERE kind_nanoclaw(source_kind) = 'transcript')
-WHERE (j->>'usage_counted') = 'true';
-
-CREATE TABLE model_uses AS
-SELECT 'nanobot' AS agent, provider, model,
-    min(instance) AS instance, min(source_path) AS source_path, count(*) AS uses
-FROM stage_llm_calls
-WHERE model IS NOT NULL
-GROUP BY provider, model
-UNION ALL
-SELECT 'nanoclaw', provider, model, min(instance), min(source_path), count(*)
-FROM transcript_usage
-WHERE model IS NOT NULL
-GROUP BY provider, model;
-
--- The pricing rules (the macros price_name, call_cost and calls_cost, the
--- tables price_names and model_prices, the price_unknown diagnostics) are
--- sql/shared/pricing.sql, which readers of an output run again to price
--- its calls at read: the step runs it here, in place of the next line.
--- @pricing
-
-CREATE TABLE llm_calls AS
-SELECT c.instance,
-    c.id, c.started_at_ms, c.duration_ms, c.provider, c.model, c.source, c.stream, c.finish_reason,
-    c.input_tokens, c.output_tokens, c.total_tokens, c.cache_read_tokens, c.cache_write_tokens,
-    c.reported_tokens, c.estimated_tokens, c.generation_ms, c.measured_output_tokens, c.ttft_ms,
-    c.timed_requests, c.error_status_code, c.error_kind,
-    CAST(make_timestamp(c.started_at_ms * 1000) AS TIMESTAMPTZ) AS started_at,
-    a.session_id,
-    c.source_path,
-    a.session_uid,
-    CAST(call_cost(c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens,
-                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd,
-    make_timestamp(c.started_at_ms * 1000) + to_minutes(u.offset_minutes) AS started_at_local,
-    u.offset_minutes AS utc_offset_minutes,
-    'nanobot' AS agent,
-    CAST(NULL AS VARCHAR) AS message_id,
-    CAST(NULL AS VARCHAR) AS request_id,
-    -- nanobot's per-call key (llm_usage user_version 2); NULL for nanoclaw.
-    -- The outputs write it after load_id (engine::AFTER_LOAD_ID)
-    c.call_id
-FROM stage_llm_calls c
-LEFT JOIN llm_attribution a USING (instance, source_path, id)
-LEFT JOIN model_prices m ON m.agent = 'nanobot' AND m.provider IS NOT DISTINCT FROM c.provider
-                        AND m.model = c.model
-LEFT JOIN utc_locals u ON u.instance = c.instance AND u.t = make_timestamp(c.started_at_ms * 1000)
-UNION ALL BY NAME
--- nanoclaw's Claude Code responses in nanobot's terms: `id` the
--- transcript line, input counting the cache reads and writes (Anthropic's
--- input_tokens leave them out), total = input + output; the columns a
--- transcript has no value for (duration, source, nanobot's timings and
--- errors) NULL
-SELECT t.instance, t.source_line AS id, epoch_ms(t.timestamp_utc) AS started_at_ms,
-    t.provider, t.model, t.stop_reason AS finish_reason,
-    t.in_tokens AS input_tokens, t.output AS output_tokens,
-    CASE WHEN t.in_tokens IS NOT NULL OR t.output IS NOT NULL
-         THEN coalesce(t.in_tokens, 0) + coalesce(t.output, 0) END AS total_tokens,
-    t.cache_read AS cache_read_tokens, t.cache_write AS cache_write_tokens,
-    t.timestamp_utc AS started_at, t.session_id, t.source_path, t.session_uid,
-    CAST(call_cost(t.in_tokens, t.cache_read, t.cache_write, t.output,
-                   m.input, m.output, m.cache_read, m.cache_write) AS DOUBLE) AS cost_usd,
-    t.timestamp_local AS started_at_local, t.utc_offset_minutes,
-    'nanoclaw' AS agent, t.message_id, t.request_id
-FROM (SELECT *,
-          CASE WHEN input IS NOT NULL OR cache_read IS NOT NULL OR cache_write IS NOT NULL
-               THEN coalesce(input, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0)
-          END AS in_tokens
-      FROM transcript_usage) t
-LEFT JOIN model_prices m ON m.agent = 'nanoclaw' AND m.provider = t.provider AND m.model = t.model;
-
--- What has no local time and why: an instance without offset evidence (no
--- session message pairs with an LLM call, a WebUI record or a run record;
--- nanoclaw keeps only UTC) leaves timestamp_local / started_at_local NULL.
-INSERT INTO diagnostics BY NAME
-SELECT 'loss' AS kind, x.agent, x.instance, min(x.source_path) AS source_path,
-    CAST(NULL AS BIGINT) AS source_line,
-    'no local time for '
-    || concat_ws(' and ',
-                 CASE WHEN sum(x.events) > 0 THEN CAST(sum(x.events) AS VARCHAR) || ' events rows' END,
-                 CASE WHEN sum(x.calls) > 0 THEN CAST(sum(x.calls) AS VARCHAR) || ' llm_calls rows' END)
-    || ' with only a UTC time: instance ' || x.instance || ' holds no evidence of its UTC '
-    || 'offset (timestamp_local and started_at_local are NULL; --utc-offset gives one)' AS message,
-    CAST(NULL AS VARCHAR) AS session_id, diag_code('local_time_unknown') AS code
-FROM (
-    SELECT s.agent, s.instance, t.source_path, count(*) AS events, 0 AS calls
-    FROM events_plan p
-    JOIN plan_sessions s USING (sess_id)
-    JOIN plan_stores t USING (store_id)
-    WHERE p.time_basis = 'utc' AND p.timestamp_local IS NULL
-    GROUP BY ALL
-    UNION ALL
-    SELECT agent, instance, source_path, 0, count(*)
-    FROM llm_calls WHERE started_at_local IS NULL
-    GROUP BY ALL
-) x
-GROUP BY x.agent, x.instance;
-
--- V015's ordinals (a row per event) is not read after this step (the
--- ledger's export reads it before the step): free its memory for the
--- writer (the peak RSS).
-DROP TABLE ordinals;

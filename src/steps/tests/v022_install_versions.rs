@@ -1,4 +1,4 @@
-//! The tests of `sql/V019__install_versions.sql`.
+//! The tests of `sql/V022__install_versions.sql`.
 
 use super::*;
 

@@ -1,4 +1,4 @@
--- V020 session_titles
+-- V023 session_titles
 -- Purpose: a name a person recognises for each session (docs/design.md
 --          "Session titles"): the WebUI chat's own title where nanobot
 --          stored one (session metadata `title` of the rows that start the
@@ -17,8 +17,8 @@
 --          those sessions with the same macro.
 -- Grain:   one row per session_uid (session_webui_titles: those with a
 --          title; session_first_user: those with a user row with text).
--- Inputs:  session_starts (V018: j, pick), events_plan and plan_sessions
---          (V016), sessions (V018).
+-- Inputs:  session_starts (V021: j, pick), events_plan and plan_sessions
+--          (V016), sessions (V021).
 -- Output:  the macros session_line(text) and session_title(text, more)
 --          (more: the text goes on past what was read),
 --          session_webui_titles (session_uid, title),
