@@ -248,7 +248,7 @@ fn with_memory_retries<T>(
 /// at the limit before (docs/design.md "Bounded memory"). A failed attempt
 /// leaves nothing behind: its engine, and the spill files it made, are
 /// dropped before the next one opens.
-fn memory_limits(first: u64) -> Vec<u64> {
+pub(crate) fn memory_limits(first: u64) -> Vec<u64> {
     let first = test_memory_limit().unwrap_or(first);
     vec![first, first.max(1) * 2, first.max(1) * 4]
 }

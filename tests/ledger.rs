@@ -1232,6 +1232,78 @@ fn an_export_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult 
     Ok(())
 }
 
+/// A sync whose merge runs out of memory is rolled back and runs again at
+/// twice the limit, then at four times it, as a load's steps do: one
+/// warning per retry, and the ledger holds what a sync that did not run
+/// out holds; out of memory at four times the limit, one error line, exit
+/// 2, and no ledger left behind.
+#[test]
+fn a_sync_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
+    let work = tempfile::tempdir()?;
+    let home = copy_home(&fixture("nanobot/home-a"))?;
+    let run = |ledger: &Path, limit: Option<u64>| -> Result<Output, Box<dyn std::error::Error>> {
+        let mut cmd = assert_cmd::Command::cargo_bin("nanoload")?;
+        cmd.arg("sync").arg(home.path()).arg(ledger);
+        if let Some(l) = limit {
+            cmd.env("NANOLOAD_TEST_MEMORY_LIMIT", l.to_string());
+        }
+        Ok(cmd.output()?)
+    };
+    let retry = |l: &str| {
+        l.starts_with("nanoload: warning: merging into the ledger: Out of Memory Error: ")
+            && l.contains("; the merge runs again with a memory limit of ")
+    };
+    let (plain, short) = (
+        work.path().join("plain.duckdb"),
+        work.path().join("short.duckdb"),
+    );
+    let as_is = run(&plain, None)?;
+    let retried = run(&short, Some(16 << 20))?;
+    assert_eq!(
+        retried.status.code(),
+        as_is.status.code(),
+        "{}",
+        stderr(&retried)
+    );
+    let warned: Vec<String> = stderr(&retried)
+        .lines()
+        .filter(|l| retry(l))
+        .map(String::from)
+        .collect();
+    assert!((1..=2).contains(&warned.len()), "{}", stderr(&retried));
+    assert!(warned[0].ends_with("(was 16.00 MiB)"), "{}", warned[0]);
+    // besides the warnings, stderr is a plain sync's
+    let rest: Vec<String> = stderr(&retried)
+        .lines()
+        .filter(|l| !retry(l))
+        .map(|l| l.replace(&short.display().to_string(), &plain.display().to_string()))
+        .collect();
+    let plain_lines: Vec<String> = stderr(&as_is).lines().map(String::from).collect();
+    assert_eq!(rest, plain_lines);
+    let rows = "SELECT count(*), count(DISTINCT row_key), sum(length(text)) FROM ledger_events";
+    assert_eq!(ledger_rows(&short, rows)?, ledger_rows(&plain, rows)?);
+    let calls = "SELECT count(*) FROM ledger_llm_calls";
+    assert_eq!(ledger_rows(&short, calls)?, ledger_rows(&plain, calls)?);
+    // at 1 MiB, 2 and 4 MiB fail too
+    let none = work.path().join("none.duckdb");
+    let failed = run(&none, Some(1 << 20))?;
+    assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
+    let lines: Vec<String> = stderr(&failed).lines().map(String::from).collect();
+    assert_eq!(lines.iter().filter(|l| retry(l)).count(), 2, "{lines:?}");
+    let last = lines.last().cloned().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!(
+            "nanoload: error: {}: merging into the ledger: Out of Memory Error: ",
+            none.display()
+        )) && last.ends_with(
+            "(the merge ran out of memory at 4.00 MiB, four times the limit; give a larger --memory-limit)"
+        ),
+        "{last}"
+    );
+    assert!(!none.exists(), "a failed first sync left a ledger");
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------
 // What cannot be seen is not what the agent deleted.
 

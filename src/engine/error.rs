@@ -91,6 +91,31 @@ pub fn classify(e: &duckdb::Error) -> (Option<String>, String) {
     }
 }
 
+/// Whether `e` is DuckDB running out of memory, and its sentence as DuckDB
+/// prints it (`<Type> Error: …`, without its advice on settings, which are
+/// not nanoload's options), from a connection that gives its errors as
+/// JSON (`errors_as_json`).
+pub fn sentence(e: &duckdb::Error) -> (bool, String) {
+    let (kind, message) = classify(e);
+    let out_of_memory = kind.as_deref() == Some(OUT_OF_MEMORY);
+    let message = if out_of_memory {
+        without_advice(&message)
+    } else {
+        message
+    };
+    (out_of_memory, typed(kind.as_deref(), message))
+}
+
+/// An out-of-memory message without DuckDB's advice on its settings.
+fn without_advice(message: &str) -> String {
+    message
+        .split("Possible solutions")
+        .next()
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
 /// DuckDB's JSON error in `text` (`errors_as_json`): the object itself, or
 /// (as a prepared statement's error comes) after the `<Type> Error: `
 /// DuckDB puts before it.
@@ -115,12 +140,7 @@ fn engine_error(step: Option<&'static str>, source: duckdb::Error) -> EngineErro
     match (kind.as_deref(), step) {
         (Some(OUT_OF_MEMORY), _) => EngineError::OutOfMemory {
             step,
-            message: message
-                .split("Possible solutions")
-                .next()
-                .unwrap_or_default()
-                .trim_end()
-                .to_string(),
+            message: without_advice(&message),
             source,
         },
         (kind, Some(file)) => EngineError::Step {

@@ -33,7 +33,7 @@ use crate::timings::{Phase, SqlPlan, Timings};
 mod error;
 mod open;
 
-pub use error::{EngineError, classify, duckdb_json};
+pub use error::{EngineError, classify, duckdb_json, sentence};
 pub use open::{
     Access, READER_MEMORY_LIMIT, SESSION_UTC, Settings, in_utc, open_file, open_in_memory, reader,
     reader_with, wal_of,

@@ -103,26 +103,77 @@ pub(super) fn sync_locked(
         files: &split.files,
         unseen: &not_seen.places,
     };
-    let merge = || -> Result<(i64, Merged, Merged), SyncError> {
-        conn.execute_batch("BEGIN TRANSACTION;").map_err(fail)?;
+    // one transaction; one that runs out of memory is rolled back and
+    // runs again at twice the limit, then at four times it, as a load's
+    // steps do (a home of long texts stages rows DuckDB holds whole)
+    let merge = || -> Result<(i64, Merged, Merged), Failed> {
+        conn.execute_batch("BEGIN TRANSACTION;")?;
         if matches!(opened.state, State::Earlier) {
-            upgrade(conn).map_err(fail)?;
+            upgrade(conn)?;
         }
-        if let Some(refused) = prepare(conn).map_err(fail)? {
-            return Err(SyncError::Ledger {
+        if let Some(refused) = prepare(conn)? {
+            return Err(Failed::Sync(SyncError::Ledger {
                 path: ledger.to_path_buf(),
                 message: refused,
-            });
+            }));
         }
         let staged = &extraction.staged;
-        merged(conn, staged, &stores, &load_id, &config, started).map_err(fail)
+        Ok(merged(conn, staged, &stores, &load_id, &config, started)?)
     };
-    let (sync, events, llm_calls) = match merge() {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK;");
-            return Err(e);
+    let limits = crate::pipeline::memory_limits(config.memory_limit);
+    // DuckDB's class of an error (its JSON) tells running out of memory
+    conn.execute_batch("SET errors_as_json = true;")
+        .map_err(fail)?;
+    let mut done = None;
+    for (i, &limit) in limits.iter().enumerate() {
+        conn.execute_batch(&format!(
+            "SET memory_limit = '{}MiB';",
+            limit.div_ceil(1 << 20)
+        ))
+        .map_err(fail)?;
+        let failed = match merge() {
+            Ok(m) => {
+                done = Some(m);
+                break;
+            }
+            Err(f) => f,
+        };
+        let _ = conn.execute_batch("ROLLBACK;");
+        let e = match failed {
+            Failed::Sync(e) => return Err(e),
+            Failed::Db(e) => e,
+        };
+        let (out_of_memory, sentence) = crate::engine::sentence(&e);
+        match limits.get(i + 1) {
+            Some(&next) if out_of_memory => front.progress().warn(&format!(
+                "nanoload: warning: merging into the ledger: {sentence}; the merge runs again with a memory limit of {} (was {})",
+                crate::progress::human_bytes(next),
+                crate::progress::human_bytes(limit)
+            )),
+            None if out_of_memory => {
+                return Err(SyncError::Ledger {
+                    path: ledger.to_path_buf(),
+                    message: format!(
+                        "merging into the ledger: {sentence} (the merge ran out of memory at {}, four times the limit; give a larger --memory-limit)",
+                        crate::progress::human_bytes(limit)
+                    ),
+                });
+            }
+            _ => {
+                return Err(SyncError::Ledger {
+                    path: ledger.to_path_buf(),
+                    message: sentence,
+                });
+            }
         }
+    }
+    conn.execute_batch("SET errors_as_json = false;")
+        .map_err(fail)?;
+    let Some((sync, events, llm_calls)) = done else {
+        return Err(SyncError::Ledger {
+            path: ledger.to_path_buf(),
+            message: "internal: no memory limit left to try".into(),
+        });
     };
     conn.execute_batch("CHECKPOINT;").map_err(fail)?;
     // what HOME holds that could not be read: this sync's and the unchanged
@@ -151,6 +202,19 @@ fn failing(ledger: &Path) -> impl Fn(duckdb::Error) -> SyncError + Copy + '_ {
     move |e| SyncError::Ledger {
         path: ledger.to_path_buf(),
         message: crate::diag::one_line(&e.to_string()),
+    }
+}
+
+/// How a sync's merge failed: DuckDB (perhaps out of memory, which a higher
+/// limit can cure) or the ledger's own refusal.
+enum Failed {
+    Db(duckdb::Error),
+    Sync(SyncError),
+}
+
+impl From<duckdb::Error> for Failed {
+    fn from(e: duckdb::Error) -> Failed {
+        Failed::Db(e)
     }
 }
 
