@@ -439,7 +439,7 @@ fn checked_summary_json(home: &Path, extra: &[&str]) -> Result<Value, Box<dyn st
         printed.iter().map(|l| &l.0).collect::<Vec<_>>(),
         want.iter().collect::<Vec<_>>()
     );
-    assert_eq!(names.len(), 26);
+    assert_eq!(names.len(), 29);
     // the block prints the JSON's seconds, wall and CPU, to the millisecond
     let times = |p: &Value, wall: &str, cpu: &str| Some((p[wall].as_f64()?, p[cpu].as_f64()?));
     let json_times = phases
