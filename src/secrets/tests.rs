@@ -1869,6 +1869,63 @@ fn a_native_is_redacted_as_its_map_is() {
     }
 }
 
+/// A native whose text holds needles has each key and string searched for
+/// those rules alone: it is redacted exactly as [`Scanner::redact_map`],
+/// which searches each for every rule, redacts it — one rule's needle in one string and
+/// another's in the next, a percent-escaped string (whose decoded `"` is no
+/// key's quote), a key, a nested array, a long string (Teddy) and short ones
+/// (the automaton).
+#[test]
+fn a_native_is_searched_for_the_needles_its_text_holds() {
+    let long = "word ".repeat(60);
+    let natives = [
+        serde_json::json!({"url": "see https://example.com/docs", "cmd": "token%22:Hx7pQ2vLm9wE3rT5"}),
+        serde_json::json!({"url": "https://example.com/a", "cmd": "export API_KEY%3Dq8Zt4mXp2LrV9sWk"}),
+        serde_json::json!({"a": format!("{long} {GHP}"), "b": ["API_KEY=q8Zt4mXp2LrV9sWk"]}),
+        serde_json::json!({"a": "postgres://app:Hx7pQ2vLm9wE3rT5@db/x", "b": {"c": [format!("{long}Basic YWRtaW46czNjcjN0UGFzcw==")]}}),
+        serde_json::json!({format!("x {SK}"): 1, "b": "ghp_ in prose"}),
+        serde_json::json!({"a": "curl -u\tadmin:Hx7pQ2vLm9wE3rT5", "b": format!("{long}db.internal:5432:app:admin:Hx7pQ2vLm9wE3rT5")}),
+        serde_json::json!({"a": "machine api.example.com login bob password Hx7pQ2vLm9wE3rT5", "b": "AKIAZ3MT7QW5RX2LPK4N"}),
+    ];
+    for value in natives {
+        let map = value.as_object().cloned().unwrap_or_default();
+        let json = value.to_string();
+        let mut want = map.clone();
+        let mut want_counts = Counts::new();
+        SCANNER.redact_map(&mut want, &mut want_counts);
+        assert_ne!(want, map, "{json}");
+        let mut got = map.clone();
+        let mut counts = Counts::new();
+        assert!(Scanner::new(&[]).redact_native(&mut got, &json, &mut counts));
+        assert_eq!(got, want, "{json}");
+        assert_eq!(counts, want_counts, "{json}");
+    }
+}
+
+proptest! {
+    /// [`a_native_is_searched_for_the_needles_its_text_holds`] over mixtures
+    /// of tokens and glue: a native is redacted as [`Scanner::redact_map`]
+    /// redacts it.
+    #[test]
+    fn a_native_is_redacted_as_every_rule_on_every_string_would(
+        a in mixtures(), b in mixtures(), c in mixtures(), pad in 0usize..3,
+    ) {
+        let long = "word ".repeat(60 * pad);
+        let value = serde_json::json!({"a": a, "b": [format!("{long}{b}")], c.clone(): {"d": c}});
+        let map = value.as_object().cloned().unwrap_or_default();
+        let json = value.to_string();
+        let mut want = map.clone();
+        let mut want_counts = Counts::new();
+        SCANNERS[0].redact_map(&mut want, &mut want_counts);
+        let mut got = map.clone();
+        let mut counts = Counts::new();
+        let changed = Scanner::new(&[]).redact_native(&mut got, &json, &mut counts);
+        prop_assert_eq!(&got, &want, "{}", json);
+        prop_assert_eq!(counts, want_counts, "{}", json);
+        prop_assert_eq!(changed, want != map, "{}", json);
+    }
+}
+
 /// A tab in a native's string shows as `\t` in its serialized JSON, which
 /// the pre-pass searches: a tab between a secret-named key and its `=`, or
 /// after `-u`, still lets the rules run on the native, in a short text
