@@ -346,6 +346,7 @@ fn assignments(hay: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
 
 /// Where the name before the `=` or `:` at `i` ends: blanks and a quote
 /// (escaped or not) may stand between.
+#[inline]
 fn name_end(hay: &[u8], i: usize) -> usize {
     let mut j = i;
     while j > 0 && matches!(hay[j - 1], b' ' | b'\t') {
@@ -392,6 +393,7 @@ fn assignment_window(text: &str, i: usize) -> (usize, usize) {
 
 /// `name` ends in `key`, `token`, `secret`, `pass`, `pwd`, `passwd` or
 /// `password`, in any ASCII case.
+#[inline]
 pub(super) fn ends_secretish(name: &[u8]) -> bool {
     let ends =
         |w: &[u8]| name.len() >= w.len() && name[name.len() - w.len()..].eq_ignore_ascii_case(w);
@@ -1346,11 +1348,20 @@ impl Scanner {
         if hit == 0 && !self.user {
             return;
         }
-        for (i, r) in self.rules.iter().enumerate() {
-            if r.bit.is_some_and(|b| hit & (1 << b) == 0) {
-                continue;
+        // the built-in rules the pre-pass let through, each its bit, then
+        // the user patterns (after them, without one)
+        let mut bits = hit;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if let Some(r) = self.rules.get(b).filter(|r| r.bit == Some(b)) {
+                r.scan(text, found, b, assigned);
             }
-            r.scan(text, found, i, assigned);
+        }
+        if self.user {
+            for (i, r) in self.rules.iter().enumerate().skip(RULES.len()) {
+                r.scan(text, found, i, assigned);
+            }
         }
     }
 
@@ -1367,7 +1378,9 @@ impl Scanner {
     /// rules in `want`: the others are not looked for. A text found clean
     /// of those alone is not remembered as clean.
     fn redact_within(&self, text: &str, counts: &mut Counts, want: u128) -> Option<String> {
-        let key = Clean::key(text, Domain::Text);
+        let key = (want == u128::MAX)
+            .then(|| Clean::key(text, Domain::Text))
+            .flatten();
         if key.is_some_and(|k| self.clean.contains(k)) {
             return None;
         }

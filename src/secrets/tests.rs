@@ -1896,7 +1896,10 @@ fn a_native_is_searched_for_the_needles_its_text_holds() {
         assert_ne!(want, map, "{json}");
         let mut got = map.clone();
         let mut counts = Counts::new();
-        assert!(Scanner::new(&[]).redact_native(&mut got, &json, &mut counts));
+        assert!(
+            Scanner::new(&[]).redact_native(&mut got, &json, &mut counts),
+            "{json}"
+        );
         assert_eq!(got, want, "{json}");
         assert_eq!(counts, want_counts, "{json}");
     }
@@ -1923,6 +1926,29 @@ proptest! {
         prop_assert_eq!(&got, &want, "{}", json);
         prop_assert_eq!(counts, want_counts, "{}", json);
         prop_assert_eq!(changed, want != map, "{}", json);
+    }
+}
+
+/// A Discord bot token whose first part ends in a `_` or a `-` (token
+/// characters, right before its dot) is found: the pre-pass looks for 24
+/// token characters before a dot.
+#[test]
+fn a_discord_token_is_found_whatever_characters_its_first_part_holds() {
+    // the id's base64 (`108765432101234567`), then what its last group
+    // leaves undecoded
+    for first in [
+        "MTA4NzY1NDMyMTAxMjM0NTY3_",
+        "MTA4NzY1NDMyMTAxMjM0NTY3-",
+        "MTA4NzY1NDMyMTAxMjM0NTY3_-",
+        "MTA4NzY1NDMyMTAxMjM0NTY3a-_",
+    ] {
+        let token = format!("{first}.GhIjKl.Q7xT2mVb9LkR4sWz8NcY1pHdYz0123456789");
+        let text = format!("bot token {token} here");
+        assert_eq!(
+            redact(&text).0,
+            "bot token [redacted:discord_bot_token] here",
+            "{token}"
+        );
     }
 }
 
