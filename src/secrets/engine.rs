@@ -1226,22 +1226,28 @@ impl Scanner {
 
     /// The rules whose needle a key or string of the native serialized as
     /// `json` can hold, itself or percent-decoded; 0 when
-    /// [`Scanner::needle_in_serialized`] finds none. A string's needle shows
-    /// in its JSON text (a character JSON escapes is searched escaped too,
-    /// [`literals`]), so every rule the pre-pass finds in it is found in
-    /// `json` — an assignment's sign after an escaped quote as well
-    /// ([`sign_after`]). Its decoded view holds the decoded string's
-    /// needles, but a `"` decoded from `%22` is no key's quote there, so
-    /// that view is searched as plain text too.
+    /// [`Scanner::needle_in_serialized`] finds none. A string's literal
+    /// shows in its JSON text (a character JSON escapes is searched escaped
+    /// too, [`literals`]), and so do the other shapes, so every such rule
+    /// the pre-pass finds in it is found in `json`. Its decoded view holds
+    /// the decoded string's needles, but a `"` decoded from `%22` is no
+    /// key's quote there, so that view is searched as plain text too. An
+    /// assignment's sign is not always seen through escaping (a string's
+    /// own `\"` or `\t` before it is `\\\"`, `\\t` in JSON): the
+    /// assignment rules are always among those wanted.
     fn rules_of_native(&self, json: &str) -> u128 {
         let hit = self.prepass.rules_of_text(json, true);
         let Some((view, _)) = percent_view(json) else {
-            return hit;
+            return if hit == 0 {
+                0
+            } else {
+                hit | self.prepass.assign
+            };
         };
         if hit == 0 && self.prepass.rules_of_text(&view, true) == 0 {
             return 0;
         }
-        hit | self.prepass.rules_of_text(&view, false)
+        hit | self.prepass.rules_of_text(&view, false) | self.prepass.assign
     }
 
     /// [`Scanner::may_match_json`] for a `native` object and its serialized

@@ -1873,8 +1873,9 @@ fn a_native_is_redacted_as_its_map_is() {
 /// those rules alone: it is redacted exactly as [`Scanner::redact_map`],
 /// which searches each for every rule, redacts it — one rule's needle in one string and
 /// another's in the next, a percent-escaped string (whose decoded `"` is no
-/// key's quote), a key, a nested array, a long string (Teddy) and short ones
-/// (the automaton).
+/// key's quote), an assignment whose escaped quote JSON escapes again, a
+/// key, a nested array, a long string (Teddy) and short ones (the
+/// automaton).
 #[test]
 fn a_native_is_searched_for_the_needles_its_text_holds() {
     let long = "word ".repeat(60);
@@ -1886,6 +1887,7 @@ fn a_native_is_searched_for_the_needles_its_text_holds() {
         serde_json::json!({format!("x {SK}"): 1, "b": "ghp_ in prose"}),
         serde_json::json!({"a": "curl -u\tadmin:Hx7pQ2vLm9wE3rT5", "b": format!("{long}db.internal:5432:app:admin:Hx7pQ2vLm9wE3rT5")}),
         serde_json::json!({"a": "machine api.example.com login bob password Hx7pQ2vLm9wE3rT5", "b": "AKIAZ3MT7QW5RX2LPK4N"}),
+        serde_json::json!({"url": "https://example.com/a", "cmd": "api_key\\\":Hx7pQ2vLm9wE3rT5"}),
     ];
     for value in natives {
         let map = value.as_object().cloned().unwrap_or_default();
