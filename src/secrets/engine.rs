@@ -346,6 +346,7 @@ fn assignments(hay: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
 
 /// Where the name before the `=` or `:` at `i` ends: blanks and a quote
 /// (escaped or not) may stand between.
+#[inline]
 fn name_end(hay: &[u8], i: usize) -> usize {
     let mut j = i;
     while j > 0 && matches!(hay[j - 1], b' ' | b'\t') {
@@ -392,6 +393,7 @@ fn assignment_window(text: &str, i: usize) -> (usize, usize) {
 
 /// `name` ends in `key`, `token`, `secret`, `pass`, `pwd`, `passwd` or
 /// `password`, in any ASCII case.
+#[inline]
 pub(super) fn ends_secretish(name: &[u8]) -> bool {
     let ends =
         |w: &[u8]| name.len() >= w.len() && name[name.len() - w.len()..].eq_ignore_ascii_case(w);
@@ -678,12 +680,19 @@ impl Prepass {
         self.rules_of_text(text, false)
     }
 
+    /// [`Prepass::rules_and_assignment`] of the rules in `want` only: the
+    /// searchers and checks that hold none of them are not run, and no
+    /// other rule's bit is set.
+    pub(super) fn rules_within(&self, text: &str, want: u128) -> (u128, usize) {
+        self.search(text, false, want)
+    }
+
     /// [`Prepass::rules_of_text`] and where the first assignment's name ends
     /// ([`Needle::Assign`]; 0 when its rules were not found): no sign before
     /// it has a name end of [`NAME_ENDS`] before it, as the search looked for
     /// the sign after each one up to there ([`Compiled::scan`]).
     pub(super) fn rules_and_assignment(&self, text: &str) -> (u128, usize) {
-        self.search(text, false)
+        self.search(text, false, u128::MAX)
     }
 
     /// Bit `i` set: built-in rule `i` can match `text`. Every needle
@@ -692,11 +701,12 @@ impl Prepass {
     /// a prefix of another: [`literals`]). `json`: `text` is a serialized
     /// value ([`sign_after`]).
     pub(super) fn rules_of_text(&self, text: &str, json: bool) -> u128 {
-        self.search(text, json).0
+        self.search(text, json, u128::MAX).0
     }
 
-    /// [`Prepass::rules_and_assignment`] of `text`, serialized when `json`.
-    fn search(&self, text: &str, json: bool) -> (u128, usize) {
+    /// [`Prepass::rules_and_assignment`] of `text`, serialized when `json`,
+    /// for the rules in `want`.
+    fn search(&self, text: &str, json: bool, want: u128) -> (u128, usize) {
         let hay = text.as_bytes();
         let mut hit = 0u128;
         let mut assigned = 0usize;
@@ -717,7 +727,7 @@ impl Prepass {
             let mut at = 0;
             // past the point where every rule of its literals is in, a
             // searcher has nothing left to add
-            while *all & !hit != 0
+            while *all & want & !hit != 0
                 && let Some(m) = t.find_in(hay, Span::from(at..hay.len()))
             {
                 add(
@@ -734,7 +744,7 @@ impl Prepass {
                 return (u128::MAX, 0); // no searcher: every rule runs
             };
             let mut at = 0;
-            while self.all & !hit != 0
+            while self.all & want & !hit != 0
                 && let Some(m) = a.find(Input::new(hay).span(at..hay.len()))
             {
                 add(
@@ -746,6 +756,8 @@ impl Prepass {
                 at = m.start() + 1;
             }
         }
+        // the rules not wanted count as found: their checks are not run
+        hit |= !want;
         for &(rule, n) in &self.dots {
             if hit & (1 << rule) == 0 && dots_apart(hay, n) {
                 hit |= 1 << rule;
@@ -768,7 +780,7 @@ impl Prepass {
                 }
             }
         }
-        (hit, assigned)
+        (hit & want, assigned)
     }
 }
 
@@ -1212,6 +1224,32 @@ impl Scanner {
         any(json) || percent_view(json).is_some_and(|(v, _)| any(&v))
     }
 
+    /// The rules whose needle a key or string of the native serialized as
+    /// `json` can hold, itself or percent-decoded; 0 when
+    /// [`Scanner::needle_in_serialized`] finds none. A string's literal
+    /// shows in its JSON text (a character JSON escapes is searched escaped
+    /// too, [`literals`]), and so do the other shapes, so every such rule
+    /// the pre-pass finds in it is found in `json`. Its decoded view holds
+    /// the decoded string's needles, but a `"` decoded from `%22` is no
+    /// key's quote there, so that view is searched as plain text too. An
+    /// assignment's sign is not always seen through escaping (a string's
+    /// own `\"` or `\t` before it is `\\\"`, `\\t` in JSON): the
+    /// assignment rules are always among those wanted.
+    fn rules_of_native(&self, json: &str) -> u128 {
+        let hit = self.prepass.rules_of_text(json, true);
+        let Some((view, _)) = percent_view(json) else {
+            return if hit == 0 {
+                0
+            } else {
+                hit | self.prepass.assign
+            };
+        };
+        if hit == 0 && self.prepass.rules_of_text(&view, true) == 0 {
+            return 0;
+        }
+        hit | self.prepass.rules_of_text(&view, false) | self.prepass.assign
+    }
+
     /// [`Scanner::may_match_json`] for a `native` object and its serialized
     /// `json`: the object's keys are looked at themselves (a secret-named key
     /// redacts its value, [`Scanner::redact_map`]), so the search of the
@@ -1239,7 +1277,9 @@ impl Scanner {
     /// (`may_match_native`'s pair); whether anything changed, so `json`
     /// must be made again. An object whose text holds no needle has no
     /// string a rule changes: only its values under secret-named keys are
-    /// looked at, not each of its strings searched again.
+    /// looked at, not each of its strings searched again. In one whose text
+    /// holds needles, a key or string can hold only needles its text holds
+    /// ([`Scanner::rules_of_native`]): each is searched for those alone.
     pub fn redact_native(
         &self,
         native: &mut serde_json::Map<String, serde_json::Value>,
@@ -1254,8 +1294,9 @@ impl Scanner {
             if key.is_some_and(|k| self.clean.contains(k)) {
                 return false;
             }
-            if self.needle_in_serialized(json, true) {
-                self.redact_map(native, counts);
+            let want = self.rules_of_native(json);
+            if want != 0 {
+                self.redact_map_within(native, counts, want);
             } else if has_secret_name(native) {
                 redact_named(native, counts);
             } else {
@@ -1273,11 +1314,17 @@ impl Scanner {
     /// also searched decoded, and what is found there is mapped back onto
     /// the escapes it came from.
     pub fn find(&self, text: &str) -> Vec<(usize, usize, &'static str)> {
+        self.find_within(text, u128::MAX)
+    }
+
+    /// [`Scanner::find`] of the built-in rules in `want` (and the user
+    /// patterns).
+    fn find_within(&self, text: &str, want: u128) -> Vec<(usize, usize, &'static str)> {
         let mut found: Vec<(usize, usize, usize)> = Vec::new();
-        self.find_in(text, &mut found);
+        self.find_in(text, &mut found, want);
         if let Some((view, at)) = percent_view(text) {
             let mut decoded = Vec::new();
-            self.find_in(&view, &mut decoded);
+            self.find_in(&view, &mut decoded, want);
             found.extend(decoded.into_iter().map(|(s, e, i)| (at[s], at[e], i)));
         }
         // earliest first, then longest, then the first rule; a match that
@@ -1296,17 +1343,31 @@ impl Scanner {
         spans
     }
 
-    /// Every accepted match of the rules the pre-pass lets run on `text`.
-    fn find_in(&self, text: &str, found: &mut Vec<(usize, usize, usize)>) {
-        let (hit, assigned) = self.prepass.rules_and_assignment(text);
+    /// Every accepted match of the rules in `want` the pre-pass lets run on
+    /// `text`.
+    fn find_in(&self, text: &str, found: &mut Vec<(usize, usize, usize)>, want: u128) {
+        let (hit, assigned) = if want == u128::MAX {
+            self.prepass.rules_and_assignment(text)
+        } else {
+            self.prepass.rules_within(text, want)
+        };
         if hit == 0 && !self.user {
             return;
         }
-        for (i, r) in self.rules.iter().enumerate() {
-            if r.bit.is_some_and(|b| hit & (1 << b) == 0) {
-                continue;
+        // the built-in rules the pre-pass let through, each its bit, then
+        // the user patterns (after them, without one)
+        let mut bits = hit;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if let Some(r) = self.rules.get(b).filter(|r| r.bit == Some(b)) {
+                r.scan(text, found, b, assigned);
             }
-            r.scan(text, found, i, assigned);
+        }
+        if self.user {
+            for (i, r) in self.rules.iter().enumerate().skip(RULES.len()) {
+                r.scan(text, found, i, assigned);
+            }
         }
     }
 
@@ -1316,25 +1377,38 @@ impl Scanner {
     /// (`AKIA…` glued to a key, which a marker then replaces) goes in the
     /// next round, so a redacted text never redacts again.
     pub fn redact(&self, text: &str, counts: &mut Counts) -> Option<String> {
-        let key = Clean::key(text, Domain::Text);
+        self.redact_within(text, counts, u128::MAX)
+    }
+
+    /// [`Scanner::redact`] of a text that can hold only the needles of the
+    /// rules in `want`: the others are not looked for. A text found clean
+    /// of those alone is not remembered as clean.
+    fn redact_within(&self, text: &str, counts: &mut Counts, want: u128) -> Option<String> {
+        let key = (want == u128::MAX)
+            .then(|| Clean::key(text, Domain::Text))
+            .flatten();
         if key.is_some_and(|k| self.clean.contains(k)) {
             return None;
         }
-        let out = self.redact_rounds(text, counts);
-        if let (None, Some(k)) = (&out, key) {
+        let out = self.redact_rounds(text, counts, want);
+        if let (None, Some(k), u128::MAX) = (&out, key, want) {
             self.clean.insert(k);
         }
         out
     }
 
-    /// [`Scanner::redact`] without the memo.
-    fn redact_rounds(&self, text: &str, counts: &mut Counts) -> Option<String> {
+    /// [`Scanner::redact`] without the memo, its first round for the rules
+    /// in `want`: a text a round changed is searched again for every rule.
+    fn redact_rounds(&self, text: &str, counts: &mut Counts, want: u128) -> Option<String> {
         let mut out: Option<String> = None;
         // each round replaces at least one span of the text's own bytes by a
         // marker that matches no rule; the cap only bounds a pathological text
         for _ in 0..16 {
             let cur = out.as_deref().unwrap_or(text);
-            let spans = self.find(cur);
+            let spans = match out {
+                None => self.find_within(cur, want),
+                Some(_) => self.find(cur),
+            };
             if spans.is_empty() {
                 break;
             }
@@ -1363,11 +1437,22 @@ impl Scanner {
 
     /// Redact every string (keys too) of a JSON value in place.
     pub fn redact_json(&self, v: &mut serde_json::Value, counts: &mut Counts) {
+        self.redact_json_within(v, counts, u128::MAX);
+    }
+
+    /// [`Scanner::redact_json`] for the rules in `want` ([`Scanner::redact_within`]).
+    fn redact_json_within(&self, v: &mut serde_json::Value, counts: &mut Counts, want: u128) {
         use serde_json::Value;
         match v {
-            Value::String(s) => self.redact_in_place(s, counts),
-            Value::Array(a) => a.iter_mut().for_each(|x| self.redact_json(x, counts)),
-            Value::Object(o) => self.redact_map(o, counts),
+            Value::String(s) => {
+                if let Some(r) = self.redact_within(s, counts, want) {
+                    *s = r;
+                }
+            }
+            Value::Array(a) => a
+                .iter_mut()
+                .for_each(|x| self.redact_json_within(x, counts, want)),
+            Value::Object(o) => self.redact_map_within(o, counts, want),
             _ => {}
         }
     }
@@ -1382,21 +1467,31 @@ impl Scanner {
         m: &mut serde_json::Map<String, serde_json::Value>,
         counts: &mut Counts,
     ) {
+        self.redact_map_within(m, counts, u128::MAX);
+    }
+
+    /// [`Scanner::redact_map`] for the rules in `want` ([`Scanner::redact_within`]).
+    fn redact_map_within(
+        &self,
+        m: &mut serde_json::Map<String, serde_json::Value>,
+        counts: &mut Counts,
+        want: u128,
+    ) {
         use serde_json::Value;
         let keys: Vec<String> = m
             .keys()
-            .filter(|k| !self.find(k).is_empty())
+            .filter(|k| !self.find_within(k, want).is_empty())
             .cloned()
             .collect();
         for k in keys {
-            if let (Some(v), Some(nk)) = (m.remove(&k), self.redact(&k, counts)) {
+            if let (Some(v), Some(nk)) = (m.remove(&k), self.redact_within(&k, counts, want)) {
                 m.insert(nk, v);
             }
         }
         for (k, v) in m.iter_mut() {
             match v {
                 Value::String(s) => {
-                    let changed = self.redact(s, counts);
+                    let changed = self.redact_within(s, counts, want);
                     match changed {
                         Some(r) => *s = r,
                         None if secret_name(k) && assigned_value(s) && !placeholder(s) => {
@@ -1406,7 +1501,7 @@ impl Scanner {
                         None => {}
                     }
                 }
-                other => self.redact_json(other, counts),
+                other => self.redact_json_within(other, counts, want),
             }
         }
     }

@@ -379,8 +379,21 @@ fn discord_dot(hay: &[u8], i: usize) -> bool {
         && hay[i - 24..i]
             .iter()
             .rev()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+            .all(|&b| TOKEN_BYTE[usize::from(b)])
 }
+
+/// Whether each byte is a token's character, `[A-Za-z0-9_-]` (a table: the
+/// dots of a long text are many).
+static TOKEN_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+        b += 1;
+    }
+    t
+};
 
 /// The dot at `i` has `pat` 17 bytes before it: where an Airtable token's
 /// dot stands (a literal `pat` would find every `path`).

@@ -1869,6 +1869,91 @@ fn a_native_is_redacted_as_its_map_is() {
     }
 }
 
+/// A native whose text holds needles has each key and string searched for
+/// those rules alone: it is redacted exactly as [`Scanner::redact_map`],
+/// which searches each for every rule, redacts it — one rule's needle in one string and
+/// another's in the next, a percent-escaped string (whose decoded `"` is no
+/// key's quote), an assignment whose escaped quote JSON escapes again, a
+/// key, a nested array, a long string (Teddy) and short ones (the
+/// automaton).
+#[test]
+fn a_native_is_searched_for_the_needles_its_text_holds() {
+    let long = "word ".repeat(60);
+    let natives = [
+        serde_json::json!({"url": "see https://example.com/docs", "cmd": "token%22:Hx7pQ2vLm9wE3rT5"}),
+        serde_json::json!({"url": "https://example.com/a", "cmd": "export API_KEY%3Dq8Zt4mXp2LrV9sWk"}),
+        serde_json::json!({"a": format!("{long} {GHP}"), "b": ["API_KEY=q8Zt4mXp2LrV9sWk"]}),
+        serde_json::json!({"a": "postgres://app:Hx7pQ2vLm9wE3rT5@db/x", "b": {"c": [format!("{long}Basic YWRtaW46czNjcjN0UGFzcw==")]}}),
+        serde_json::json!({format!("x {SK}"): 1, "b": "ghp_ in prose"}),
+        serde_json::json!({"a": "curl -u\tadmin:Hx7pQ2vLm9wE3rT5", "b": format!("{long}db.internal:5432:app:admin:Hx7pQ2vLm9wE3rT5")}),
+        serde_json::json!({"a": "machine api.example.com login bob password Hx7pQ2vLm9wE3rT5", "b": "AKIAZ3MT7QW5RX2LPK4N"}),
+        serde_json::json!({"url": "https://example.com/a", "cmd": "api_key\\\":Hx7pQ2vLm9wE3rT5"}),
+    ];
+    for value in natives {
+        let map = value.as_object().cloned().unwrap_or_default();
+        let json = value.to_string();
+        let mut want = map.clone();
+        let mut want_counts = Counts::new();
+        SCANNER.redact_map(&mut want, &mut want_counts);
+        assert_ne!(want, map, "{json}");
+        let mut got = map.clone();
+        let mut counts = Counts::new();
+        assert!(
+            Scanner::new(&[]).redact_native(&mut got, &json, &mut counts),
+            "{json}"
+        );
+        assert_eq!(got, want, "{json}");
+        assert_eq!(counts, want_counts, "{json}");
+    }
+}
+
+proptest! {
+    /// [`a_native_is_searched_for_the_needles_its_text_holds`] over mixtures
+    /// of tokens and glue: a native is redacted as [`Scanner::redact_map`]
+    /// redacts it.
+    #[test]
+    fn a_native_is_redacted_as_every_rule_on_every_string_would(
+        a in mixtures(), b in mixtures(), c in mixtures(), pad in 0usize..3,
+    ) {
+        let long = "word ".repeat(60 * pad);
+        let value = serde_json::json!({"a": a, "b": [format!("{long}{b}")], c.clone(): {"d": c}});
+        let map = value.as_object().cloned().unwrap_or_default();
+        let json = value.to_string();
+        let mut want = map.clone();
+        let mut want_counts = Counts::new();
+        SCANNERS[0].redact_map(&mut want, &mut want_counts);
+        let mut got = map.clone();
+        let mut counts = Counts::new();
+        let changed = Scanner::new(&[]).redact_native(&mut got, &json, &mut counts);
+        prop_assert_eq!(&got, &want, "{}", json);
+        prop_assert_eq!(counts, want_counts, "{}", json);
+        prop_assert_eq!(changed, want != map, "{}", json);
+    }
+}
+
+/// A Discord bot token whose first part ends in a `_` or a `-` (token
+/// characters, right before its dot) is found: the pre-pass looks for 24
+/// token characters before a dot.
+#[test]
+fn a_discord_token_is_found_whatever_characters_its_first_part_holds() {
+    // the id's base64 (`108765432101234567`), then what its last group
+    // leaves undecoded
+    for first in [
+        "MTA4NzY1NDMyMTAxMjM0NTY3_",
+        "MTA4NzY1NDMyMTAxMjM0NTY3-",
+        "MTA4NzY1NDMyMTAxMjM0NTY3_-",
+        "MTA4NzY1NDMyMTAxMjM0NTY3a-_",
+    ] {
+        let token = format!("{first}.GhIjKl.Q7xT2mVb9LkR4sWz8NcY1pHdYz0123456789");
+        let text = format!("bot token {token} here");
+        assert_eq!(
+            redact(&text).0,
+            "bot token [redacted:discord_bot_token] here",
+            "{token}"
+        );
+    }
+}
+
 /// A tab in a native's string shows as `\t` in its serialized JSON, which
 /// the pre-pass searches: a tab between a secret-named key and its `=`, or
 /// after `-u`, still lets the rules run on the native, in a short text
