@@ -30,7 +30,8 @@
 --          for V021, and where the row's text and native are: x_wide, x_blob, x_off,
 --          x_text_len, x_native_len, x_bytes = their sum; stored in out_pos
 --          order, what the writer reads), events (view: the contract
---          columns of events_plan with the ids looked up).
+--          columns of events_plan with the ids looked up; its last,
+--          tool_error, NULL here: the writer computes it per row).
 -- Creates: table events_plan, table plan_sessions, table plan_stores,
 -- Creates: table write_layout, view events
 -- Where each session's rows start in OUT: its rows are ordinals 1…n, so a
@@ -103,7 +104,10 @@ SELECT s.agent, s.instance, s.session_id, p.parent_session_id, p.project_path,
     p.git_branch, p.seq, p.timestamp_utc, p.timestamp_local, p.utc_offset_minutes,
     p.time_basis, p.turn_type, p.model, p.tool_name, p.tool_use_id, p.text,
     t.source_kind, t.source_role, t.source_path, p.source_line, p.native,
-    t.load_id, p.ordinal, s.session_uid
+    t.load_id, p.ordinal, s.session_uid,
+    -- the events writer fills it in from each row's text and native, which
+    -- the engine does not hold (crate::readout::tool_error)
+    CAST(NULL AS BOOLEAN) AS tool_error
 FROM events_plan p
 JOIN plan_sessions s USING (sess_id)
 JOIN plan_stores t USING (store_id);

@@ -186,6 +186,10 @@ pub const TABLES: &[Table] = &[
                 "the row's place in its session (docs/design.md \"Output order\")",
             ),
             ("session_uid", SESSION_UID),
+            (
+                "tool_error",
+                "on a `tool_result` row: whether the result reports a failure (nanoclaw's `is_error`; nanobot's WebUI `error` phase or the retry hint nanobot appends to a failed call's result), from its text and native; NULL on every other row (NULL throughout in an OUT written before the column)",
+            ),
         ],
     },
     Table {

@@ -5,6 +5,7 @@
 //! plan_sessions, plan_stores (one row per id)                        → in memory
 //! events_plan (narrow, out_pos order) ─▶ read_plan: a row group at a time,
 //!     ids → strings, text/native ← stage/blob-<n>.bin (unless x_wide)
+//!     tool_error ← agent, turn_type, text, native (crate::readout::tool_error)
 //!   ─▶ encode: each row group a task on rayon's pool (at most 2 × threads in flight), appended in order
 //!   ─▶ dest (zstd, ~4 MB of text per row group)
 //! ```
@@ -43,6 +44,9 @@ const PLAN_COLUMNS: &str = "x_wide, x_blob, x_off, x_text_len, x_native_len";
 /// `store_id` → source_kind, source_role, source_path, load_id).
 const PLAN_DIMENSIONS: [(&str, &str); 2] =
     [("plan_sessions", "sess_id"), ("plan_stores", "store_id")];
+
+/// The column the writer computes itself ([`Source::ToolError`]).
+const TOOL_ERROR: &str = "tool_error";
 
 /// An error of the events writer, on one line.
 pub type WriteError = Box<dyn std::error::Error + Send + Sync>;
@@ -119,6 +123,9 @@ enum Source {
     /// Filled from the staged columns or the blob files.
     Text,
     Native,
+    /// `tool_error`: computed from the row's agent, turn_type, text and
+    /// native once they are filled in (`crate::readout::tool_error`).
+    ToolError,
 }
 
 /// The query of the plan and where each output column comes from.
@@ -161,7 +168,14 @@ impl Layout {
             let found = dimensions
                 .iter()
                 .find_map(|(key, cols)| cols.get(name).map(|v| (*key, v.clone())));
-            sources.push(if name == "text" || name == "native" {
+            sources.push(if name == TOOL_ERROR {
+                for needed in ["agent", "turn_type", "text", "native"] {
+                    if !fields.iter().any(|f| f.name() == needed) {
+                        return Err(format!("events.{TOOL_ERROR}: events has no {needed}").into());
+                    }
+                }
+                Source::ToolError
+            } else if name == "text" || name == "native" {
                 select_at(name);
                 if name == "text" {
                     Source::Text
@@ -508,6 +522,8 @@ fn fill_group(
             Source::Text => Arc::new(text.take().ok_or("events.text: twice")?),
             Source::Native => Arc::new(native.take().ok_or("events.native: twice")?),
             Source::Plan(at) => cast(batch.column(*at), f.data_type())?,
+            // after the columns it is computed from (below)
+            Source::ToolError => arrow::array::new_null_array(f.data_type(), batch.num_rows()),
             Source::Dimension { key_at, values } => {
                 // key k is the dimension's row k − 1
                 let keys = cast(batch.column(*key_at), &DataType::Int64)?;
@@ -524,7 +540,41 @@ fn fill_group(
             }
         });
     }
+    if let Some(at) = (layout.sources.iter()).position(|s| matches!(s, Source::ToolError)) {
+        out[at] = Arc::new(tool_errors(schema, &out)?);
+    }
     Ok(RecordBatch::try_new(schema.clone(), out)?)
+}
+
+/// `events.tool_error` of a row group whose other columns are filled in:
+/// on each `tool_result` row whether it reports a failure
+/// ([`crate::readout::tool_error`]), NULL on every other row.
+fn tool_errors(
+    schema: &Schema,
+    out: &[ArrayRef],
+) -> Result<arrow::array::BooleanArray, WriteError> {
+    let column = |name: &str| -> Result<&arrow::array::StringArray, WriteError> {
+        let at = schema.index_of(name)?;
+        out.get(at)
+            .and_then(|a| a.as_string_opt::<i32>())
+            .ok_or_else(|| format!("events.{name}: not VARCHAR").into())
+    };
+    let (agent, turn_type) = (column("agent")?, column("turn_type")?);
+    let (text, native) = (column("text")?, column("native")?);
+    fn value(a: &arrow::array::StringArray, i: usize) -> Option<&str> {
+        a.is_valid(i).then(|| a.value(i))
+    }
+    Ok((0..agent.len())
+        .map(|i| {
+            (value(turn_type, i) == Some("tool_result")).then(|| {
+                crate::readout::tool_error(
+                    value(agent, i) == Some("nanoclaw"),
+                    value(text, i),
+                    value(native, i),
+                )
+            })
+        })
+        .collect())
 }
 
 /// A column of a plan batch as the integer type the plan declares.

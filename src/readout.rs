@@ -8,6 +8,7 @@
 //! ```text
 //! SQL over llm_calls   CallSums::SQL (a group's sums), CALL_TOTAL_TOKENS, LOCAL_TIME
 //! SQL over events      EVENT_TIME, ACTIVITY (what counts as activity), TOOL_ERROR
+//!                      (and tool_error: the same rule in Rust, as a load writes it)
 //! literals             sql_text ('…'), sql_str (a path), ident ("…")
 //! numbers              thousands (1,234,567), dollars ($0.0042), share (19 %)
 //! dates given           parse_date (YYYY-MM-DD or YYYYMMDD)
@@ -84,15 +85,78 @@ pub const LOCAL_TIME: &str = "coalesce(started_at_local, make_timestamp(started_
 /// stores UTC only; a call's day is placed the same way, the report's `call_day`).
 pub const EVENT_TIME: &str = "coalesce(timestamp_local, CAST(timestamp_utc AS TIMESTAMP))";
 
+/// The hint nanobot 0.3.5 appends to every failed tool call's result
+/// (`agent/tools/execution.py` `_RETRY_HINT`).
+macro_rules! retry_hint {
+    () => {
+        "[Analyze the error above and try a different approach.]"
+    };
+}
+
 /// A tool result that reports a failure: nanoclaw's Claude Code
 /// `tool_result.is_error`; nanobot's WebUI `error` phase, and nanobot's
 /// retry hint, which nanobot 0.3.5 appends to every failed call's result
-/// (`agent/tools/execution.py` `_RETRY_HINT`).
-pub const TOOL_ERROR: &str = "CASE WHEN agent = 'nanoclaw'
+/// (`agent/tools/execution.py` `_RETRY_HINT`). The rule over a row's text
+/// and native: a load writes it once per `tool_result` row as
+/// `events.tool_error` ([`tool_error`], the same rule in Rust), and a
+/// reader takes that column ([`tool_error_sql`]); this expression is for an
+/// OUT written before the column.
+pub const TOOL_ERROR: &str = concat!(
+    "CASE WHEN agent = 'nanoclaw'
         THEN coalesce(TRY_CAST(json_extract(native, '$.is_error') AS BOOLEAN), false)
         ELSE coalesce(json_extract_string(native, '$.phase') = 'error', false)
-             OR coalesce(ends_with(text, '[Analyze the error above and try a different approach.]'), false)
-    END";
+             OR coalesce(ends_with(text, '",
+    retry_hint!(),
+    "'), false)
+    END"
+);
+
+/// Whether a tool result's row says it failed, as [`TOOL_ERROR`] says it
+/// over the same text and native (`nanoclaw`: the row's agent). A native
+/// that is not a JSON object holds no field that says so.
+pub fn tool_error(nanoclaw: bool, text: Option<&str>, native: Option<&str>) -> bool {
+    /// The two fields the rule reads; the rest of a native is skipped
+    /// unparsed.
+    #[derive(serde::Deserialize)]
+    struct Fields {
+        is_error: Option<serde_json::Value>,
+        phase: Option<serde_json::Value>,
+    }
+    // most natives name neither field: no parse for them
+    let fields = |key: &str| {
+        native
+            .filter(|n| n.contains(key))
+            .and_then(|n| serde_json::from_str::<Fields>(n).ok())
+    };
+    if nanoclaw {
+        // TRY_CAST of a JSON value to BOOLEAN, as DuckDB casts it
+        return match fields("\"is_error\"").and_then(|f| f.is_error) {
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(serde_json::Value::Number(n)) => n.as_f64().is_some_and(|v| v != 0.0),
+            Some(serde_json::Value::String(s)) => matches!(
+                s.to_ascii_lowercase().as_str(),
+                "true" | "t" | "1" | "y" | "yes"
+            ),
+            _ => false,
+        };
+    }
+    let phase = fields("\"phase\"")
+        .and_then(|f| f.phase)
+        .is_some_and(|p| p.as_str() == Some("error"));
+    phase || text.is_some_and(|t| t.ends_with(retry_hint!()))
+}
+
+/// The SQL of whether an `events` row's tool result failed: its
+/// `tool_error` column where the OUT has it (`has_column`), else the rule
+/// over text and native ([`TOOL_ERROR`]), which decodes every tool
+/// result's text.
+pub fn tool_error_sql(has_column: bool) -> &'static str {
+    if has_column {
+        "coalesce(tool_error, false)"
+    } else {
+        TOOL_ERROR
+    }
+}
 
 /// Events that are something the agent or a user did: every row but
 /// standing state — nanobot's permission settings (`config.json` and
@@ -239,5 +303,59 @@ pub fn share(part: i64, all: i64) -> String {
         0 if part > 0 => "<1 %".into(),
         100 if part < all => ">99 %".into(),
         p => format!("{p} %"),
+    }
+}
+
+#[cfg(all(test, feature = "engine"))]
+mod tests {
+    /// [`super::tool_error`] says what [`super::TOOL_ERROR`] says in DuckDB
+    /// over the same agent, text and native, for each shape of the fields
+    /// the rule reads.
+    #[test]
+    fn the_rust_rule_says_what_the_sql_rule_says() -> Result<(), duckdb::Error> {
+        let hint = "[Analyze the error above and try a different approach.]";
+        let failed = format!("Error: no such file\n\n{hint}");
+        let cases: Vec<(&str, Option<&str>, Option<&str>)> = vec![
+            ("nanoclaw", None, Some(r#"{"is_error":true}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":false}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":"true"}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":"no"}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":1}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":0}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":null}"#)),
+            ("nanoclaw", None, Some(r#"{"is_error":[true]}"#)),
+            ("nanoclaw", None, Some(r#"{"other":{"is_error":true}}"#)),
+            ("nanoclaw", Some(failed.as_str()), None),
+            ("nanoclaw", None, Some(r#"{"phase":"error"}"#)),
+            ("nanobot", None, Some(r#"{"phase":"error"}"#)),
+            ("nanobot", None, Some(r#"{"phase":"done"}"#)),
+            ("nanobot", None, Some(r#"{"phase":1}"#)),
+            ("nanobot", None, Some(r#"{"is_error":true}"#)),
+            ("nanobot", Some(failed.as_str()), None),
+            (
+                "nanobot",
+                Some(failed.as_str()),
+                Some(r#"{"phase":"done"}"#),
+            ),
+            ("nanobot", Some(&failed[..failed.len() - 1]), None),
+            (
+                "nanobot",
+                Some("fine"),
+                Some(r#"{"text":"\"phase\": \"error\""}"#),
+            ),
+            ("nanobot", None, None),
+        ];
+        let conn = duckdb::Connection::open_in_memory()?;
+        for (agent, text, native) in cases {
+            let sql = format!(
+                "SELECT {} FROM (SELECT ?::VARCHAR AS agent, ?::VARCHAR AS text, ?::VARCHAR AS native)",
+                super::TOOL_ERROR
+            );
+            let want: bool =
+                conn.query_row(&sql, duckdb::params![agent, text, native], |r| r.get(0))?;
+            let got = super::tool_error(agent == "nanoclaw", text, native);
+            assert_eq!(got, want, "{agent} {text:?} {native:?}");
+        }
+        Ok(())
     }
 }

@@ -488,7 +488,7 @@ fn out_parquet_types_and_order() -> TestResult {
         .or_else(|_| query(&c, "SELECT string_agg(column_name, ',') FROM (DESCRIBE events)"))?;
     assert_eq!(
         cols[0][0],
-        "agent,instance,session_id,parent_session_id,project_path,git_branch,seq,timestamp_utc,timestamp_local,utc_offset_minutes,time_basis,turn_type,model,tool_name,tool_use_id,text,source_kind,source_role,source_path,source_line,native,load_id,ordinal,session_uid"
+        "agent,instance,session_id,parent_session_id,project_path,git_branch,seq,timestamp_utc,timestamp_local,utc_offset_minutes,time_basis,turn_type,model,tool_name,tool_use_id,text,source_kind,source_role,source_path,source_line,native,load_id,ordinal,session_uid,tool_error"
     );
     // file order is the total order; ordinal is 1..n per session
     let unordered = query(

@@ -448,9 +448,10 @@ fn an_export_snapshot_is_a_loads_bytes_and_the_history_keeps_deleted_rows() -> T
         )?,
         strs(&[&["false", "true", "1", "2", &rest], &["true", "false", "1", "1", &chat]])
     );
-    // the column order: today's contract, then the ledger's three
+    // the column order: today's contract (its last column tool_error), then
+    // the ledger's three
     let names = query(&c, "SELECT column_name FROM (DESCRIBE history)")?;
-    let tail: Vec<&str> = names[names.len() - 4..]
+    let tail: Vec<&str> = names[names.len() - 5..]
         .iter()
         .map(|r| r[0].as_str())
         .collect();
@@ -458,6 +459,7 @@ fn an_export_snapshot_is_a_loads_bytes_and_the_history_keeps_deleted_rows() -> T
         tail,
         [
             "session_uid",
+            "tool_error",
             "first_seen_load",
             "last_seen_load",
             "present"

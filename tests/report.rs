@@ -1057,3 +1057,84 @@ fn every_fixture_report_shows_the_outputs_numbers_in_chromium() -> TestResult {
     );
     Ok(())
 }
+
+/// `events.tool_error`: on each `tool_result` row, whether the result
+/// reports a failure, as the report's rule over its text and native says
+/// (`nanoload::readout::TOOL_ERROR`: nanoclaw's `is_error`, nanobot's WebUI
+/// error phase or its retry hint); NULL on every other row. Written once by
+/// the load, so no reader decodes the texts again to find the failures.
+#[test]
+fn tool_error_marks_each_failed_tool_result_as_the_rule_over_its_text_says() -> TestResult {
+    use nanoload::readout::TOOL_ERROR;
+    // (fixture, tool_result rows, of which failed)
+    for (home, results, failed) in [
+        ("nanoclaw/home-codex", "3", "1"),
+        ("nanoclaw/home-opencode", "3", "2"),
+        ("realwriter/legacy-upgrade", "3", "1"),
+        ("realwriter/dbera-aborted-import", "3", "1"),
+        ("nanobot/home-a", "12", "0"),
+    ] {
+        let h = crate::fixture_homes::materialize(home)?;
+        let run = run_home(h.path(), &[])?;
+        assert!(run.out.is_file(), "{home}: {}", run.stderr());
+        let got = run.rows(&format!(
+            "SELECT count(*) FILTER (WHERE turn_type = 'tool_result'),
+                    count(*) FILTER (WHERE tool_error),
+                    count(*) FILTER (WHERE turn_type = 'tool_result' AND tool_error IS NULL),
+                    count(*) FILTER (WHERE turn_type <> 'tool_result' AND tool_error IS NOT NULL),
+                    count(*) FILTER (WHERE turn_type = 'tool_result'
+                                     AND tool_error IS DISTINCT FROM ({TOOL_ERROR}))
+             FROM events"
+        ))?;
+        assert_eq!(got, strs(&[&[results, failed, "0", "0", "0"]]), "{home}");
+    }
+    Ok(())
+}
+
+/// The report of an OUT written before `events.tool_error` (the column
+/// dropped from a load's OUT) finds the failed tool calls by the rule over
+/// text and native: the same tools table as the report of the OUT with it.
+#[test]
+fn the_report_of_an_out_without_tool_error_counts_the_same_failed_calls() -> TestResult {
+    let h = crate::fixture_homes::materialize("realwriter/legacy-upgrade")?;
+    let run = run_home(h.path(), &[])?;
+    let work = tempfile::tempdir()?;
+    let older = work.path().join("older.parquet");
+    run.conn()?.execute_batch(&format!(
+        "COPY (SELECT * EXCLUDE (tool_error) FROM events) TO '{}' (FORMAT parquet);",
+        older.display()
+    ))?;
+    let tools = |out: &Path, html: &Path| -> Result<String, Box<dyn std::error::Error>> {
+        let o = assert_cmd::Command::cargo_bin("nanoload")?
+            .arg("report")
+            .arg(out)
+            .arg("--tables")
+            .arg(&run.tables)
+            .arg(html)
+            .output()?;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let page = std::fs::read_to_string(html)?;
+        let start = page
+            .find("<table data-chart-table=\"tools\"")
+            .ok_or("no tools table")?;
+        let end = start + page[start..].find("</table>").ok_or("no table end")?;
+        Ok(page[start..end].to_string())
+    };
+    let with = tools(&run.out, &work.path().join("with.html"))?;
+    let without = tools(&older, &work.path().join("without.html"))?;
+    assert_eq!(with, without);
+    // its one exec_session call failed
+    assert!(
+        with.contains(
+            "<tr><td data-c=\"tool\">exec_session</td><td class=\"n\" data-c=\"ok\" data-v=\"0\">0</td>\
+             <td class=\"n\" data-c=\"errors\" data-v=\"1\">1</td>"
+        ),
+        "{with}"
+    );
+    Ok(())
+}

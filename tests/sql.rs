@@ -586,7 +586,7 @@ fn an_error_says_what_was_wrong_in_the_users_terms() -> TestResult {
     let mistakes = [
         (
             "SELECT nope FROM events",
-            "no column named nope in the tables the query reads; similar: model, native, source_kind, source_line, source_path",
+            "no column named nope in the tables the query reads; similar: model, native, tool_error, source_kind, source_line",
         ),
         (
             "SELECT * FROM nope",

@@ -246,8 +246,10 @@ fn open(out: &Path, tables: Option<&Path>, html: &Path) -> Result<Connection, Re
         ));
     }
     let conn = crate::source::connection()?;
+    // each section's query reads OUT's footer once, not again
     conn.execute_batch(&format!(
-        "CREATE VIEW events AS SELECT * FROM read_parquet({});",
+        "SET parquet_metadata_cache = true;
+         CREATE VIEW events AS SELECT * FROM read_parquet({});",
         sql_str(out)
     ))
     .and_then(|_| conn.execute_batch(&format!("SELECT {EVENT_COLUMNS} FROM events LIMIT 0")))
@@ -435,6 +437,7 @@ fn build(
          <title>nanoload report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         esc(&name)
     );
+    sections::prepare(conn)?;
     sections::facts(conn, &mut p, &name, have_tables, prices)?;
     sections::answers(conn, &mut p, have_tables)?;
     sections::cost(conn, &mut p, have_tables)?;

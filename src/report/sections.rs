@@ -15,9 +15,40 @@ use super::page::{Chart, Page, esc};
 use super::query::{COST, Data, TS, fetch, scalar};
 use super::{MAX_DIAGNOSTICS, MAX_MODELS, MAX_SESSIONS, MAX_TOOLS, MAX_TOP_SESSIONS, ReportError};
 use crate::readout::{
-    ACTIVITY, CALL_TOTAL_TOKENS, CallSums, EVENT_TIME, LOCAL_TIME, TOOL_ERROR, dollars, sql_text,
-    thousands,
+    ACTIVITY, CALL_TOTAL_TOKENS, CallSums, EVENT_TIME, LOCAL_TIME, dollars, sql_text, thousands,
+    tool_error_sql,
 };
+
+/// The two aggregates of `events` most sections read, each made in one
+/// scan (a section's own scan of every row's columns would decode them
+/// again):
+/// - `report_sessions`: per (session_uid, agent, instance, session_id) of
+///   the rows with a session, their first and last time ([`EVENT_TIME`]),
+///   rows, and whether any has a time, a local time, only a UTC one;
+/// - `report_rows`: the rows counted per local day and hour, turn_type,
+///   whether they are activity ([`ACTIVITY`]), instance, agent, load_id,
+///   time_basis and source_kind, with the first and last time of each.
+pub(super) fn prepare(conn: &Connection) -> Result<(), ReportError> {
+    conn.execute_batch(&format!(
+        "CREATE TEMP TABLE report_sessions AS
+         SELECT session_uid, agent, instance, session_id, min(t) AS first, max(t) AS last,
+                count(*) AS events, bool_or(t IS NOT NULL) AS timed,
+                bool_or(timestamp_local IS NOT NULL) AS local,
+                bool_or(timestamp_local IS NULL AND timestamp_utc IS NOT NULL) AS utc
+         FROM (SELECT session_uid, agent, instance, session_id, timestamp_local, timestamp_utc,
+                      {EVENT_TIME} AS t
+               FROM events WHERE session_uid IS NOT NULL)
+         GROUP BY session_uid, agent, instance, session_id;
+         CREATE TEMP TABLE report_rows AS
+         SELECT strftime(t, '%Y-%m-%d') AS day, hour(t) AS hour, turn_type, act, instance, agent,
+                load_id, time_basis, source_kind, count(*) AS n, min(t) AS first, max(t) AS last
+         FROM (SELECT turn_type, instance, agent, load_id, time_basis, source_kind,
+                      {EVENT_TIME} AS t, {ACTIVITY} AS act
+               FROM events)
+         GROUP BY ALL;"
+    ))?;
+    Ok(())
+}
 
 pub(super) fn facts(
     conn: &Connection,
@@ -39,13 +70,15 @@ pub(super) fn facts(
             "without_time",
         ],
         &format!(
-            "SELECT count(*), count(DISTINCT session_uid), count(DISTINCT instance),
+            "SELECT CAST(coalesce(sum(n), 0) AS BIGINT),
+                    (SELECT count(DISTINCT session_uid) FROM report_sessions),
+                    count(DISTINCT instance),
                     array_to_string(list_sort(list(DISTINCT agent)), ', '),
                     array_to_string(list_sort(list(DISTINCT load_id)), ', '),
-                    coalesce(strftime(min({EVENT_TIME}) FILTER (WHERE {ACTIVITY}), {TS}), ''),
-                    coalesce(strftime(max({EVENT_TIME}) FILTER (WHERE {ACTIVITY}), {TS}), ''),
-                    count(*) FILTER (WHERE {EVENT_TIME} IS NULL)
-             FROM events"
+                    coalesce(strftime(min(first) FILTER (WHERE act), {TS}), ''),
+                    coalesce(strftime(max(last) FILTER (WHERE act), {TS}), ''),
+                    CAST(coalesce(sum(n) FILTER (WHERE day IS NULL), 0) AS BIGINT)
+             FROM report_rows"
         ),
     )?;
     let _ = writeln!(p.html, "<h1>nanoload report: {}</h1>", esc(name));
@@ -105,8 +138,8 @@ fn call_day() -> String {
 /// priced): named by their title (`title`: the column, or NULL for tables
 /// of a load before it; the session's id where it has none) and instance
 /// (`instance` likewise), started at their first event's time as the page
-/// shows times ([`EVENT_TIME`]), lasting whole seconds, with their models
-/// and tool calls.
+/// shows times ([`EVENT_TIME`], from `report_sessions`: [`prepare`]),
+/// lasting whole seconds, with their models and tool calls.
 pub fn top_sessions(title: &str, instance: &str) -> String {
     format!(
         "WITH c AS (
@@ -114,7 +147,7 @@ pub fn top_sessions(title: &str, instance: &str) -> String {
                    string_agg(DISTINCT model, ', ' ORDER BY model) AS models
             FROM llm_calls WHERE session_uid IS NOT NULL GROUP BY ALL),
         e AS (
-            SELECT session_uid, min({EVENT_TIME}) AS first FROM events
+            SELECT session_uid, min(first) AS first FROM report_sessions
             WHERE session_uid IN (SELECT session_uid FROM c) GROUP BY ALL)
         SELECT coalesce({title}, s.session_id, s.session_uid), coalesce({instance}, ''), s.agent,
                coalesce(strftime(e.first, {TS}), ''),
@@ -548,12 +581,19 @@ pub(super) fn tools(conn: &Connection, p: &mut Page) -> Result<(), ReportError> 
         conn,
         "SELECT count(DISTINCT coalesce(tool_name, '(none)')) FROM events WHERE turn_type = 'tool_use'",
     )?;
+    // the load's own flag; the rule over each result's text and native on
+    // an OUT written before it
+    let has = scalar(
+        conn,
+        "SELECT count(*) FROM (DESCRIBE events) WHERE column_name = 'tool_error'",
+    )?;
+    let failed = tool_error_sql(has != "0");
     let data = fetch(
         conn,
         &["tool", "ok", "errors", "calls", "error_rate", "sessions"],
         &format!(
             "WITH r AS (
-               SELECT session_uid, tool_use_id, bool_or({TOOL_ERROR}) AS failed
+               SELECT session_uid, tool_use_id, bool_or({failed}) AS failed
                FROM events WHERE turn_type = 'tool_result' AND tool_use_id IS NOT NULL
                GROUP BY ALL),
              u AS (
@@ -601,7 +641,7 @@ pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
     );
     let state = scalar(
         conn,
-        &format!("SELECT count(*) FROM events WHERE NOT {ACTIVITY}"),
+        "SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM report_rows WHERE NOT act",
     )?;
     if state != "0" {
         p.note(&format!(
@@ -621,14 +661,16 @@ pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
     cols.extend(types.iter().map(|(t, _)| *t));
     let filters: Vec<String> = types
         .iter()
-        .map(|(t, _)| format!("count(*) FILTER (WHERE turn_type = '{t}')"))
+        .map(|(t, _)| {
+            format!("CAST(coalesce(sum(n) FILTER (WHERE turn_type = '{t}'), 0) AS BIGINT)")
+        })
         .collect();
     let days = fetch(
         conn,
         &cols,
         &format!(
-            "SELECT strftime({EVENT_TIME}, '%Y-%m-%d') AS day, count(*), {}
-             FROM events WHERE {EVENT_TIME} IS NOT NULL AND {ACTIVITY} GROUP BY day ORDER BY day",
+            "SELECT day, CAST(sum(n) AS BIGINT), {}
+             FROM report_rows WHERE day IS NOT NULL AND act GROUP BY day ORDER BY day",
             filters.join(", ")
         ),
     )?;
@@ -643,13 +685,10 @@ pub(super) fn activity(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
     let hours = fetch(
         conn,
         &["hour", "events"],
-        &format!(
-            "SELECT h.hour, count(e.t)
-             FROM range(24) AS h(hour)
-             LEFT JOIN (SELECT {EVENT_TIME} AS t FROM events WHERE {ACTIVITY}) e
-               ON hour(e.t) = h.hour
-             GROUP BY h.hour ORDER BY h.hour"
-        ),
+        "SELECT h.hour, CAST(coalesce(sum(e.n), 0) AS BIGINT)
+         FROM range(24) AS h(hour)
+         LEFT JOIN (SELECT hour, n FROM report_rows WHERE act) e ON e.hour = h.hour
+         GROUP BY h.hour ORDER BY h.hour",
     )?;
     let labels: Vec<String> = (0..24).map(|h| format!("{h:02}")).collect();
     add(
@@ -677,11 +716,9 @@ pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
     let counts = fetch(
         conn,
         &["sessions", "timed"],
-        &format!(
-            "SELECT count(*), count(*) FILTER (WHERE t) FROM (
-               SELECT session_uid, bool_or({EVENT_TIME} IS NOT NULL) AS t
-               FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid)"
-        ),
+        "SELECT count(*), count(*) FILTER (WHERE t) FROM (
+           SELECT session_uid, bool_or(timed) AS t
+           FROM report_sessions GROUP BY session_uid)",
     )?;
     let (all, timed) = counts
         .rows
@@ -701,10 +738,8 @@ pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
         ],
         &format!(
             "WITH s AS (
-               SELECT session_uid, agent, instance, session_id, min({EVENT_TIME}) AS first,
-                      max({EVENT_TIME}) AS last, count(*) AS events
-               FROM events WHERE session_uid IS NOT NULL
-               GROUP BY session_uid, agent, instance, session_id),
+               SELECT session_uid, agent, instance, session_id, first, last, events
+               FROM report_sessions),
              recent AS (
                SELECT * FROM s WHERE last IS NOT NULL
                ORDER BY last DESC, session_uid LIMIT {MAX_SESSIONS})
@@ -720,10 +755,9 @@ pub(super) fn sessions(conn: &Connection, p: &mut Page) -> Result<(), ReportErro
         &["local", "utc"],
         &format!(
             "WITH s AS (
-               SELECT session_uid, max({EVENT_TIME}) AS last,
-                      bool_or(timestamp_local IS NOT NULL) AS local,
-                      bool_or(timestamp_local IS NULL AND timestamp_utc IS NOT NULL) AS utc
-               FROM events WHERE session_uid IS NOT NULL GROUP BY session_uid),
+               SELECT session_uid, max(last) AS last, bool_or(local) AS local,
+                      bool_or(utc) AS utc
+               FROM report_sessions GROUP BY session_uid),
              recent AS (
                SELECT * FROM s WHERE last IS NOT NULL
                ORDER BY last DESC, session_uid LIMIT {MAX_SESSIONS})
@@ -807,7 +841,7 @@ pub(super) fn duplicates(
                FROM sources GROUP BY source_kind),
              o AS (
                SELECT source_kind, sum(n) AS n FROM (
-                 SELECT source_kind, count(*) AS n FROM events GROUP BY source_kind
+                 SELECT source_kind, CAST(sum(n) AS BIGINT) AS n FROM report_rows GROUP BY source_kind
                  -- nanobot's llm_calls rows count for the store they came from
                  UNION ALL
                  SELECT s.source_kind, count(*) FROM llm_calls l
@@ -932,8 +966,8 @@ pub(super) fn offsets(
     let data = fetch(
         conn,
         &["instance", "time_basis", "rows"],
-        "SELECT instance, coalesce(time_basis, '(none)') AS b, count(*)
-         FROM events GROUP BY instance, b ORDER BY instance, b",
+        "SELECT instance, coalesce(time_basis, '(none)') AS b, CAST(sum(n) AS BIGINT)
+         FROM report_rows GROUP BY instance, b ORDER BY instance, b",
     )?;
     let labels = data.labels(&[0, 1]);
     add(
