@@ -297,6 +297,9 @@ pub(super) fn sign_after(hay: &[u8], end: usize, json: bool) -> bool {
     match hay.get(i) {
         Some(b'"' | b'\'') => i += 1,
         Some(b'\\') if matches!(hay.get(i + 1), Some(b'"' | b'\'')) => i += 2,
+        // in serialized JSON a string's own `\"` is `\\\"`, its `\'` is `\\'`
+        Some(b'\\') if json && hay[i..].starts_with(b"\\\\\\\"") => i += 4,
+        Some(b'\\') if json && hay[i..].starts_with(b"\\\\'") => i += 3,
         _ => {}
     }
     // a PHP or Ruby array key: `$config['secret_key'] => …`

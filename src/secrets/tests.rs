@@ -1907,6 +1907,32 @@ fn a_native_is_searched_for_the_needles_its_text_holds() {
     }
 }
 
+/// A secret-named assignment whose name ends in an escaped quote (a JSON
+/// body on a command line, `api_key\":…`) is found in a native whose JSON
+/// holds nothing else the pre-pass looks for: serialized, the string's own
+/// `\"` is `\\\"` (and `\'` is `\\'`), which must not hide the sign.
+#[test]
+fn an_assignment_behind_an_escaped_quote_in_a_native_is_redacted() {
+    for cmd in [
+        "api_key\\\":Hx7pQ2vLm9wE3rT5",
+        "curl -d {\\\"password\\\": \\\"Hx7pQ2vLm9wE3rT5\\\"}",
+        "secret_token\\'=q8Zt4mXp2LrV9sWk",
+    ] {
+        let value = serde_json::json!({ "cmd": cmd });
+        let map = value.as_object().cloned().unwrap_or_default();
+        let json = value.to_string();
+        let mut want = map.clone();
+        SCANNER.redact_map(&mut want, &mut Counts::new());
+        assert_ne!(want, map, "{json}: the rule itself finds it");
+        let mut got = map.clone();
+        assert!(
+            Scanner::new(&[]).redact_native(&mut got, &json, &mut Counts::new()),
+            "{json}"
+        );
+        assert_eq!(got, want, "{json}");
+    }
+}
+
 proptest! {
     /// [`a_native_is_searched_for_the_needles_its_text_holds`] over mixtures
     /// of tokens and glue: a native is redacted as [`Scanner::redact_map`]
