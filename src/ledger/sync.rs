@@ -120,11 +120,54 @@ pub(super) fn sync_locked(
         let staged = &extraction.staged;
         Ok(merged(conn, staged, &stores, &load_id, &config, started)?)
     };
-    let limits = crate::pipeline::memory_limits(config.memory_limit);
+    let (sync, events, llm_calls) =
+        merge_with_retries(conn, ledger, &front, config.memory_limit, merge)?;
+    conn.execute_batch("CHECKPOINT;").map_err(fail)?;
+    // what HOME holds that could not be read: this sync's and the unchanged
+    // stores' (a load would read and report them again)
+    let all = crate::engine::read_diagnostics(conn, "ledger_diagnostics").map_err(fail)?;
+    let exit = ExitCode::of(&all);
+    let diagnostics = all
+        .iter()
+        .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
+        .collect();
+    Ok(SyncSummary {
+        sync,
+        load_id,
+        events,
+        llm_calls,
+        exit,
+        diagnostics,
+        stores_read: split.to_read.stores.len(),
+        stores_unchanged: split.unchanged.len(),
+        stores_held: split.held,
+    })
+}
+
+/// A DuckDB error of the ledger at `ledger`, on one line.
+fn failing(ledger: &Path) -> impl Fn(duckdb::Error) -> SyncError + Copy + '_ {
+    move |e| SyncError::Ledger {
+        path: ledger.to_path_buf(),
+        message: crate::diag::one_line(&e.to_string()),
+    }
+}
+
+/// Run `merge` (one transaction) at the memory limits a load's steps get
+/// ([`crate::pipeline::memory_limits`]): one that runs out of memory is
+/// rolled back, said in one warning, and runs again at twice the limit,
+/// then at four times it; after that, one error.
+fn merge_with_retries<T>(
+    conn: &Connection,
+    ledger: &Path,
+    front: &Front,
+    first: u64,
+    mut merge: impl FnMut() -> Result<T, Failed>,
+) -> Result<T, SyncError> {
+    let fail = failing(ledger);
+    let limits = crate::pipeline::memory_limits(first);
     // DuckDB's class of an error (its JSON) tells running out of memory
     conn.execute_batch("SET errors_as_json = true;")
         .map_err(fail)?;
-    let mut done = None;
     for (i, &limit) in limits.iter().enumerate() {
         conn.execute_batch(&format!(
             "SET memory_limit = '{}MiB';",
@@ -132,9 +175,10 @@ pub(super) fn sync_locked(
         ))
         .map_err(fail)?;
         let failed = match merge() {
-            Ok(m) => {
-                done = Some(m);
-                break;
+            Ok(done) => {
+                conn.execute_batch("SET errors_as_json = false;")
+                    .map_err(fail)?;
+                return Ok(done);
             }
             Err(f) => f,
         };
@@ -167,42 +211,10 @@ pub(super) fn sync_locked(
             }
         }
     }
-    conn.execute_batch("SET errors_as_json = false;")
-        .map_err(fail)?;
-    let Some((sync, events, llm_calls)) = done else {
-        return Err(SyncError::Ledger {
-            path: ledger.to_path_buf(),
-            message: "internal: no memory limit left to try".into(),
-        });
-    };
-    conn.execute_batch("CHECKPOINT;").map_err(fail)?;
-    // what HOME holds that could not be read: this sync's and the unchanged
-    // stores' (a load would read and report them again)
-    let all = crate::engine::read_diagnostics(conn, "ledger_diagnostics").map_err(fail)?;
-    let exit = ExitCode::of(&all);
-    let diagnostics = all
-        .iter()
-        .map(|d| (d.kind.is_read_failure(), format!("nanoload: {d}")))
-        .collect();
-    Ok(SyncSummary {
-        sync,
-        load_id,
-        events,
-        llm_calls,
-        exit,
-        diagnostics,
-        stores_read: split.to_read.stores.len(),
-        stores_unchanged: split.unchanged.len(),
-        stores_held: split.held,
-    })
-}
-
-/// A DuckDB error of the ledger at `ledger`, on one line.
-fn failing(ledger: &Path) -> impl Fn(duckdb::Error) -> SyncError + Copy + '_ {
-    move |e| SyncError::Ledger {
+    Err(SyncError::Ledger {
         path: ledger.to_path_buf(),
-        message: crate::diag::one_line(&e.to_string()),
-    }
+        message: "internal: no memory limit left to try".into(),
+    })
 }
 
 /// How a sync's merge failed: DuckDB (perhaps out of memory, which a higher
