@@ -265,7 +265,7 @@ mod tests {
 
     /// Each production file of `src/` (`lib.rs`, `main.rs` and the test
     /// modules left out) as its path under `src/` and its code up to its
-    /// `#[cfg(test)]` module, comment lines left out.
+    /// test module, comment lines left out.
     fn production_code() -> std::io::Result<Vec<(String, String)>> {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut files = Vec::new();
@@ -282,7 +282,8 @@ mod tests {
             }
             let code = std::fs::read_to_string(e.path())?
                 .lines()
-                .take_while(|l| l.trim() != "#[cfg(test)]")
+                // a test module's `#[cfg(test)]`, or `#[cfg(all(test, …))]`
+                .take_while(|l| !(l.starts_with("#[cfg(") && l.contains("test")))
                 .filter(|l| !l.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
