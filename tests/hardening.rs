@@ -1532,7 +1532,7 @@ fn no_command_replaces_a_ledger_or_a_file_nanoload_did_not_write() -> TestResult
         (
             vec!["sync".into(), os(&home), os(&p("out.parquet"))],
             p("out.parquet"),
-            "it is a Parquet file (columns: agent, instance, session_id, parent_session_id, project_path, … 19 more), not a nanoload ledger; nothing done (a ledger is a file `nanoload sync` created)".into(),
+            "it is a Parquet file (columns: agent, instance, session_id, parent_session_id, project_path, … 20 more), not a nanoload ledger; nothing done (a ledger is a file `nanoload sync` created)".into(),
         ),
     ];
     // every file's bytes, mode and mtime, and every entry (a directory's
