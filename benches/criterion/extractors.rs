@@ -60,8 +60,9 @@ use nanoload::discover::discover;
 use nanoload::schema::{EventRow, LlmCallRow, events_batch, llm_calls_batch};
 use nanoload::secrets::Scanner;
 use nanoload::sources::REGISTRY;
-use nanoload::stage::StageError;
-use nanoload::store::{ExtractOptions, RowWriter, Store, StoreError, StoreOutput, StoreReport};
+use nanoload::store::{
+    ExtractOptions, RowWriter, Store, StoreError, StoreOutput, StoreReport, WriteError,
+};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -87,12 +88,12 @@ impl RowWriter for ArrowRows {
         _kind: &'static str,
         rows: &[EventRow],
         natives: &[Option<String>],
-    ) -> Result<(), StageError> {
-        black_box(events_batch(rows, natives, &[], 1)?);
+    ) -> Result<(), WriteError> {
+        black_box(events_batch(rows, natives, &[], 1).map_err(WriteError::new)?);
         Ok(())
     }
-    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), StageError> {
-        black_box(llm_calls_batch(rows)?);
+    fn write_llm_calls(&self, rows: &[LlmCallRow]) -> Result<(), WriteError> {
+        black_box(llm_calls_batch(rows).map_err(WriteError::new)?);
         Ok(())
     }
 }
