@@ -1260,7 +1260,7 @@ fn a_sync_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
         work.path().join("short.duckdb"),
     );
     let as_is = run(&plain, None)?;
-    let retried = run(&short, Some(16 << 20))?;
+    let retried = run(&short, Some(8 << 20))?;
     assert_eq!(
         retried.status.code(),
         as_is.status.code(),
@@ -1273,7 +1273,7 @@ fn a_sync_that_runs_out_of_memory_goes_on_at_twice_the_limit() -> TestResult {
         .map(String::from)
         .collect();
     assert!((1..=2).contains(&warned.len()), "{}", stderr(&retried));
-    assert!(warned[0].ends_with("(was 16.00 MiB)"), "{}", warned[0]);
+    assert!(warned[0].ends_with("(was 8.00 MiB)"), "{}", warned[0]);
     // besides the warnings, stderr is a plain sync's
     let rest: Vec<String> = stderr(&retried)
         .lines()
