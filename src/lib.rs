@@ -162,30 +162,11 @@ mod tests {
                 .filter(|l| !l.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
-            let first_word = |s: &str| -> String {
-                s.trim_start()
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect()
-            };
-            for (i, _) in code.match_indices("crate::") {
-                let rest = &code[i + 7..];
-                // `crate::{a, b::c}` names a and b
-                let names: Vec<String> = match rest.strip_prefix('{') {
-                    Some(list) => list
-                        .split('}')
-                        .next()
-                        .unwrap_or_default()
-                        .split(',')
-                        .map(first_word)
-                        .collect(),
-                    None => vec![first_word(rest)],
-                };
-                for name in names {
-                    let is_module = name.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-                    if is_module && name != module {
-                        deps.insert(name);
-                    }
+            // `crate::{a, b::c}` names a and b
+            for name in names_after(&code, "crate::") {
+                let is_module = name.chars().next().is_some_and(|c| c.is_ascii_lowercase());
+                if is_module && name != module {
+                    deps.insert(name);
                 }
             }
         }
@@ -292,18 +273,17 @@ mod tests {
         Ok(files)
     }
 
-    /// The names `code` takes from `crate::<module>`: `crate::m::f` and each
-    /// name of `crate::m::{f, g}`.
-    fn names_from(code: &str, module: &str) -> BTreeSet<String> {
+    /// The names `code` takes after `path`: `<path>f` and each name of
+    /// `<path>{f, g::h}` (f, g), each its first word.
+    fn names_after(code: &str, path: &str) -> BTreeSet<String> {
         let word = |s: &str| -> String {
             s.trim_start()
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect()
         };
-        let path = format!("crate::{module}::");
         let mut names = BTreeSet::new();
-        for (i, _) in code.match_indices(&path) {
+        for (i, _) in code.match_indices(path) {
             let rest = &code[i + path.len()..];
             match rest.strip_prefix('{') {
                 Some(list) => names.extend(
@@ -336,7 +316,7 @@ mod tests {
                 continue;
             }
             for (module, f) in [("discover", "discover"), ("extract", "extract")] {
-                if !own(module) && names_from(&code, module).contains(f) {
+                if !own(module) && names_after(&code, &format!("crate::{module}::")).contains(f) {
                     wrong.push(format!("{file} calls {module}::{f}"));
                 }
             }
